@@ -1,0 +1,418 @@
+//! The compact row encoding.
+//!
+//! ```text
+//! row := null bitmap (ceil(n/8) bytes, bit i set = column i is null)
+//!        fixed slots (one per column, width by type, little-endian, zero when null)
+//!        variable tail (bytes of STRING/BYTES columns, in column order)
+//! ```
+//! A STRING/BYTES slot holds `(offset u32, length u32)` with the offset counted from the row's start.
+//! Floats are stored with NaN canonicalised, so equal values have equal bytes. The encoding is
+//! canonical: a row's bytes are a function of its values, which lets the join hash and compare keys
+//! and rows as plain byte slices. A key is the same encoding over the key columns' sub-schema.
+
+use crate::schema::{DataType, Schema};
+
+/// Precomputed byte layout of one schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowLayout {
+    types: Vec<DataType>,
+    offsets: Vec<usize>,
+    bitmap_len: usize,
+    fixed_len: usize,
+}
+
+impl RowLayout {
+    /// The layout of rows of `schema`.
+    pub fn new(schema: &Schema) -> RowLayout {
+        let types: Vec<DataType> = schema.fields.iter().map(|f| f.data_type).collect();
+        let bitmap_len = types.len().div_ceil(8);
+        let mut offsets = Vec::with_capacity(types.len());
+        let mut at = bitmap_len;
+        for t in &types {
+            offsets.push(at);
+            at += t.slot_width();
+        }
+        RowLayout {
+            types,
+            offsets,
+            bitmap_len,
+            fixed_len: at,
+        }
+    }
+
+    /// Number of columns.
+    pub fn arity(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Type of column `i`.
+    pub fn data_type(&self, i: usize) -> DataType {
+        self.types[i]
+    }
+
+    /// Bytes before the variable tail: the smallest possible row.
+    pub fn fixed_len(&self) -> usize {
+        self.fixed_len
+    }
+
+    /// Checks that `bytes` is a structurally valid row of this layout (lengths, offsets, null
+    /// slots), so that reading it can never go out of bounds. For rows from untrusted callers.
+    pub fn validate(&self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() < self.fixed_len {
+            return Err(format!(
+                "row of {} bytes is shorter than its fixed part ({} bytes)",
+                bytes.len(),
+                self.fixed_len
+            ));
+        }
+        let mut tail = self.fixed_len;
+        for (i, t) in self.types.iter().enumerate() {
+            let row = RowRef {
+                layout: self,
+                bytes,
+            };
+            if !t.is_variable() || row.is_null(i) {
+                continue;
+            }
+            let (off, len) = row.var_slot(i);
+            if off != tail || off + len > bytes.len() {
+                return Err(format!(
+                    "column {i}: variable data at {off}+{len} is not where the encoding puts it"
+                ));
+            }
+            tail = off + len;
+        }
+        if tail != bytes.len() {
+            return Err(format!("row has {} trailing bytes", bytes.len() - tail));
+        }
+        Ok(())
+    }
+}
+
+/// Writes one row, column by column in schema order, at the end of a byte buffer.
+///
+/// Writing in order is what makes the encoding canonical. Every column must be written exactly once
+/// before [`RowWriter::finish`].
+pub struct RowWriter<'a> {
+    layout: &'a RowLayout,
+    buf: &'a mut Vec<u8>,
+    start: usize,
+    next: usize,
+}
+
+impl<'a> RowWriter<'a> {
+    /// Starts a row at the end of `buf`.
+    pub fn new(layout: &'a RowLayout, buf: &'a mut Vec<u8>) -> RowWriter<'a> {
+        let start = buf.len();
+        buf.resize(start + layout.fixed_len, 0);
+        RowWriter {
+            layout,
+            buf,
+            start,
+            next: 0,
+        }
+    }
+
+    /// Index of the next column to write.
+    pub fn column(&self) -> usize {
+        self.next
+    }
+
+    fn slot(&mut self, width: usize) -> &mut [u8] {
+        let at = self.start + self.layout.offsets[self.next];
+        self.next += 1;
+        &mut self.buf[at..at + width]
+    }
+
+    /// Writes a null.
+    pub fn null(&mut self) {
+        let i = self.next;
+        self.buf[self.start + i / 8] |= 1 << (i % 8);
+        self.next += 1;
+    }
+
+    /// Writes a BOOLEAN.
+    pub fn boolean(&mut self, v: bool) {
+        self.slot(1)[0] = v as u8;
+    }
+
+    /// Writes an INT or DATE.
+    pub fn int(&mut self, v: i32) {
+        self.slot(4).copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes a BIGINT, a TIMESTAMP, or a DECIMAL of precision <= 18 (unscaled).
+    pub fn long(&mut self, v: i64) {
+        self.slot(8).copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes a FLOAT.
+    pub fn float(&mut self, v: f32) {
+        let v = if v.is_nan() { f32::NAN } else { v };
+        self.slot(4).copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes a DOUBLE.
+    pub fn double(&mut self, v: f64) {
+        let v = if v.is_nan() { f64::NAN } else { v };
+        self.slot(8).copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes a DECIMAL's unscaled value, in the slot width its precision implies.
+    pub fn decimal(&mut self, unscaled: i128) {
+        match self.layout.types[self.next].slot_width() {
+            8 => self.long(unscaled as i64),
+            _ => self.slot(16).copy_from_slice(&unscaled.to_le_bytes()),
+        }
+    }
+
+    /// Writes a STRING or BYTES value.
+    pub fn bytes(&mut self, v: &[u8]) {
+        let off = (self.buf.len() - self.start) as u32;
+        let slot = self.slot(8);
+        slot[..4].copy_from_slice(&off.to_le_bytes());
+        slot[4..].copy_from_slice(&(v.len() as u32).to_le_bytes());
+        self.buf.extend_from_slice(v);
+    }
+
+    /// Copies column `i` of `src` (same type) as the next column: used to project keys and rows.
+    pub fn copy_from(&mut self, src: &RowRef<'_>, i: usize) {
+        if src.is_null(i) {
+            return self.null();
+        }
+        let t = src.layout.types[i];
+        if t.is_variable() {
+            self.bytes(src.get_bytes(i));
+        } else {
+            let from = src.layout.offsets[i];
+            let w = t.slot_width();
+            self.slot(w).copy_from_slice(&src.bytes[from..from + w]);
+        }
+    }
+
+    /// Ends the row; returns its length in bytes.
+    pub fn finish(self) -> usize {
+        debug_assert_eq!(
+            self.next,
+            self.layout.arity(),
+            "every column must be written"
+        );
+        self.buf.len() - self.start
+    }
+}
+
+/// A read-only view of one encoded row.
+#[derive(Clone, Copy, Debug)]
+pub struct RowRef<'a> {
+    layout: &'a RowLayout,
+    bytes: &'a [u8],
+}
+
+impl<'a> RowRef<'a> {
+    /// Views `bytes` as a row of `layout`. The bytes must be valid ([`RowLayout::validate`]) or
+    /// written by [`RowWriter`]; otherwise accessors may panic.
+    pub fn new(layout: &'a RowLayout, bytes: &'a [u8]) -> RowRef<'a> {
+        RowRef { layout, bytes }
+    }
+
+    /// The encoded bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &'a RowLayout {
+        self.layout
+    }
+
+    /// Whether column `i` is null.
+    pub fn is_null(&self, i: usize) -> bool {
+        self.bytes[i / 8] & (1 << (i % 8)) != 0
+    }
+
+    fn fixed<const N: usize>(&self, i: usize) -> [u8; N] {
+        let at = self.layout.offsets[i];
+        self.bytes[at..at + N].try_into().expect("slot width")
+    }
+
+    /// BOOLEAN at `i`.
+    pub fn get_bool(&self, i: usize) -> bool {
+        self.fixed::<1>(i)[0] != 0
+    }
+
+    /// INT or DATE at `i`.
+    pub fn get_int(&self, i: usize) -> i32 {
+        i32::from_le_bytes(self.fixed(i))
+    }
+
+    /// BIGINT, TIMESTAMP or short DECIMAL at `i`.
+    pub fn get_long(&self, i: usize) -> i64 {
+        i64::from_le_bytes(self.fixed(i))
+    }
+
+    /// FLOAT at `i`.
+    pub fn get_float(&self, i: usize) -> f32 {
+        f32::from_le_bytes(self.fixed(i))
+    }
+
+    /// DOUBLE at `i`.
+    pub fn get_double(&self, i: usize) -> f64 {
+        f64::from_le_bytes(self.fixed(i))
+    }
+
+    /// DECIMAL's unscaled value at `i`, whatever its width.
+    pub fn get_decimal(&self, i: usize) -> i128 {
+        match self.layout.types[i].slot_width() {
+            8 => self.get_long(i) as i128,
+            _ => i128::from_le_bytes(self.fixed(i)),
+        }
+    }
+
+    fn var_slot(&self, i: usize) -> (usize, usize) {
+        let s: [u8; 8] = self.fixed(i);
+        let off = u32::from_le_bytes(s[..4].try_into().expect("4 bytes")) as usize;
+        let len = u32::from_le_bytes(s[4..].try_into().expect("4 bytes")) as usize;
+        (off, len)
+    }
+
+    /// STRING or BYTES at `i`.
+    pub fn get_bytes(&self, i: usize) -> &'a [u8] {
+        let (off, len) = self.var_slot(i);
+        &self.bytes[off..off + len]
+    }
+}
+
+/// Extracts a key (a sub-row of some columns) from rows of one layout, in the row encoding of the
+/// key columns' sub-schema.
+#[derive(Clone, Debug)]
+pub struct KeyProjection {
+    columns: Vec<usize>,
+    key_layout: RowLayout,
+}
+
+impl KeyProjection {
+    /// A projection of `columns` of rows of `schema`.
+    pub fn new(schema: &Schema, columns: &[usize]) -> KeyProjection {
+        KeyProjection {
+            columns: columns.to_vec(),
+            key_layout: RowLayout::new(&schema.project(columns)),
+        }
+    }
+
+    /// The projected columns.
+    pub fn columns(&self) -> &[usize] {
+        &self.columns
+    }
+
+    /// The layout of the keys it writes.
+    pub fn key_layout(&self) -> &RowLayout {
+        &self.key_layout
+    }
+
+    /// Appends the key of `row` to `out` and returns its length.
+    pub fn write(&self, row: &RowRef<'_>, out: &mut Vec<u8>) -> usize {
+        let mut w = RowWriter::new(&self.key_layout, out);
+        for &c in &self.columns {
+            w.copy_from(row, c);
+        }
+        w.finish()
+    }
+
+    /// Whether any key column of `row` is null (SQL equality never matches a null key).
+    pub fn has_null(&self, row: &RowRef<'_>) -> bool {
+        self.columns.iter().any(|&c| row.is_null(c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Field;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::not_null("id", DataType::Int),
+            Field::new("name", DataType::String),
+            Field::new(
+                "big",
+                DataType::Decimal {
+                    precision: 30,
+                    scale: 2,
+                },
+            ),
+            Field::new("d", DataType::Double),
+            Field::new("blob", DataType::Bytes),
+        ])
+    }
+
+    fn write(layout: &RowLayout, id: i32, name: Option<&str>, nan: f64) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let mut w = RowWriter::new(layout, &mut buf);
+        w.int(id);
+        match name {
+            Some(n) => w.bytes(n.as_bytes()),
+            None => w.null(),
+        }
+        w.decimal(-12345678901234567890123i128);
+        w.double(nan);
+        w.bytes(&[1, 2, 3]);
+        assert_eq!(w.finish(), buf.len());
+        buf
+    }
+
+    #[test]
+    fn round_trips_and_validates() {
+        let layout = RowLayout::new(&schema());
+        let bytes = write(&layout, 7, Some("héllo"), 1.5);
+        layout.validate(&bytes).unwrap();
+        let r = RowRef::new(&layout, &bytes);
+        assert_eq!(r.get_int(0), 7);
+        assert_eq!(r.get_bytes(1), "héllo".as_bytes());
+        assert_eq!(r.get_decimal(2), -12345678901234567890123i128);
+        assert_eq!(r.get_double(3), 1.5);
+        assert_eq!(r.get_bytes(4), &[1, 2, 3]);
+        let n = write(&layout, 7, None, 1.5);
+        layout.validate(&n).unwrap();
+        assert!(RowRef::new(&layout, &n).is_null(1));
+    }
+
+    #[test]
+    fn canonical_nan_and_equal_bytes() {
+        let layout = RowLayout::new(&schema());
+        let a = write(&layout, 1, Some("x"), f64::NAN);
+        let b = write(&layout, 1, Some("x"), -f64::NAN);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn validate_rejects_corruption() {
+        let layout = RowLayout::new(&schema());
+        let good = write(&layout, 1, Some("abc"), 0.0);
+        assert!(layout.validate(&good[..good.len() - 1]).is_err());
+        assert!(layout.validate(&good[..3]).is_err());
+        let mut extra = good.clone();
+        extra.push(0);
+        assert!(layout.validate(&extra).is_err());
+        let mut bad_off = good.clone();
+        let slot = layout.offsets[1];
+        bad_off[slot] = 0xff;
+        assert!(layout.validate(&bad_off).is_err());
+    }
+
+    #[test]
+    fn key_projection_equals_key_encoding() {
+        let s = schema();
+        let layout = RowLayout::new(&s);
+        let p = KeyProjection::new(&s, &[1, 0]);
+        let row = write(&layout, 9, Some("k"), 0.0);
+        let mut key = Vec::new();
+        p.write(&RowRef::new(&layout, &row), &mut key);
+        let mut expect = Vec::new();
+        let mut w = RowWriter::new(p.key_layout(), &mut expect);
+        w.bytes(b"k");
+        w.int(9);
+        w.finish();
+        assert_eq!(key, expect);
+        assert!(!p.has_null(&RowRef::new(&layout, &row)));
+    }
+}
