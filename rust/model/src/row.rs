@@ -180,13 +180,11 @@ impl<'a> RowWriter<'a> {
         if src.is_null(i) {
             return self.null();
         }
-        let t = src.layout.types[i];
-        if t.is_variable() {
-            self.bytes(src.get_bytes(i));
+        let bytes = src.column_bytes(i).expect("not null");
+        if src.layout.types[i].is_variable() {
+            self.bytes(bytes);
         } else {
-            let from = src.layout.offsets[i];
-            let w = t.slot_width();
-            self.slot(w).copy_from_slice(&src.bytes[from..from + w]);
+            self.slot(bytes.len()).copy_from_slice(bytes);
         }
     }
 
@@ -275,6 +273,20 @@ impl<'a> RowRef<'a> {
         (off, len)
     }
 
+    /// The bytes that encode column `i`: `None` when null, else its slot or, for STRING and BYTES,
+    /// its data. Two columns of one type hold the same value exactly when these are equal.
+    pub fn column_bytes(&self, i: usize) -> Option<&'a [u8]> {
+        if self.is_null(i) {
+            return None;
+        }
+        let t = self.layout.types[i];
+        if t.is_variable() {
+            return Some(self.get_bytes(i));
+        }
+        let at = self.layout.offsets[i];
+        Some(&self.bytes[at..at + t.slot_width()])
+    }
+
     /// STRING or BYTES at `i`.
     pub fn get_bytes(&self, i: usize) -> &'a [u8] {
         let (off, len) = self.var_slot(i);
@@ -316,6 +328,14 @@ impl KeyProjection {
             w.copy_from(row, c);
         }
         w.finish()
+    }
+
+    /// Whether rows `a` and `b` (both of the projected layout) have the same key, compared column
+    /// by column without writing the keys out.
+    pub fn same_key(&self, a: &RowRef<'_>, b: &RowRef<'_>) -> bool {
+        self.columns
+            .iter()
+            .all(|&c| a.column_bytes(c) == b.column_bytes(c))
     }
 
     /// Whether any key column of `row` is null (SQL equality never matches a null key).
@@ -414,5 +434,13 @@ mod tests {
         w.finish();
         assert_eq!(key, expect);
         assert!(!p.has_null(&RowRef::new(&layout, &row)));
+        let other = write(&layout, 9, Some("k"), 5.0);
+        let third = write(&layout, 9, Some("j"), 0.0);
+        let (r, o, t) = (
+            RowRef::new(&layout, &row),
+            RowRef::new(&layout, &other),
+            RowRef::new(&layout, &third),
+        );
+        assert!(p.same_key(&r, &o) && !p.same_key(&r, &t));
     }
 }

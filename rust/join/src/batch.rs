@@ -1,0 +1,239 @@
+//! Wire formats of a batch, so that a caller crosses into native code once per batch.
+//!
+//! ```text
+//! input record := side u8 (0 left, 1 right) | kind u8 (Flink RowKind byte) | key_group u16
+//!                 | row_len u32 | row bytes                                  (little-endian)
+//! output row   := kind u8 | left_len u32 | left bytes | right_len u32 | right bytes
+//! ```
+//! In output rows a length of `u32::MAX` stands for a null side (null padding of outer joins);
+//! each side's bytes are a row in the compact encoding of that side's schema.
+
+use crate::spec::Side;
+use cdcjoin_model::RowKind;
+
+/// Length marking a null side in an output row.
+pub const NULL_SIDE: u32 = u32::MAX;
+
+/// One input record, borrowed from a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputRecord<'a> {
+    /// Which input.
+    pub side: Side,
+    /// Its change kind.
+    pub kind: RowKind,
+    /// Flink key group of its join key.
+    pub key_group: u16,
+    /// The row, in the side's compact encoding.
+    pub row: &'a [u8],
+}
+
+/// Appends one input record to a batch.
+pub fn write_input(out: &mut Vec<u8>, rec: &InputRecord<'_>) {
+    out.push(rec.side as u8);
+    out.push(rec.kind as u8);
+    out.extend_from_slice(&rec.key_group.to_le_bytes());
+    out.extend_from_slice(&(rec.row.len() as u32).to_le_bytes());
+    out.extend_from_slice(rec.row);
+}
+
+/// Reads input records from a batch, refusing malformed framing with the record's index.
+pub struct BatchReader<'a> {
+    buf: &'a [u8],
+    at: usize,
+    index: usize,
+}
+
+impl<'a> BatchReader<'a> {
+    /// A reader over `buf`.
+    pub fn new(buf: &'a [u8]) -> BatchReader<'a> {
+        BatchReader {
+            buf,
+            at: 0,
+            index: 0,
+        }
+    }
+
+    fn read(&mut self) -> Result<InputRecord<'a>, String> {
+        let head = self
+            .buf
+            .get(self.at..self.at + 8)
+            .ok_or("truncated record header")?;
+        let side = Side::from_byte(head[0]).ok_or_else(|| format!("bad side byte {}", head[0]))?;
+        let kind =
+            RowKind::from_byte(head[1]).ok_or_else(|| format!("bad row kind byte {}", head[1]))?;
+        let key_group = u16::from_le_bytes([head[2], head[3]]);
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let start = self.at + 8;
+        let row = self
+            .buf
+            .get(start..start.saturating_add(len))
+            .ok_or("truncated row")?;
+        self.at = start + len;
+        Ok(InputRecord {
+            side,
+            kind,
+            key_group,
+            row,
+        })
+    }
+}
+
+impl<'a> Iterator for BatchReader<'a> {
+    /// A record, or the reason the batch is malformed at this record's index.
+    type Item = Result<(usize, InputRecord<'a>), String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.buf.len() {
+            return None;
+        }
+        let index = self.index;
+        self.index += 1;
+        Some(match self.read() {
+            Ok(r) => Ok((index, r)),
+            Err(e) => {
+                self.at = self.buf.len();
+                Err(format!("batch record #{index}: {e}"))
+            }
+        })
+    }
+}
+
+/// Appends joined rows to a caller-owned buffer.
+pub struct OutputWriter<'a> {
+    buf: &'a mut Vec<u8>,
+    rows: usize,
+}
+
+impl<'a> OutputWriter<'a> {
+    /// A writer appending to `buf`.
+    pub fn new(buf: &'a mut Vec<u8>) -> OutputWriter<'a> {
+        OutputWriter { buf, rows: 0 }
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    fn side(&mut self, row: Option<&[u8]>) {
+        match row {
+            Some(r) => {
+                self.buf.extend_from_slice(&(r.len() as u32).to_le_bytes());
+                self.buf.extend_from_slice(r);
+            }
+            None => self.buf.extend_from_slice(&NULL_SIDE.to_le_bytes()),
+        }
+    }
+
+    /// Emits `kind[left, right]`, a `None` side being null padding.
+    pub fn emit(&mut self, kind: RowKind, left: Option<&[u8]>, right: Option<&[u8]>) {
+        self.buf.push(kind as u8);
+        self.side(left);
+        self.side(right);
+        self.rows += 1;
+    }
+}
+
+/// One output row, borrowed from an output buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputRow<'a> {
+    /// Change kind.
+    pub kind: RowKind,
+    /// Left row, `None` when null-padded.
+    pub left: Option<&'a [u8]>,
+    /// Right row, `None` when null-padded.
+    pub right: Option<&'a [u8]>,
+}
+
+/// Iterates the rows of an output buffer written by [`OutputWriter`].
+pub struct OutputRows<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> OutputRows<'a> {
+    /// Rows of `buf`.
+    pub fn new(buf: &'a [u8]) -> OutputRows<'a> {
+        OutputRows { buf }
+    }
+
+    fn side(&mut self) -> Option<&'a [u8]> {
+        let (len, rest) = self.buf.split_at(4);
+        let len = u32::from_le_bytes(len.try_into().expect("4 bytes"));
+        if len == NULL_SIDE {
+            self.buf = rest;
+            return None;
+        }
+        let (row, rest) = rest.split_at(len as usize);
+        self.buf = rest;
+        Some(row)
+    }
+}
+
+impl<'a> Iterator for OutputRows<'a> {
+    type Item = OutputRow<'a>;
+
+    fn next(&mut self) -> Option<OutputRow<'a>> {
+        let (&kind, rest) = self.buf.split_first()?;
+        self.buf = rest;
+        let kind = RowKind::from_byte(kind).expect("written by OutputWriter");
+        let left = self.side();
+        let right = self.side();
+        Some(OutputRow { kind, left, right })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_round_trip_and_errors() {
+        let mut buf = Vec::new();
+        let a = InputRecord {
+            side: Side::Right,
+            kind: RowKind::UpdateBefore,
+            key_group: 300,
+            row: b"abc",
+        };
+        write_input(&mut buf, &a);
+        write_input(&mut buf, &InputRecord { row: b"", ..a });
+        let recs: Vec<_> = BatchReader::new(&buf).collect::<Result<_, _>>().unwrap();
+        assert_eq!(recs, vec![(0, a), (1, InputRecord { row: b"", ..a })]);
+        let truncated = &buf[..buf.len() - 9];
+        let err = BatchReader::new(truncated).find_map(Result::err).unwrap();
+        assert!(err.contains("#0") && err.contains("truncated row"), "{err}");
+        let mut bad = buf.clone();
+        bad[0] = 7;
+        assert!(BatchReader::new(&bad)
+            .next()
+            .unwrap()
+            .unwrap_err()
+            .contains("bad side"));
+    }
+
+    #[test]
+    fn output_round_trip() {
+        let mut buf = Vec::new();
+        let mut w = OutputWriter::new(&mut buf);
+        w.emit(RowKind::Insert, Some(b"l"), None);
+        w.emit(RowKind::Delete, None, Some(b"rr"));
+        assert_eq!(w.rows(), 2);
+        let rows: Vec<_> = OutputRows::new(&buf).collect();
+        assert_eq!(
+            rows[0],
+            OutputRow {
+                kind: RowKind::Insert,
+                left: Some(b"l"),
+                right: None
+            }
+        );
+        assert_eq!(
+            rows[1],
+            OutputRow {
+                kind: RowKind::Delete,
+                left: None,
+                right: Some(b"rr")
+            }
+        );
+    }
+}

@@ -1,0 +1,473 @@
+//! The join's emission rules, in one place, over every state layout.
+//!
+//! For an input row `r` on side S with visible matches M on the other side O (Flink's
+//! `StreamingJoinOperator#processElement`):
+//!
+//! | r      | S outer | O outer | M empty    | for each m in M                                        | state           |
+//! |--------|---------|---------|------------|--------------------------------------------------------|-----------------|
+//! | +I/+U  | no      | no      | -          | `kind(r)[r,m]`                                         | add r           |
+//! | +I/+U  | no      | yes     | -          | if matches(m)=0: `-D[null,m]`; matches(m)+=1; `+I[r,m]` | add r           |
+//! | +I/+U  | yes     | no      | `+I[r,null]` | `+I[r,m]`                                            | add r, \|M\|    |
+//! | +I/+U  | yes     | yes     | `+I[r,null]` | as row 2                                             | add r, \|M\|    |
+//! | -U/-D  | no      | no      | -          | `kind(r)[r,m]`                                         | retract r       |
+//! | -U/-D  | no      | yes     | -          | `kind(r)[r,m]`; if matches(m)=1: `+I[null,m]`; matches(m)-=1 | retract r |
+//! | -U/-D  | yes     | no      | `-D[r,null]` | `-D[r,m]`                                            | retract r       |
+//! | -U/-D  | yes     | yes     | `-D[r,null]` | as row 6 but `-D[r,m]`                               | retract r       |
+//!
+//! Deliberate differences from Flink 2.3, each making the changelog correct where Flink's is not:
+//! - `matches(m)` always equals the number of rows (with multiplicity) stored on the other side that
+//!   match `m`. An upsert (`+I`/`+U` replacing a stored row with the same primary key, no `-U`
+//!   first) therefore does not count a new match (FLINK-40681 loses the null-padded row there), and a
+//!   duplicate row of a multiset side does count one.
+//! - A retraction of a row that is not in state emits nothing (Flink emits retractions of joined rows
+//!   that were never emitted); it is counted, and fails the batch under [`RetractionPolicy::Fail`].
+//! - A retraction emits the *stored* row (for a primary-key side it is found by primary key), so
+//!   what is retracted downstream is exactly what was emitted.
+//! - A row whose join key has a null column never matches (SQL equality), but is stored, so its
+//!   outer-join null padding is retracted correctly.
+//!
+//! TTL follows `table.exec.state.ttl` with `OnCreateAndWrite` / `NeverReturnExpired`: a row expires
+//! `ttl` after its last write (insert, or an update of its match counter), expired rows are invisible
+//! at once, freed when their key is touched or by a periodic sweep, and expiry emits nothing.
+
+use crate::batch::{BatchReader, InputRecord, OutputWriter};
+use crate::group::{Entry, Group};
+use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
+use crate::state::{hash_key, KeyGroupState, SideTable};
+use cdcjoin_model::value::format_row;
+use cdcjoin_model::{RowKind, RowRef, Value};
+
+/// Why a batch or a snapshot operation failed. Every message names the record or key group.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum JoinError {
+    /// The declaration is inconsistent.
+    #[error("invalid join declaration: {0}")]
+    Config(String),
+    /// The batch framing is malformed.
+    #[error("malformed batch: {0}")]
+    Batch(String),
+    /// A record's row does not match its side's schema.
+    #[error("batch record #{index} ({side:?}): invalid row: {reason}")]
+    InvalidRow {
+        /// Record index in the batch.
+        index: usize,
+        /// Its side.
+        side: Side,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A record's key group is not owned by this instance.
+    #[error("batch record #{index}: key group {key_group} is outside this instance's range {}..={}", range.start, range.end)]
+    KeyGroup {
+        /// Record index in the batch.
+        index: usize,
+        /// The record's key group.
+        key_group: u16,
+        /// The owned range.
+        range: KeyGroupRange,
+    },
+    /// A retraction of a row that is not in state, under [`RetractionPolicy::Fail`].
+    #[error("batch record #{index}: {kind} of a {side:?} row that is not in state (never inserted, already retracted, or expired): {row}")]
+    AbsentRetraction {
+        /// Record index in the batch.
+        index: usize,
+        /// Its side.
+        side: Side,
+        /// `-U` or `-D`.
+        kind: RowKind,
+        /// The row, printed.
+        row: String,
+    },
+    /// A snapshot could not be read.
+    #[error("snapshot of key group {key_group}: {reason}")]
+    Snapshot {
+        /// The key group.
+        key_group: u16,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Counters of one engine, cumulative since creation (restored state counts in `stored_rows`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JoinStats {
+    /// Records processed, per side.
+    pub records_in: [u64; 2],
+    /// Rows emitted.
+    pub rows_out: u64,
+    /// Retractions of rows that were not in state.
+    pub absent_retractions: u64,
+    /// Rows dropped by TTL.
+    pub expired_rows: u64,
+    /// Rows currently in state (with multiplicity).
+    pub stored_rows: u64,
+}
+
+/// A join instance owning a range of key groups.
+pub struct JoinEngine {
+    pub(crate) sides: [ResolvedSide; 2],
+    pub(crate) range: KeyGroupRange,
+    pub(crate) key_groups: Vec<KeyGroupState>,
+    pub(crate) stats: JoinStats,
+    policy: RetractionPolicy,
+    sweep_every_ms: Option<i64>,
+    last_sweep: i64,
+    key: Vec<u8>,
+    scratch: Vec<u8>,
+    row_buf: Vec<u8>,
+}
+
+/// What one record touches: its side's declaration and table, and the other side's.
+struct Ctx<'a> {
+    input: Side,
+    me: &'a ResolvedSide,
+    other: &'a ResolvedSide,
+    mine: &'a mut SideTable,
+    theirs: &'a mut SideTable,
+    key: &'a [u8],
+    hash: u64,
+    null_key: bool,
+    scratch: &'a mut Vec<u8>,
+    row_buf: &'a mut Vec<u8>,
+    now: i64,
+}
+
+/// Emits a pair with the input side's row and the other side's row in left/right order.
+fn emit(
+    out: &mut OutputWriter<'_>,
+    input: Side,
+    kind: RowKind,
+    mine: Option<&[u8]>,
+    theirs: Option<&[u8]>,
+) {
+    match input {
+        Side::Left => out.emit(kind, mine, theirs),
+        Side::Right => out.emit(kind, theirs, mine),
+    }
+}
+
+impl Ctx<'_> {
+    /// The stored entry that `row` would replace or retract, if any.
+    fn find_stored(&mut self, row: &[u8]) -> Option<Entry> {
+        let g = self.mine.find(self.me, self.hash, self.key, self.scratch)?;
+        let el = self.me.entry;
+        match self.me.layout {
+            StateLayout::JoinKeyContainsUniqueKey => g.first(el),
+            StateLayout::HasUniqueKey => {
+                let pk = self
+                    .me
+                    .primary_key
+                    .as_ref()
+                    .expect("layout implies a primary key");
+                let r = RowRef::new(&self.me.row_layout, row);
+                g.entries(el)
+                    .find(|e| pk.same_key(&r, &RowRef::new(&self.me.row_layout, g.row(e))))
+            }
+            StateLayout::NoUniqueKey => g.entries(el).find(|e| g.row(e) == row),
+        }
+    }
+
+    /// The other side's group of this key, if the key can match at all.
+    fn matches(&mut self) -> Option<&mut Group> {
+        if self.null_key {
+            return None;
+        }
+        self.theirs
+            .find_mut(self.other, self.hash, self.key, self.scratch)
+    }
+}
+
+impl JoinEngine {
+    /// An empty engine for `spec`.
+    pub fn new(spec: &JoinSpec) -> Result<JoinEngine, JoinError> {
+        let sides = spec.resolve().map_err(JoinError::Config)?;
+        let min_ttl = sides.iter().filter_map(|s| s.ttl_ms).min();
+        Ok(JoinEngine {
+            key_groups: (0..spec.key_groups.len())
+                .map(|_| KeyGroupState::default())
+                .collect(),
+            range: spec.key_groups,
+            sides,
+            stats: JoinStats::default(),
+            policy: spec.absent_retraction,
+            sweep_every_ms: min_ttl.map(|t| (t / 2).clamp(1, i64::MAX as u64) as i64),
+            last_sweep: i64::MIN,
+            key: Vec::new(),
+            scratch: Vec::new(),
+            row_buf: Vec::new(),
+        })
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> JoinStats {
+        self.stats
+    }
+
+    /// The resolved declaration of `side`.
+    pub fn side(&self, side: Side) -> &ResolvedSide {
+        &self.sides[side as usize]
+    }
+
+    /// Processes a batch of input records (see [`crate::batch`]) at time `now` (milliseconds, for
+    /// TTL), appending joined rows to `out`. Returns the number of rows emitted. On error, the
+    /// records before the failing one have been applied.
+    pub fn process_batch(
+        &mut self,
+        batch: &[u8],
+        now: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, JoinError> {
+        self.maybe_sweep(now);
+        let mut w = OutputWriter::new(out);
+        for rec in BatchReader::new(batch) {
+            let (index, rec) = rec.map_err(JoinError::Batch)?;
+            self.process(index, &rec, now, &mut w)?;
+        }
+        Ok(w.rows())
+    }
+
+    /// Processes one record. `index` names it in errors.
+    pub fn process(
+        &mut self,
+        index: usize,
+        rec: &InputRecord<'_>,
+        now: i64,
+        out: &mut OutputWriter<'_>,
+    ) -> Result<(), JoinError> {
+        let s = rec.side as usize;
+        let me = &self.sides[s];
+        me.row_layout
+            .validate(rec.row)
+            .map_err(|reason| JoinError::InvalidRow {
+                index,
+                side: rec.side,
+                reason,
+            })?;
+        if !self.range.contains(rec.key_group) {
+            return Err(JoinError::KeyGroup {
+                index,
+                key_group: rec.key_group,
+                range: self.range,
+            });
+        }
+        let row = RowRef::new(&me.row_layout, rec.row);
+        self.key.clear();
+        me.join_key.write(&row, &mut self.key);
+        let [left, right] = &mut self.key_groups[(rec.key_group - self.range.start) as usize].sides;
+        let (mine, theirs) = if rec.side == Side::Left {
+            (left, right)
+        } else {
+            (right, left)
+        };
+        let mut ctx = Ctx {
+            input: rec.side,
+            me,
+            other: &self.sides[1 - s],
+            mine,
+            theirs,
+            key: &self.key,
+            hash: hash_key(&self.key),
+            null_key: me.join_key.has_null(&row),
+            scratch: &mut self.scratch,
+            row_buf: &mut self.row_buf,
+            now,
+        };
+        let before = out.rows();
+        self.stats.expired_rows += expire_key(&mut ctx);
+        self.stats.records_in[s] += 1;
+        let result = if rec.kind.is_accumulate() {
+            self.stats.stored_rows += accumulate(&mut ctx, rec.kind, rec.row, out) as u64;
+            Ok(())
+        } else if retract(&mut ctx, rec.kind, rec.row, out) {
+            self.stats.stored_rows -= 1;
+            Ok(())
+        } else {
+            self.stats.absent_retractions += 1;
+            match self.policy {
+                RetractionPolicy::Ignore => Ok(()),
+                RetractionPolicy::Fail => Err(JoinError::AbsentRetraction {
+                    index,
+                    side: rec.side,
+                    kind: rec.kind,
+                    row: format_row(rec.kind, &Value::read_row(&row)),
+                }),
+            }
+        };
+        self.stats.rows_out += (out.rows() - before) as u64;
+        result
+    }
+
+    /// Drops expired rows everywhere when half the shortest TTL has passed since the last sweep, so
+    /// rows of keys never touched again are freed too.
+    fn maybe_sweep(&mut self, now: i64) {
+        let Some(every) = self.sweep_every_ms else {
+            return;
+        };
+        if now.saturating_sub(self.last_sweep) < every {
+            return;
+        }
+        self.last_sweep = now;
+        for kg in &mut self.key_groups {
+            for (side, table) in self.sides.iter().zip(kg.sides.iter_mut()) {
+                if let Some(ttl) = side.ttl_ms {
+                    table.retain_mut(|g| {
+                        self.stats.expired_rows += g.purge_expired(side.entry, ttl, now)
+                    });
+                }
+            }
+        }
+        self.stats.stored_rows = self.count_rows();
+    }
+
+    /// Rows in state, counted from the tables.
+    pub(crate) fn count_rows(&self) -> u64 {
+        let mut n = 0;
+        for kg in &self.key_groups {
+            for (side, table) in self.sides.iter().zip(&kg.sides) {
+                for g in table.groups() {
+                    n += g
+                        .entries(side.entry)
+                        .map(|e| g.count(side.entry, &e) as u64)
+                        .sum::<u64>();
+                }
+            }
+        }
+        n
+    }
+
+    /// Heap bytes held by state (tables and row groups) and rows stored, for metrics.
+    pub fn state_size(&self) -> (usize, u64) {
+        let bytes = self
+            .key_groups
+            .iter()
+            .flat_map(|kg| kg.sides.iter())
+            .map(SideTable::heap_bytes)
+            .sum();
+        (bytes, self.stats.stored_rows)
+    }
+}
+
+/// Purges expired rows of the record's key on both sides; returns how many went.
+fn expire_key(ctx: &mut Ctx<'_>) -> u64 {
+    let mut gone = 0;
+    for (table, side) in [(&mut *ctx.mine, ctx.me), (&mut *ctx.theirs, ctx.other)] {
+        let Some(ttl) = side.ttl_ms else { continue };
+        let now = ctx.now;
+        gone += table
+            .modify(side, ctx.hash, ctx.key, ctx.scratch, |g| {
+                g.purge_expired(side.entry, ttl, now)
+            })
+            .unwrap_or(0);
+    }
+    gone
+}
+
+/// `+I`/`+U`: rows 1-4 of the table. Returns whether a row was added (not an upsert replacing one).
+fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> bool {
+    let stored = ctx.find_stored(row);
+    let replaces = stored.is_some() && ctx.me.layout != StateLayout::NoUniqueKey;
+    let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
+    let out_kind = if me_outer || other_outer {
+        RowKind::Insert
+    } else {
+        kind
+    };
+    let (el, now) = (ctx.other.entry, ctx.now);
+    let mut total = 0u32;
+    if let Some(g) = ctx.matches() {
+        let mut at = 0;
+        while at < g.bytes().len() {
+            let e = g.entry_at(el, at);
+            at = e.row.end;
+            let (count, m) = (g.count(el, &e), g.matches(el, &e));
+            for _ in 0..count {
+                if other_outer && m == 0 {
+                    emit(out, input, RowKind::Delete, None, Some(g.row(&e)));
+                }
+                emit(out, input, out_kind, Some(row), Some(g.row(&e)));
+            }
+            if other_outer && (m == 0 || !replaces) {
+                g.set_matches(el, &e, m + 1, now);
+            }
+            total += count;
+        }
+    }
+    if me_outer && total == 0 {
+        emit(out, input, RowKind::Insert, Some(row), None);
+    }
+    store(ctx, stored, row, total);
+    !replaces
+}
+
+/// Adds `row` to the input side's state, replacing or counting up `stored`.
+fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
+    let (el, now) = (ctx.me.entry, ctx.now);
+    let Some(g) = ctx.mine.find_mut(ctx.me, ctx.hash, ctx.key, ctx.scratch) else {
+        let mut g = Group::default();
+        g.push(el, row, 1, matches, now);
+        return ctx.mine.insert(ctx.me, ctx.hash, g);
+    };
+    match stored {
+        Some(e) if ctx.me.layout == StateLayout::NoUniqueKey => {
+            let count = g.count(el, &e) + 1;
+            g.set_count(el, &e, count);
+            g.set_matches(el, &e, matches, now);
+        }
+        Some(e) => g.replace(el, &e, row, matches, now),
+        None => g.push(el, row, 1, matches, now),
+    }
+}
+
+/// `-U`/`-D`: rows 5-8 of the table. Returns false when the row is not in state (nothing emitted).
+fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> bool {
+    let Some(stored) = ctx.find_stored(row) else {
+        return false;
+    };
+    let mut stored_row = std::mem::take(ctx.row_buf);
+    stored_row.clear();
+    let mine = ctx
+        .mine
+        .find(ctx.me, ctx.hash, ctx.key, ctx.scratch)
+        .expect("found above");
+    stored_row.extend_from_slice(mine.row(&stored));
+    let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
+    let out_kind = if me_outer { RowKind::Delete } else { kind };
+    let (el, now) = (ctx.other.entry, ctx.now);
+    let mut total = 0u32;
+    if let Some(g) = ctx.matches() {
+        let mut at = 0;
+        while at < g.bytes().len() {
+            let e = g.entry_at(el, at);
+            at = e.row.end;
+            let (count, m) = (g.count(el, &e), g.matches(el, &e));
+            for _ in 0..count {
+                emit(out, input, out_kind, Some(&stored_row), Some(g.row(&e)));
+                if other_outer && m == 1 {
+                    emit(out, input, RowKind::Insert, None, Some(g.row(&e)));
+                }
+            }
+            if other_outer {
+                g.set_matches(el, &e, m.saturating_sub(1), now);
+            }
+            total += count;
+        }
+    }
+    if me_outer && total == 0 {
+        emit(out, input, RowKind::Delete, Some(&stored_row), None);
+    }
+    *ctx.row_buf = stored_row;
+    unstore(ctx, &stored);
+    true
+}
+
+/// Removes one copy of `stored` from the input side's state.
+fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
+    let el = ctx.me.entry;
+    ctx.mine
+        .modify(ctx.me, ctx.hash, ctx.key, ctx.scratch, |g| {
+            match g.count(el, stored) {
+                c if c > 1 => g.set_count(el, stored, c - 1),
+                _ => g.remove(stored),
+            }
+        });
+}

@@ -1,0 +1,24 @@
+//! A keyed, stateful changelog join whose emission is exactly that of Flink SQL's regular join
+//! (`StreamingJoinOperator`), with the state held in compact native buffers.
+//!
+//! The crate is split the way the problem is:
+//! - [`spec`]: what the user declares (schemas, keys, join type, TTL) and what it implies, chiefly
+//!   the *state layout* of each side, chosen as Flink does from the keys.
+//! - [`group`]: the bytes of all rows stored under one join key, one allocation per key.
+//! - [`state`]: per key group and side, the hash table from join key to its group.
+//! - [`engine`]: the emission rules, in one place, over any layout.
+//! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
+//!   crosses into native code once per batch.
+//! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
+//!   rescaling work.
+
+pub mod batch;
+pub mod engine;
+pub mod group;
+pub mod snapshot;
+pub mod spec;
+pub mod state;
+
+pub use batch::{BatchReader, OutputRow, OutputRows, OutputWriter};
+pub use engine::{JoinEngine, JoinError, JoinStats};
+pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

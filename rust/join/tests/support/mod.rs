@@ -1,0 +1,213 @@
+//! Test support: a tiny two-table world with rows `(id INT NOT NULL, k INT, v STRING)`, the engine
+//! fed row by row, and the output materialised as a multiset of printed rows.
+
+#![allow(dead_code)]
+
+use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_join::{
+    JoinEngine, JoinSpec, JoinType, KeyGroupRange, OutputRows, RetractionPolicy, Side, SideSpec,
+};
+use cdcjoin_model::value::format_row;
+use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowRef, RowWriter, Schema, Value};
+use std::collections::BTreeMap;
+
+/// One row of the test tables.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Row {
+    pub id: i32,
+    pub k: Option<i32>,
+    pub v: String,
+}
+
+pub fn schema() -> Schema {
+    Schema::new(vec![
+        Field::not_null("id", DataType::Int),
+        Field::new("k", DataType::Int),
+        Field::new("v", DataType::String),
+    ])
+}
+
+/// How a side is keyed: its join key column and whether `id` is a primary key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keys {
+    /// Join on `id`, primary key `id`: join key contains the unique key.
+    JoinOnPk,
+    /// Join on `k`, primary key `id`.
+    Pk,
+    /// Join on `k`, no primary key: a multiset.
+    NoPk,
+}
+
+impl Keys {
+    pub fn join_col(self) -> &'static str {
+        if self == Keys::JoinOnPk {
+            "id"
+        } else {
+            "k"
+        }
+    }
+
+    pub fn join_value(self, r: &Row) -> Option<i32> {
+        if self == Keys::JoinOnPk {
+            Some(r.id)
+        } else {
+            r.k
+        }
+    }
+
+    pub fn side_spec(self, ttl_ms: Option<u64>) -> SideSpec {
+        SideSpec {
+            schema: schema(),
+            join_key: vec![self.join_col().into()],
+            primary_key: (self != Keys::NoPk).then(|| vec!["id".into()]),
+            ttl_ms,
+        }
+    }
+}
+
+pub fn spec(join_type: JoinType, left: Keys, right: Keys, range: KeyGroupRange) -> JoinSpec {
+    JoinSpec {
+        left: left.side_spec(None),
+        right: right.side_spec(None),
+        join_type,
+        absent_retraction: RetractionPolicy::Fail,
+        key_groups: range,
+    }
+}
+
+pub const MAX_KG: u16 = 128;
+
+/// The key group of a join key value (any deterministic function of the key does).
+pub fn key_group(k: Option<i32>) -> u16 {
+    (k.unwrap_or(-1) as u32 % MAX_KG as u32) as u16
+}
+
+pub fn encode(r: &Row) -> Vec<u8> {
+    let layout = RowLayout::new(&schema());
+    let mut buf = Vec::new();
+    let mut w = RowWriter::new(&layout, &mut buf);
+    w.int(r.id);
+    match r.k {
+        Some(k) => w.int(k),
+        None => w.null(),
+    }
+    w.bytes(r.v.as_bytes());
+    w.finish();
+    buf
+}
+
+/// One changelog record of one side.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub side: Side,
+    pub kind: RowKind,
+    pub row: Row,
+}
+
+impl Change {
+    pub fn key_group(&self, keys: [Keys; 2]) -> u16 {
+        key_group(keys[self.side as usize].join_value(&self.row))
+    }
+
+    pub fn batch(&self, keys: [Keys; 2], out: &mut Vec<u8>) {
+        let row = encode(&self.row);
+        let rec = InputRecord {
+            side: self.side,
+            kind: self.kind,
+            key_group: self.key_group(keys),
+            row: &row,
+        };
+        write_input(out, &rec);
+    }
+}
+
+/// Prints a joined output row as Flink would: `+I[1, 2, a, null, null, null]`.
+pub fn print_output(buf: &[u8]) -> Vec<String> {
+    let layout = RowLayout::new(&schema());
+    let side = |r: Option<&[u8]>| match r {
+        Some(b) => Value::read_row(&RowRef::new(&layout, b)),
+        None => vec![Value::Null; 3],
+    };
+    OutputRows::new(buf)
+        .map(|r| {
+            let mut vals = side(r.left);
+            vals.extend(side(r.right));
+            format_row(r.kind, &vals)
+        })
+        .collect()
+}
+
+/// Runs `changes` one batch each through `engine`; returns the printed output per change.
+pub fn run(engine: &mut JoinEngine, keys: [Keys; 2], changes: &[Change]) -> Vec<Vec<String>> {
+    changes
+        .iter()
+        .map(|c| {
+            let mut batch = Vec::new();
+            c.batch(keys, &mut batch);
+            let mut out = Vec::new();
+            engine
+                .process_batch(&batch, 0, &mut out)
+                .unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            print_output(&out)
+        })
+        .collect()
+}
+
+/// Applies printed changelog rows to a multiset; panics on a retraction of an absent row.
+pub fn materialize<'a>(rows: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, i64> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        let (kind, body) = r.split_at(2);
+        let n = m.entry(body.to_string()).or_insert(0i64);
+        match kind {
+            "+I" | "+U" => *n += 1,
+            _ => {
+                assert!(*n > 0, "retraction of a row that is not in the result: {r}");
+                *n -= 1;
+            }
+        }
+    }
+    m.retain(|_, n| *n != 0);
+    m
+}
+
+/// The join of two final tables, as a multiset of printed rows (without kind).
+pub fn reference(
+    join_type: JoinType,
+    keys: [Keys; 2],
+    left: &[Row],
+    right: &[Row],
+) -> BTreeMap<String, i64> {
+    let fmt = |l: Option<&Row>, r: Option<&Row>| {
+        let vals = |x: Option<&Row>| match x {
+            Some(x) => vec![
+                Value::Int(x.id),
+                x.k.map_or(Value::Null, Value::Int),
+                Value::String(x.v.clone()),
+            ],
+            None => vec![Value::Null; 3],
+        };
+        let mut v = vals(l);
+        v.extend(vals(r));
+        format_row(RowKind::Insert, &v)[2..].to_string()
+    };
+    let matches = |l: &Row, r: &Row| {
+        let (a, b) = (keys[0].join_value(l), keys[1].join_value(r));
+        a.is_some() && a == b
+    };
+    let mut m = BTreeMap::new();
+    let mut add = |s: String| *m.entry(s).or_insert(0i64) += 1;
+    for l in left {
+        let ms: Vec<&Row> = right.iter().filter(|r| matches(l, r)).collect();
+        ms.iter().for_each(|r| add(fmt(Some(l), Some(r))));
+        if ms.is_empty() && join_type.is_outer(Side::Left) {
+            add(fmt(Some(l), None));
+        }
+    }
+    for r in right {
+        if join_type.is_outer(Side::Right) && !left.iter().any(|l| matches(l, r)) {
+            add(fmt(None, Some(r)));
+        }
+    }
+    m
+}
