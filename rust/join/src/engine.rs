@@ -103,6 +103,19 @@ pub struct JoinStats {
     pub stored_rows: u64,
 }
 
+/// How much state an engine holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateSize {
+    /// Rows stored (with multiplicity).
+    pub rows: u64,
+    /// Distinct join keys stored, both sides.
+    pub keys: u64,
+    /// Encoded bytes of the distinct rows stored: the payload.
+    pub row_bytes: u64,
+    /// Heap bytes held by tables and groups (allocator overhead not included).
+    pub heap_bytes: u64,
+}
+
 /// A join instance owning a range of key groups.
 pub struct JoinEngine {
     pub(crate) sides: [ResolvedSide; 2],
@@ -113,7 +126,6 @@ pub struct JoinEngine {
     sweep_every_ms: Option<i64>,
     last_sweep: i64,
     key: Vec<u8>,
-    scratch: Vec<u8>,
     row_buf: Vec<u8>,
 }
 
@@ -127,7 +139,6 @@ struct Ctx<'a> {
     key: &'a [u8],
     hash: u64,
     null_key: bool,
-    scratch: &'a mut Vec<u8>,
     row_buf: &'a mut Vec<u8>,
     now: i64,
 }
@@ -149,7 +160,7 @@ fn emit(
 impl Ctx<'_> {
     /// The stored entry that `row` would replace or retract, if any.
     fn find_stored(&mut self, row: &[u8]) -> Option<Entry> {
-        let g = self.mine.find(self.me, self.hash, self.key, self.scratch)?;
+        let g = self.mine.find(self.me, self.hash, self.key)?;
         let el = self.me.entry;
         match self.me.layout {
             StateLayout::JoinKeyContainsUniqueKey => g.first(el),
@@ -173,7 +184,7 @@ impl Ctx<'_> {
             return None;
         }
         self.theirs
-            .find_mut(self.other, self.hash, self.key, self.scratch)
+            .find_mut(self.other, self.hash, self.key)
     }
 }
 
@@ -193,7 +204,6 @@ impl JoinEngine {
             sweep_every_ms: min_ttl.map(|t| (t / 2).clamp(1, i64::MAX as u64) as i64),
             last_sweep: i64::MIN,
             key: Vec::new(),
-            scratch: Vec::new(),
             row_buf: Vec::new(),
         })
     }
@@ -268,7 +278,6 @@ impl JoinEngine {
             key: &self.key,
             hash: hash_key(&self.key),
             null_key: me.join_key.has_null(&row),
-            scratch: &mut self.scratch,
             row_buf: &mut self.row_buf,
             now,
         };
@@ -335,15 +344,20 @@ impl JoinEngine {
         n
     }
 
-    /// Heap bytes held by state (tables and row groups) and rows stored, for metrics.
-    pub fn state_size(&self) -> (usize, u64) {
-        let bytes = self
-            .key_groups
-            .iter()
-            .flat_map(|kg| kg.sides.iter())
-            .map(SideTable::heap_bytes)
-            .sum();
-        (bytes, self.stats.stored_rows)
+    /// Size of the state, for metrics and benchmarks. Walks every group: call it per checkpoint or
+    /// report, not per batch.
+    pub fn state_size(&self) -> StateSize {
+        let mut size = StateSize { rows: self.stats.stored_rows, ..StateSize::default() };
+        for kg in &self.key_groups {
+            for (side, table) in self.sides.iter().zip(&kg.sides) {
+                size.heap_bytes += table.heap_bytes() as u64;
+                size.keys += table.len() as u64;
+                for g in table.groups() {
+                    size.row_bytes += g.entries(side.entry).map(|e| e.row.len() as u64).sum::<u64>();
+                }
+            }
+        }
+        size
     }
 }
 
@@ -354,7 +368,7 @@ fn expire_key(ctx: &mut Ctx<'_>) -> u64 {
         let Some(ttl) = side.ttl_ms else { continue };
         let now = ctx.now;
         gone += table
-            .modify(side, ctx.hash, ctx.key, ctx.scratch, |g| {
+            .modify(side, ctx.hash, ctx.key, |g| {
                 g.purge_expired(side.entry, ttl, now)
             })
             .unwrap_or(0);
@@ -402,7 +416,7 @@ fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWrit
 /// Adds `row` to the input side's state, replacing or counting up `stored`.
 fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
     let (el, now) = (ctx.me.entry, ctx.now);
-    let Some(g) = ctx.mine.find_mut(ctx.me, ctx.hash, ctx.key, ctx.scratch) else {
+    let Some(g) = ctx.mine.find_mut(ctx.me, ctx.hash, ctx.key) else {
         let mut g = Group::default();
         g.push(el, row, 1, matches, now);
         return ctx.mine.insert(ctx.me, ctx.hash, g);
@@ -427,7 +441,7 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     stored_row.clear();
     let mine = ctx
         .mine
-        .find(ctx.me, ctx.hash, ctx.key, ctx.scratch)
+        .find(ctx.me, ctx.hash, ctx.key)
         .expect("found above");
     stored_row.extend_from_slice(mine.row(&stored));
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
@@ -464,7 +478,7 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
 fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
     let el = ctx.me.entry;
     ctx.mine
-        .modify(ctx.me, ctx.hash, ctx.key, ctx.scratch, |g| {
+        .modify(ctx.me, ctx.hash, ctx.key, |g| {
             match g.count(el, stored) {
                 c if c > 1 => g.set_count(el, stored, c - 1),
                 _ => g.remove(stored),

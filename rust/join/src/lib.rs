@@ -20,5 +20,5 @@ pub mod spec;
 pub mod state;
 
 pub use batch::{BatchReader, OutputRow, OutputRows, OutputWriter};
-pub use engine::{JoinEngine, JoinError, JoinStats};
+pub use engine::{JoinEngine, JoinError, JoinStats, StateSize};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

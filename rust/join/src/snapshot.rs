@@ -168,7 +168,7 @@ impl JoinEngine {
                     .sum::<u64>();
                 let table = &mut self.key_groups[(kg - self.range.start) as usize].sides[i];
                 let hash = hash_key(&key);
-                if table.find(spec, hash, &key, &mut Vec::new()).is_some() {
+                if table.find(spec, hash, &key).is_some() {
                     return Err(err(
                         "a join key is restored twice (the key group was restored already)".into(),
                     ));

@@ -338,6 +338,12 @@ impl KeyProjection {
             .all(|&c| a.column_bytes(c) == b.column_bytes(c))
     }
 
+    /// Whether `row` has the key `key` (encoded in [`KeyProjection::key_layout`]), compared column by
+    /// column without writing the row's key out.
+    pub fn has_key(&self, row: &RowRef<'_>, key: &RowRef<'_>) -> bool {
+        self.columns.iter().enumerate().all(|(j, &c)| row.column_bytes(c) == key.column_bytes(j))
+    }
+
     /// Whether any key column of `row` is null (SQL equality never matches a null key).
     pub fn has_null(&self, row: &RowRef<'_>) -> bool {
         self.columns.iter().any(|&c| row.is_null(c))
@@ -442,5 +448,7 @@ mod tests {
             RowRef::new(&layout, &third),
         );
         assert!(p.same_key(&r, &o) && !p.same_key(&r, &t));
+        let k = RowRef::new(p.key_layout(), &key);
+        assert!(p.has_key(&r, &k) && p.has_key(&o, &k) && !p.has_key(&t, &k));
     }
 }

@@ -1,0 +1,498 @@
+//! Whole batches of messages decoded in one call, for callers that cross an FFI boundary (the JNI
+//! bridge) once per batch rather than once per record.
+//!
+//! A [`BatchDecoder`] is a [`Decoder`] plus the join key of the table: every change it emits
+//! carries its join key (a [`KeyProjection`] of the row, in the compact row encoding of the key
+//! columns), so the caller can partition by key without reading the row.
+//!
+//! # Wire formats (little-endian)
+//!
+//! ```text
+//! JSON batch   := (len u32 | message bytes)*        len = 0xFFFF_FFFF: a null message (tombstone)
+//! row batch    := (op u8 | before | after)*         op: b'c', b'r', b'u', b'd'
+//!   before, after := len u32 | row bytes            len = 0xFFFF_FFFF: null image
+//! output       := changes u32 | errors u32 | tombstones u32 | entry*
+//! entry        := TAG_CHANGE u8 | index u32 | kind u8 | key_len u32 | key | row_len u32 | row
+//!               | TAG_ERROR u8  | index u32 | msg_len u32 | message (UTF-8)
+//! ```
+//! `index` is the message's position in its batch. Entries follow the messages' order; a message
+//! yields zero (tombstone), one or two changes, or one error. A bad message never affects the
+//! others of its batch. Error messages name the message as `<source> record #<n>`, `n` counting
+//! from the `first_index` given with the batch.
+
+use crate::decoder::{Decoded, Decoder, DecoderConfig};
+use crate::sink::ChangeSink;
+use cdcjoin_model::{KeyProjection, RowKind, RowRef};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Length marking a null message or a null row image in a batch.
+pub const NULL_LEN: u32 = u32::MAX;
+/// Tag of a change entry in the output.
+pub const TAG_CHANGE: u8 = 0;
+/// Tag of an error entry in the output.
+pub const TAG_ERROR: u8 = 1;
+/// Bytes of the output header.
+pub const HEADER_LEN: usize = 12;
+
+/// Configuration of a [`BatchDecoder`]: the decoder's, plus the join key and a source name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchDecoderConfig {
+    /// Schema and decoding options.
+    #[serde(flatten)]
+    pub decoder: DecoderConfig,
+    /// Join key columns, by name: the key written with each change.
+    pub join_key: Vec<String>,
+    /// Names the input in error messages (`users record #42`).
+    #[serde(default)]
+    pub source: String,
+}
+
+/// Counts of one decoded batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchSummary {
+    /// Messages read.
+    pub messages: usize,
+    /// Changes written.
+    pub changes: usize,
+    /// Messages rejected.
+    pub errors: usize,
+    /// Tombstones skipped.
+    pub tombstones: usize,
+}
+
+/// Decodes batches of one table's messages into one reusable output buffer.
+#[derive(Debug)]
+pub struct BatchDecoder {
+    decoder: Decoder,
+    key: KeyProjection,
+    source: String,
+    sink: ChangeSink,
+    out: Vec<u8>,
+}
+
+/// Names a message in error messages.
+struct Position<'a> {
+    source: &'a str,
+    index: u64,
+}
+
+impl fmt::Display for Position<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.source.is_empty() {
+            write!(f, "record #{}", self.index)
+        } else {
+            write!(f, "{} record #{}", self.source, self.index)
+        }
+    }
+}
+
+impl BatchDecoder {
+    /// A batch decoder, or why the configuration is unusable.
+    pub fn new(config: BatchDecoderConfig) -> Result<BatchDecoder, String> {
+        if config.join_key.is_empty() {
+            return Err("the join key has no column".into());
+        }
+        let columns = config.decoder.schema.indices_of(&config.join_key)?;
+        let key = KeyProjection::new(&config.decoder.schema, &columns);
+        Ok(BatchDecoder {
+            decoder: Decoder::new(config.decoder)?,
+            key,
+            source: config.source,
+            sink: ChangeSink::new(),
+            out: Vec::new(),
+        })
+    }
+
+    /// A batch decoder from its configuration as JSON ([`BatchDecoderConfig`]).
+    pub fn from_json(json: &[u8]) -> Result<BatchDecoder, String> {
+        let config = serde_json::from_slice(json)
+            .map_err(|e| format!("invalid decoder configuration: {e}"))?;
+        BatchDecoder::new(config)
+    }
+
+    /// The decoder.
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+
+    /// The output of the last batch (see the module documentation).
+    pub fn output(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// Decodes a JSON batch into [`BatchDecoder::output`]. Fails only when the framing itself is
+    /// broken; bad messages become error entries.
+    pub fn decode_json(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
+        self.begin();
+        let mut summary = BatchSummary::default();
+        let mut reader = Reader::new(batch);
+        while !reader.done() {
+            let index = summary.messages;
+            let message = reader.message().map_err(|e| frame_error(index, e))?;
+            summary.messages += 1;
+            let Some(json) = message else {
+                summary.tombstones += 1;
+                continue;
+            };
+            self.sink.clear();
+            let at = position(&self.source, first_index, index);
+            match self.decoder.decode(json, &at, &mut self.sink) {
+                Ok(Decoded::Tombstone) => summary.tombstones += 1,
+                Ok(Decoded::Changes(_)) => summary.changes += self.emit_changes(index),
+                Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
+            }
+        }
+        Ok(self.finish(summary))
+    }
+
+    /// Decodes a batch of envelopes whose rows are already encoded (e.g. by Java) into
+    /// [`BatchDecoder::output`]; each row is validated against the schema first.
+    pub fn decode_rows(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
+        self.begin();
+        let mut summary = BatchSummary::default();
+        let mut reader = Reader::new(batch);
+        while !reader.done() {
+            let index = summary.messages;
+            let (op, before, after) = reader.envelope().map_err(|e| frame_error(index, e))?;
+            summary.messages += 1;
+            self.sink.clear();
+            let at = position(&self.source, first_index, index);
+            match self
+                .decoder
+                .split_rows(op, before, after, &at, &mut self.sink)
+            {
+                Ok(_) => summary.changes += self.emit_changes(index),
+                Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
+            }
+        }
+        Ok(self.finish(summary))
+    }
+
+    fn begin(&mut self) {
+        self.out.clear();
+        self.out.resize(HEADER_LEN, 0);
+    }
+
+    fn finish(&mut self, s: BatchSummary) -> BatchSummary {
+        for (i, n) in [s.changes, s.errors, s.tombstones].into_iter().enumerate() {
+            self.out[i * 4..i * 4 + 4].copy_from_slice(&(n as u32).to_le_bytes());
+        }
+        s
+    }
+
+    /// Appends the sink's changes, each with its key; returns how many.
+    fn emit_changes(&mut self, index: usize) -> usize {
+        let layout = self.decoder.layout();
+        for (kind, row) in self.sink.iter() {
+            self.out.push(TAG_CHANGE);
+            put_u32(&mut self.out, index as u32);
+            self.out.push(kind as u8);
+            let at = self.out.len();
+            put_u32(&mut self.out, 0);
+            let key_len = self.key.write(&RowRef::new(layout, row), &mut self.out);
+            self.out[at..at + 4].copy_from_slice(&(key_len as u32).to_le_bytes());
+            put_u32(&mut self.out, row.len() as u32);
+            self.out.extend_from_slice(row);
+        }
+        self.sink.len()
+    }
+
+    /// Appends an error entry; returns 1.
+    fn emit_error(&mut self, index: usize, message: &str) -> usize {
+        self.out.push(TAG_ERROR);
+        put_u32(&mut self.out, index as u32);
+        put_u32(&mut self.out, message.len() as u32);
+        self.out.extend_from_slice(message.as_bytes());
+        1
+    }
+}
+
+fn position(source: &str, first_index: u64, index: usize) -> Position<'_> {
+    Position {
+        source,
+        index: first_index.saturating_add(index as u64),
+    }
+}
+
+fn frame_error(index: usize, e: &str) -> String {
+    format!("malformed batch at message #{index}: {e}")
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Reads the framing of an input batch.
+struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf }
+    }
+
+    fn done(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        if n > self.buf.len() {
+            return Err("truncated");
+        }
+        let (head, rest) = self.buf.split_at(n);
+        self.buf = rest;
+        Ok(head)
+    }
+
+    /// A length-prefixed byte string, `None` when null.
+    fn message(&mut self) -> Result<Option<&'a [u8]>, &'static str> {
+        let len = u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes"));
+        if len == NULL_LEN {
+            return Ok(None);
+        }
+        self.take(len as usize).map(Some)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn envelope(&mut self) -> Result<(u8, Option<&'a [u8]>, Option<&'a [u8]>), &'static str> {
+        let op = self.take(1)?[0];
+        let before = self.message()?;
+        let after = self.message()?;
+        Ok((op, before, after))
+    }
+}
+
+/// One entry of an output buffer, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputEntry<'a> {
+    /// A change of message `index`: its kind, join key and row.
+    Change {
+        /// The message's index in its batch.
+        index: u32,
+        /// The change kind.
+        kind: RowKind,
+        /// The join key, in the key columns' row encoding.
+        key: &'a [u8],
+        /// The row.
+        row: &'a [u8],
+    },
+    /// Message `index` was rejected for `message`.
+    Error {
+        /// The message's index in its batch.
+        index: u32,
+        /// The reason, naming the message.
+        message: &'a str,
+    },
+}
+
+/// The counts in an output header: (changes, errors, tombstones).
+pub fn output_counts(out: &[u8]) -> (u32, u32, u32) {
+    let n = |i: usize| u32::from_le_bytes(out[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+    (n(0), n(1), n(2))
+}
+
+/// The entries of an output buffer written by a [`BatchDecoder`].
+pub fn output_entries(out: &[u8]) -> impl Iterator<Item = OutputEntry<'_>> {
+    let mut r = Reader::new(&out[HEADER_LEN..]);
+    std::iter::from_fn(move || {
+        if r.done() {
+            return None;
+        }
+        let tag = r.take(1).ok()?[0];
+        let index = u32::from_le_bytes(r.take(4).ok()?.try_into().ok()?);
+        if tag == TAG_ERROR {
+            let message = std::str::from_utf8(r.message().ok()??).ok()?;
+            return Some(OutputEntry::Error { index, message });
+        }
+        let kind = RowKind::from_byte(r.take(1).ok()?[0])?;
+        let key = r.message().ok()??;
+        let row = r.message().ok()??;
+        Some(OutputEntry::Change {
+            index,
+            kind,
+            key,
+            row,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cdcjoin_model::value::format_row;
+    use cdcjoin_model::{DataType, Field, RowLayout, RowWriter, Schema, Value};
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::not_null("id", DataType::Int),
+            Field::new("user_id", DataType::BigInt),
+            Field::new("name", DataType::String),
+        ])
+    }
+
+    fn config_json() -> String {
+        r#"{"schema":{"fields":[{"name":"id","type":"INT","nullable":false},
+            {"name":"user_id","type":"BIGINT"},{"name":"name","type":"STRING"}]},
+            "join_key":["user_id"],"source":"domains"}"#
+            .into()
+    }
+
+    fn frame(messages: &[Option<&str>]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        for m in messages {
+            match m {
+                Some(m) => {
+                    put_u32(&mut buf, m.len() as u32);
+                    buf.extend_from_slice(m.as_bytes());
+                }
+                None => put_u32(&mut buf, NULL_LEN),
+            }
+        }
+        buf
+    }
+
+    /// Entries printed: `#i +I[..] key=[..]` or `#i error: ...`.
+    fn show(d: &BatchDecoder) -> Vec<String> {
+        let layout = d.decoder().layout();
+        let key_layout = RowLayout::new(&schema().project(&[1]));
+        output_entries(d.output())
+            .map(|e| match e {
+                OutputEntry::Change {
+                    index,
+                    kind,
+                    key,
+                    row,
+                } => {
+                    layout.validate(row).unwrap();
+                    key_layout.validate(key).unwrap();
+                    let r = format_row(kind, &Value::read_row(&RowRef::new(layout, row)));
+                    let k = Value::read_row(&RowRef::new(&key_layout, key));
+                    format!("#{index} {r} key={}", k[0])
+                }
+                OutputEntry::Error { index, message } => format!("#{index} error: {message}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn good_bad_and_tombstones_in_one_batch() {
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        let batch = frame(&[
+            Some(r#"{"op":"c","after":{"id":1,"user_id":10,"name":"a.com"}}"#),
+            Some(r#"{"op":"c","after":{"id":2,"#),
+            None,
+            Some(""),
+            Some("null"),
+            Some(
+                r#"{"op":"u","before":{"id":1,"user_id":10,"name":"a.com"},"after":{"id":1,"user_id":11,"name":"a.com"}}"#,
+            ),
+            Some(r#"{"op":"t"}"#),
+            Some(r#"{"op":"u","before":null,"after":{"id":1,"user_id":11}}"#),
+            Some(r#"{"op":"d","before":{"id":1,"user_id":null,"name":"a.com"}}"#),
+        ]);
+        let s = d.decode_json(&batch, 100).unwrap();
+        assert_eq!(
+            s,
+            BatchSummary {
+                messages: 9,
+                changes: 4,
+                errors: 3,
+                tombstones: 3
+            }
+        );
+        assert_eq!(output_counts(d.output()), (4, 3, 3));
+        let shown = show(&d);
+        assert_eq!(shown[0], "#0 +I[1, 10, a.com] key=10");
+        assert!(
+            shown[1].starts_with("#1 error: domains record #101: malformed JSON"),
+            "{}",
+            shown[1]
+        );
+        assert_eq!(shown[2], "#5 -U[1, 10, a.com] key=10");
+        assert_eq!(shown[3], "#5 +U[1, 11, a.com] key=11");
+        assert!(shown[4].starts_with("#6 error: domains record #106: unknown \"op\" value"));
+        assert!(shown[5].starts_with("#7 error: domains record #107: The \"before\" field"));
+        assert_eq!(shown[6], "#8 -D[1, null, a.com] key=null");
+        assert_eq!(shown.len(), 7);
+    }
+
+    #[test]
+    fn output_is_reset_per_batch_and_framing_errors_are_reported() {
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        d.decode_json(&frame(&[Some(r#"{"op":"r","after":{"id":3}}"#)]), 0)
+            .unwrap();
+        assert_eq!(show(&d), vec!["#0 +I[3, null, null] key=null"]);
+        let s = d.decode_json(&[], 0).unwrap();
+        assert_eq!(s, BatchSummary::default());
+        assert_eq!(d.output().len(), HEADER_LEN);
+        let mut bad = frame(&[Some("{}")]);
+        bad.extend_from_slice(&[9, 0, 0, 0, b'x']);
+        let e = d.decode_json(&bad, 0).unwrap_err();
+        assert_eq!(e, "malformed batch at message #1: truncated");
+        assert!(d.decode_json(&[1, 2], 0).is_err());
+    }
+
+    fn encode(id: i32, user: Option<i64>) -> Vec<u8> {
+        let layout = RowLayout::new(&schema());
+        let mut buf = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut buf);
+        w.int(id);
+        match user {
+            Some(u) => w.long(u),
+            None => w.null(),
+        }
+        w.bytes(b"x");
+        w.finish();
+        buf
+    }
+
+    fn envelope(buf: &mut Vec<u8>, op: u8, before: Option<&[u8]>, after: Option<&[u8]>) {
+        buf.push(op);
+        for image in [before, after] {
+            match image {
+                Some(r) => {
+                    put_u32(buf, r.len() as u32);
+                    buf.extend_from_slice(r);
+                }
+                None => put_u32(buf, NULL_LEN),
+            }
+        }
+    }
+
+    #[test]
+    fn row_envelopes_split_and_validate() {
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        let (a, b) = (encode(1, Some(5)), encode(1, Some(6)));
+        let mut batch = Vec::new();
+        envelope(&mut batch, b'c', None, Some(&a));
+        envelope(&mut batch, b'u', Some(&a), Some(&b));
+        envelope(&mut batch, b'u', None, Some(&b));
+        envelope(&mut batch, b'd', Some(&b[..3]), None);
+        envelope(&mut batch, b'd', Some(&b), None);
+        let s = d.decode_rows(&batch, 0).unwrap();
+        assert_eq!((s.messages, s.changes, s.errors), (5, 4, 2));
+        let shown = show(&d);
+        assert_eq!(shown[0], "#0 +I[1, 5, x] key=5");
+        assert_eq!(shown[1], "#1 -U[1, 5, x] key=5");
+        assert_eq!(shown[2], "#1 +U[1, 6, x] key=6");
+        assert!(shown[3].starts_with("#2 error: domains record #2: The \"before\""));
+        assert!(shown[4].contains("not a valid encoded row"), "{}", shown[4]);
+        assert_eq!(shown[5], "#4 -D[1, 6, x] key=6");
+        assert!(d.decode_rows(&[b'c', 1, 0], 0).is_err());
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let e = BatchDecoder::from_json(b"{").unwrap_err();
+        assert!(e.starts_with("invalid decoder configuration"), "{e}");
+        let no_key = config_json().replace(r#"["user_id"]"#, "[]");
+        assert!(BatchDecoder::from_json(no_key.as_bytes()).is_err());
+        let unknown = config_json().replace(r#"["user_id"]"#, r#"["nope"]"#);
+        let e = BatchDecoder::from_json(unknown.as_bytes()).unwrap_err();
+        assert!(e.contains("nope"), "{e}");
+        let mode = config_json().replace(r#""source""#, r#""update_mode":"DeleteInsert","source""#);
+        BatchDecoder::from_json(mode.as_bytes()).unwrap();
+    }
+}

@@ -1,0 +1,217 @@
+//! The decoder must not panic on any input: pseudo-random bytes, mutated valid envelopes and
+//! pathological shapes (deep nesting, huge numbers, bad base64, bad UTF-8). A poor man's fuzzer:
+//! deterministic, dependency-free and fast enough for every `cargo test`.
+
+use super::tests::users_schema;
+use super::*;
+use cdcjoin_model::RowKind;
+
+/// xorshift64*: deterministic pseudo-random numbers.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a [u8]]) -> &'a [u8] {
+        items[self.below(items.len())]
+    }
+}
+
+/// Fragments that make random bytes look like (broken) JSON envelopes.
+const TOKENS: &[&[u8]] = &[
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b":",
+    b",",
+    b"\"",
+    b"\\",
+    b"\\u",
+    b"\\ud83d",
+    b"null",
+    b"true",
+    b"false",
+    b"-",
+    b"0",
+    b"1e999",
+    b"99999999999999999999999999999999999999999",
+    b".5",
+    b"\"op\"",
+    b"\"c\"",
+    b"\"u\"",
+    b"\"d\"",
+    b"\"r\"",
+    b"\"t\"",
+    b"\"before\"",
+    b"\"after\"",
+    b"\"schema\"",
+    b"\"payload\"",
+    b"\"source\"",
+    b"\"id\"",
+    b"\"name\"",
+    b"\"balance\"",
+    b"\"avatar\"",
+    b"\"created\"",
+    b"\"birthday\"",
+    b"\"n\"",
+    b"\"score\"",
+    b"\"active\"",
+    b"\"BNI=\"",
+    b"\"AQL/\"",
+    b"\"====\"",
+    b"\"NaN\"",
+    b"\"2024-02-30\"",
+    b"\xff",
+    b"\xc3",
+    b" ",
+    b"\n",
+    b"{\"scale\":",
+    b"\"value\":",
+];
+
+const SEEDS: &[&str] = &[
+    r#"{"before":null,"after":{"id":1,"name":"alice","balance":"BNI=","active":true,"score":2.5,"birthday":19753,"created":1706696130123,"avatar":"AQL/","n":7},"source":{"version":"2.5.0.Final","connector":"postgresql","ts_ms":1,"db":"shop","lsn":3},"op":"c","ts_ms":2}"#,
+    r#"{"before":{"id":1,"name":"bob"},"after":{"id":1,"balance":{"scale":3,"value":"MDk="},"created":"2024-01-31T10:15:30.5","birthday":"2024-01-31"},"op":"u"}"#,
+    r#"{"schema":{"type":"struct"},"payload":{"before":{"id":2,"score":"-Infinity"},"after":null,"op":"d"}}"#,
+    r#"{"schema":{},"payload":null}"#,
+];
+
+/// Decodes `input`, checking the contract on the way: no panic; on success only valid rows, as
+/// many as reported; on error nothing appended.
+fn check(d: &mut Decoder, sink: &mut ChangeSink, input: &[u8]) {
+    sink.clear();
+    sink.push(RowKind::Insert, b"sentinel");
+    match d.decode(input, &"fuzz", sink) {
+        Ok(Decoded::Changes(n)) => {
+            assert!(n == 1 || n == 2);
+            assert_eq!(sink.len(), 1 + n);
+            for (_, row) in sink.iter().skip(1) {
+                d.layout().validate(row).unwrap();
+            }
+        }
+        Ok(Decoded::Tombstone) => assert_eq!(sink.len(), 1),
+        Err(e) => {
+            assert_eq!((sink.len(), sink.data()), (1, &b"sentinel"[..]));
+            assert!(e.to_string().starts_with("fuzz: "));
+        }
+    }
+}
+
+fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+    let mut v = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(v.len() + 1);
+        match rng.below(5) {
+            0 if at < v.len() => v[at] = rng.next() as u8,
+            1 if at < v.len() => {
+                v.remove(at);
+            }
+            2 => {
+                let token = rng.pick(TOKENS);
+                v.splice(at..at, token.iter().copied());
+            }
+            3 => v.truncate(at),
+            _ => {
+                let end = (at + rng.below(16)).min(v.len());
+                let copy = v[at..end].to_vec();
+                v.splice(at..at, copy);
+            }
+        }
+    }
+    v
+}
+
+fn random_bytes(rng: &mut Rng) -> Vec<u8> {
+    let mut v = Vec::new();
+    for _ in 0..rng.below(40) {
+        if rng.below(3) == 0 {
+            v.push(rng.next() as u8);
+        } else {
+            v.extend_from_slice(rng.pick(TOKENS));
+        }
+    }
+    v
+}
+
+#[test]
+fn random_and_mutated_inputs_never_panic() {
+    let mut d = Decoder::new(DecoderConfig::new(users_schema())).unwrap();
+    let mut sink = ChangeSink::new();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for seed in SEEDS {
+        check(&mut d, &mut sink, seed.as_bytes());
+    }
+    for i in 0..6000 {
+        let input = if i % 2 == 0 {
+            random_bytes(&mut rng)
+        } else {
+            let seed = SEEDS[rng.below(SEEDS.len())];
+            mutate(&mut rng, seed.as_bytes())
+        };
+        check(&mut d, &mut sink, &input);
+    }
+}
+
+#[test]
+fn pathological_inputs_are_errors_not_panics() {
+    let mut d = Decoder::new(DecoderConfig::new(users_schema())).unwrap();
+    let mut sink = ChangeSink::new();
+    let deep = |open: &str, close: &str, n| format!("{}{}", open.repeat(n), close.repeat(n));
+    let nested = deep("[", "]", 100_000);
+    let objects = deep("{\"a\":", "}", 100_000).replace("}}", "1}}");
+    let inputs = [
+        nested.clone(),
+        objects.clone(),
+        format!(r#"{{"op":"c","source":{nested},"after":{{"id":1}}}}"#),
+        format!(r#"{{"op":"c","after":{{"id":1,"name":{nested}}}}}"#),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"balance":{{"scale":1,"value":"AQ==","x":{nested}}}}}}}"#
+        ),
+        format!(r#"{{"op":"c","after":{{"id":1,"balance":{{"scale":{nested},"value":"AQ=="}}}}}}"#),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"balance":1{}}}}}"#,
+            "0".repeat(100_000)
+        ),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"balance":"1e{}"}}}}"#,
+            "9".repeat(1000)
+        ),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"balance":"{}"}}}}"#,
+            "A".repeat(100_000)
+        ),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"avatar":"{}="}}}}"#,
+            "A".repeat(99_999)
+        ),
+        format!(
+            r#"{{"op":"c","after":{{"id":1,"score":1e{}}}}}"#,
+            "9".repeat(1000)
+        ),
+        r#"{"op":"c","after":{"id":1,"balance":{"scale":-9223372036854775808,"value":"AQ=="}}}"#
+            .into(),
+        r#"{"op":"c","after":{"id":1,"balance":{"scale":9223372036854775807,"value":"AQ=="}}}"#
+            .into(),
+        r#"{"op":"c","after":{"id":1,"created":"+999999999-01-01T00:00"}}"#.into(),
+        r#"{"op":"c","after":{"id":1,"birthday":-9223372036854775808}}"#.into(),
+        "\u{feff}{}".into(),
+    ];
+    for input in &inputs {
+        check(&mut d, &mut sink, input.as_bytes());
+    }
+    check(
+        &mut d,
+        &mut sink,
+        b"{\"op\":\"c\",\"after\":{\"id\":1,\"name\":\"\xed\xa0\x80\"}}",
+    );
+}

@@ -1,0 +1,519 @@
+//! End-to-end tests of [`Decoder`]: messages in, Flink-formatted changes (or errors) out.
+
+use super::*;
+use cdcjoin_model::value::format_row;
+use cdcjoin_model::{RowKind, RowRef, Value};
+
+pub(super) fn users_schema() -> Schema {
+    let t = |s: &str| s.parse::<DataType>().unwrap();
+    Schema::new(vec![
+        Field::not_null("id", t("BIGINT")),
+        Field::new("name", t("STRING")),
+        Field::new("balance", t("DECIMAL(10, 2)")),
+        Field::new("active", t("BOOLEAN")),
+        Field::new("score", t("DOUBLE")),
+        Field::new("birthday", t("DATE")),
+        Field::new("created", t("TIMESTAMP(3)")),
+        Field::new("avatar", t("BYTES")),
+        Field::new("n", t("INT")),
+    ])
+}
+
+fn decoder_with(mode: UpdateMode) -> Decoder {
+    let mut config = DecoderConfig::new(users_schema());
+    config.update_mode = mode;
+    Decoder::new(config).unwrap()
+}
+
+fn decoder() -> Decoder {
+    decoder_with(UpdateMode::Retract)
+}
+
+/// The sink's changes as Flink prints them.
+fn rows(d: &Decoder, sink: &ChangeSink) -> Vec<String> {
+    sink.iter()
+        .map(|(kind, bytes)| {
+            d.layout().validate(bytes).unwrap();
+            format_row(kind, &Value::read_row(&RowRef::new(d.layout(), bytes)))
+        })
+        .collect()
+}
+
+/// Decodes one message; the changes, or the error's message. Checks the count and that a failed
+/// message leaves the sink as it was.
+fn run(d: &mut Decoder, json: &str) -> Result<Vec<String>, String> {
+    let mut sink = ChangeSink::new();
+    sink.push(RowKind::Insert, b"earlier");
+    match d.decode(
+        json.as_bytes(),
+        &format_args!("users@offset {}", 42),
+        &mut sink,
+    ) {
+        Ok(Decoded::Changes(n)) => {
+            assert_eq!(n, sink.len() - 1);
+            let mut out = ChangeSink::new();
+            for (kind, bytes) in sink.iter().skip(1) {
+                out.push(kind, bytes);
+            }
+            Ok(rows(d, &out))
+        }
+        Ok(Decoded::Tombstone) => {
+            assert_eq!(sink.len(), 1);
+            Ok(vec!["tombstone".into()])
+        }
+        Err(e) => {
+            assert_eq!((sink.len(), sink.data()), (1, &b"earlier"[..]));
+            let msg = e.to_string();
+            assert!(msg.starts_with("users@offset 42: "), "{msg}");
+            Err(msg["users@offset 42: ".len()..].to_string())
+        }
+    }
+}
+
+fn decode(json: &str) -> Result<Vec<String>, String> {
+    run(&mut decoder(), json)
+}
+
+const ALICE: &str = r#"{"id":1,"name":"alice","balance":"BNI=","active":true,"score":2.5,
+    "birthday":19753,"created":1706696130123,"avatar":"AQL/","n":7}"#;
+const ALICE_ROW: &str =
+    "[1, alice, 12.34, true, 2.5, 2024-01-31, 2024-01-31T10:15:30.123, [1, 2, -1], 7]";
+const BOB: &str = r#"{"id":1,"name":"bob"}"#;
+const BOB_ROW: &str = "[1, bob, null, null, null, null, null, null, null]";
+
+const SOURCE: &str = r#"{"version":"2.5.0.Final","connector":"postgresql","name":"pg",
+    "ts_ms":1706696130000,"snapshot":"false","db":"shop","sequence":"[\"1\",\"2\"]",
+    "schema":"public","table":"users","txId":771,"lsn":33842216,"xmin":null}"#;
+
+fn envelope(op: &str, before: &str, after: &str) -> String {
+    format!(
+        r#"{{"before":{before},"after":{after},"source":{SOURCE},"op":"{op}","ts_ms":1706696130456,"transaction":null}}"#
+    )
+}
+
+fn wrapped(inner: &str) -> String {
+    format!(
+        r#"{{"schema":{{"type":"struct","fields":[{{"type":"struct","fields":[],"optional":true,"field":"before"}}],"optional":false,"name":"pg.public.users.Envelope"}},"payload":{inner}}}"#
+    )
+}
+
+#[test]
+fn create_and_read_insert_the_after_image() {
+    let expect = Ok(vec![format!("+I{ALICE_ROW}")]);
+    assert_eq!(decode(&envelope("c", "null", ALICE)), expect);
+    assert_eq!(decode(&envelope("r", "null", ALICE)), expect);
+}
+
+#[test]
+fn update_retracts_then_accumulates() {
+    let expect = vec![format!("-U{BOB_ROW}"), format!("+U{ALICE_ROW}")];
+    assert_eq!(decode(&envelope("u", BOB, ALICE)), Ok(expect));
+}
+
+#[test]
+fn update_in_delete_insert_mode() {
+    let mut d = decoder_with(UpdateMode::DeleteInsert);
+    let expect = vec![format!("-D{BOB_ROW}"), format!("+I{ALICE_ROW}")];
+    assert_eq!(run(&mut d, &envelope("u", BOB, ALICE)), Ok(expect));
+    // Other ops are the same in both modes.
+    assert_eq!(
+        run(&mut d, &envelope("d", BOB, "null")),
+        Ok(vec![format!("-D{BOB_ROW}")])
+    );
+}
+
+#[test]
+fn delete_retracts_the_before_image() {
+    assert_eq!(
+        decode(&envelope("d", BOB, "null")),
+        Ok(vec![format!("-D{BOB_ROW}")])
+    );
+}
+
+#[test]
+fn wrapped_and_bare_messages_decode_alike() {
+    for (op, before, after) in [("c", "null", ALICE), ("u", BOB, ALICE), ("d", BOB, "null")] {
+        let bare = envelope(op, before, after);
+        assert_eq!(decode(&wrapped(&bare)), decode(&bare), "{op}");
+    }
+}
+
+#[test]
+fn tombstones_are_not_errors() {
+    for json in [
+        String::new(),
+        " \r\n\t".into(),
+        "null".into(),
+        " null\n".into(),
+        wrapped("null"),
+    ] {
+        assert_eq!(decode(&json), Ok(vec!["tombstone".into()]), "{json:?}");
+    }
+}
+
+#[test]
+fn field_order_does_not_matter() {
+    let reversed = r#"{"n":7,"avatar":"AQL/","created":1706696130123,"birthday":19753,
+        "score":2.5,"active":true,"balance":"BNI=","name":"alice","id":1}"#;
+    let op_first =
+        format!(r#"{{"op":"u","ts_ms":1,"after":{reversed},"source":{SOURCE},"before":{BOB}}}"#);
+    assert_eq!(decode(&op_first), decode(&envelope("u", BOB, ALICE)));
+}
+
+#[test]
+fn extra_fields_and_columns_are_ignored() {
+    let after = r#"{"zz":{"deep":[1,[2,{"x":null}]]},"id":1,"name":"bob","unknown":"\u00e9\"x"}"#;
+    let json = format!(
+        r#"{{"op":"c","after":{after},"transaction":{{"id":"t1","total_order":3,"data_collection_order":[1,2]}},"source":{SOURCE},"ts_us":1,"ts_ns":2,"extra":[true,false,{{}}]}}"#
+    );
+    assert_eq!(decode(&json), Ok(vec![format!("+I{BOB_ROW}")]));
+}
+
+#[test]
+fn escaped_keys_and_values() {
+    let json =
+        r#"{"o\u0070":"\u0063","after":{"i\u0064":2,"name":"tab\there \"q\" \u00e9\ud83d\ude00"}}"#;
+    assert_eq!(
+        decode(json),
+        Ok(vec![
+            "+I[2, tab\there \"q\" é😀, null, null, null, null, null, null, null]".into()
+        ])
+    );
+}
+
+#[test]
+fn absent_nullable_columns_are_null_but_not_null_columns_are_required() {
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":3}}"#),
+        Ok(vec![
+            "+I[3, null, null, null, null, null, null, null, null]".into()
+        ])
+    );
+    let missing = "column \"id\" of the \"after\" row is declared NOT NULL but is missing or null";
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"name":"x"}}"#),
+        Err(missing.into())
+    );
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":null}}"#),
+        Err(missing.into())
+    );
+    assert_eq!(
+        decode(r#"{"op":"d","before":{"name":"x"}}"#),
+        Err(missing.replace("after", "before"))
+    );
+}
+
+#[test]
+fn only_the_images_the_op_needs_are_decoded() {
+    // A broken `before` does not matter to a create, nor a broken `after` to a delete.
+    let broken = r#"{"id":"not a number"}"#;
+    assert_eq!(
+        decode(&envelope("c", broken, BOB)),
+        Ok(vec![format!("+I{BOB_ROW}")])
+    );
+    assert_eq!(
+        decode(&envelope("d", BOB, broken)),
+        Ok(vec![format!("-D{BOB_ROW}")])
+    );
+}
+
+#[test]
+fn missing_images_are_errors_in_flinks_words() {
+    let replica = "if you are using Debezium Postgres Connector, please check the Postgres \
+                   table has been set REPLICA IDENTITY to FULL level.";
+    let before_null = |op: &str| format!("The \"before\" field of {op} message is null, {replica}");
+    assert_eq!(
+        decode(&envelope("u", "null", ALICE)),
+        Err(before_null("UPDATE"))
+    );
+    assert_eq!(
+        decode(r#"{"op":"u","after":{"id":1}}"#),
+        Err(before_null("UPDATE"))
+    );
+    assert_eq!(
+        decode(&envelope("d", "null", "null")),
+        Err(before_null("DELETE"))
+    );
+    let after_null = |op: &str| format!("The \"after\" field of {op} message is null.");
+    assert_eq!(
+        decode(&envelope("c", "null", "null")),
+        Err(after_null("INSERT"))
+    );
+    assert_eq!(decode(r#"{"op":"r"}"#), Err(after_null("READ")));
+    assert_eq!(
+        decode(&envelope("u", BOB, "null")),
+        Err(after_null("UPDATE"))
+    );
+}
+
+#[test]
+fn unknown_and_missing_ops_are_errors() {
+    let unknown = |v: &str| {
+        Err(format!(
+            "unknown \"op\" value {v} (expected \"c\", \"r\", \"u\" or \"d\")"
+        ))
+    };
+    assert_eq!(decode(&envelope("t", "null", "null")), unknown("\"t\""));
+    assert_eq!(decode(&envelope("m", "null", "null")), unknown("\"m\""));
+    assert_eq!(
+        decode(&envelope("create", "null", ALICE)),
+        unknown("\"create\"")
+    );
+    assert_eq!(decode(&envelope("", "null", ALICE)), unknown("\"\""));
+    assert_eq!(decode(r#"{"op":5,"after":{"id":1}}"#), unknown("5"));
+    assert_eq!(decode(r#"{"op":["c"]}"#), unknown("[\"c\"]"));
+    let missing = Err("missing \"op\" field".to_string());
+    assert_eq!(decode(r#"{"after":{"id":1}}"#), missing);
+    assert_eq!(decode(r#"{"op":null,"after":{"id":1}}"#), missing);
+    assert_eq!(decode("{}"), missing);
+}
+
+#[test]
+fn malformed_json_is_an_error_with_line_and_column() {
+    let e = decode("{\"op\":\"c\",\n\"after\":{\"id\":1,}}").unwrap_err();
+    assert!(
+        e.starts_with("malformed JSON: ") && e.ends_with("at line 2 column 17"),
+        "{e}"
+    );
+    let e = decode(r#"{"op":"c","after":{"id":1}"#).unwrap_err();
+    assert!(e.starts_with("malformed JSON: EOF while parsing"), "{e}");
+    let e = decode(r#"{"op":"c","after":{"id":1}} {}"#).unwrap_err();
+    assert!(e.contains("trailing characters at line 1 column 29"), "{e}");
+    let e = decode("[]").unwrap_err();
+    assert!(e.contains("expected a Debezium change envelope"), "{e}");
+    let e = decode(r#"{"op":"c","after":"x"}"#).unwrap_err();
+    assert!(e.contains("expected a row image"), "{e}");
+    let e = decode(r#"{"op":"c","after":{"id":1,"name":"a\qb"}}"#).unwrap_err();
+    assert!(e.starts_with("malformed JSON: invalid escape"), "{e}");
+    let mut bad_utf8 = br#"{"op":"c","after":{"id":1,"name":"#.to_vec();
+    bad_utf8.extend_from_slice(b"\"\xff\xfe\"}}");
+    let e = decoder()
+        .decode(&bad_utf8, &"record #17", &mut ChangeSink::new())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("record #17: malformed JSON: invalid unicode code point"),
+        "{e}"
+    );
+}
+
+#[test]
+fn mistyped_columns_name_column_type_and_json() {
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":1,"name":5}}"#),
+        Err(
+            "column \"name\" (STRING) of the \"after\" row: expected a JSON string, found 5".into()
+        )
+    );
+    assert_eq!(
+        decode(r#"{"op":"d","before":{"id":"1"}}"#),
+        Err(
+            "column \"id\" (BIGINT) of the \"before\" row: expected a JSON integer, found \"1\""
+                .into()
+        )
+    );
+    let e = decode(r#"{"op":"c","after":{"id":1,"balance":"12,5"}}"#).unwrap_err();
+    assert!(
+        e.starts_with(
+            "column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: expected a JSON number"
+        ) && e.ends_with("found \"12,5\""),
+        "{e}"
+    );
+    let e = decode(r#"{"op":"c","after":{"id":1,"avatar":"%%%"}}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "column \"avatar\" (BYTES) of the \"after\" row: expected a base64 string, found \"%%%\""
+    );
+    let long = format!(
+        r#"{{"op":"c","after":{{"id":1,"active":"{}"}}}}"#,
+        "y".repeat(200)
+    );
+    let e = decode(&long).unwrap_err();
+    assert!(e.contains("(BOOLEAN)") && e.ends_with("yyy…"), "{e}");
+}
+
+#[test]
+fn out_of_range_values_name_column_type_and_value() {
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":1,"n":2147483648}}"#),
+        Err("column \"n\" (INT) of the \"after\" row: value 2147483648 is out of range".into())
+    );
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":99999999999999999999}}"#),
+        Err("column \"id\" (BIGINT) of the \"after\" row: value 99999999999999999999 is out of range".into())
+    );
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":1,"balance":123456789.5}}"#),
+        Err("column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: value 123456789.5 is out of range".into())
+    );
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":1,"created":9223372036854775807}}"#),
+        Err("column \"created\" (TIMESTAMP(3)) of the \"after\" row: value 9223372036854775807 is out of range".into())
+    );
+}
+
+#[test]
+fn every_type_through_the_decoder() {
+    let row = r#"{"id":-9223372036854775808,"name":"","balance":-0.005,"active":false,
+        "score":"NaN","birthday":"1969-12-31","created":"2024-01-31T10:15:30.5",
+        "avatar":"","n":-2147483648}"#;
+    assert_eq!(
+        decode(&format!(r#"{{"op":"r","after":{row}}}"#)),
+        Ok(vec![
+            "+I[-9223372036854775808, , -0.01, false, NaN, 1969-12-31, 2024-01-31T10:15:30.500, [], -2147483648]"
+                .into()
+        ])
+    );
+    let row = r#"{"id":0,"balance":{"scale":4,"value":"AeJA"},"score":-1e-3,"created":0}"#;
+    assert_eq!(
+        decode(&format!(r#"{{"op":"c","after":{row}}}"#)),
+        Ok(vec![
+            "+I[0, null, 12.35, null, -0.001, null, 1970-01-01T00:00, null, null]".into()
+        ])
+    );
+}
+
+#[test]
+fn timestamp_units_are_configured_per_column() {
+    let t = |s: &str| s.parse::<DataType>().unwrap();
+    let schema = Schema::new(vec![
+        Field::new("ms", t("TIMESTAMP(3)")),
+        Field::new("us", t("TIMESTAMP(3)")),
+        Field::new("ns", t("TIMESTAMP(9)")),
+    ]);
+    let mut config = DecoderConfig::new(schema);
+    config
+        .timestamp_units
+        .insert("us".into(), TimestampUnit::Micros);
+    let mut d = Decoder::new(config).unwrap();
+    let json =
+        r#"{"op":"c","after":{"ms":1706696130123,"us":1706696130123456,"ns":1706696130123456789}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            "+I[2024-01-31T10:15:30.123, 2024-01-31T10:15:30.123456, 2024-01-31T10:15:30.123456789]"
+                .into()
+        ])
+    );
+}
+
+#[test]
+fn decimal_strings_option() {
+    let schema = Schema::new(vec![Field::new("d", "DECIMAL(10, 2)".parse().unwrap())]);
+    let mut config = DecoderConfig::new(schema);
+    config.decimal_strings = DecimalStrings::Text;
+    let mut d = Decoder::new(config).unwrap();
+    assert_eq!(
+        run(&mut d, r#"{"op":"c","after":{"d":"1000"}}"#),
+        Ok(vec!["+I[1000.00]".into()])
+    );
+}
+
+#[test]
+fn invalid_configurations_are_rejected() {
+    let t = |s: &str| s.parse::<DataType>().unwrap();
+    let err = |fields: Vec<Field>, unit: Option<&str>| {
+        let mut config = DecoderConfig::new(Schema::new(fields));
+        if let Some(c) = unit {
+            config
+                .timestamp_units
+                .insert(c.into(), TimestampUnit::Nanos);
+        }
+        Decoder::new(config).unwrap_err()
+    };
+    assert_eq!(err(vec![], None), "the schema has no column");
+    let dup = vec![Field::new("a", t("INT")), Field::new("a", t("STRING"))];
+    assert_eq!(err(dup, None), "column \"a\" is declared twice");
+    let one = || vec![Field::new("a", t("INT"))];
+    assert_eq!(
+        err(one(), Some("b")),
+        "timestamp unit given for unknown column \"b\""
+    );
+    assert_eq!(
+        err(one(), Some("a")),
+        "timestamp unit given for column \"a\" of type INT"
+    );
+}
+
+#[test]
+fn config_reads_from_json() {
+    let config: DecoderConfig = serde_json::from_str(
+        r#"{"schema":{"fields":[{"name":"id","type":"BIGINT","nullable":false},
+            {"name":"ts","type":"TIMESTAMP(6)"}]},
+            "update_mode":"DeleteInsert","timestamp_units":{"ts":"Millis"}}"#,
+    )
+    .unwrap();
+    assert_eq!(config.update_mode, UpdateMode::DeleteInsert);
+    assert_eq!(config.decimal_strings, DecimalStrings::Auto);
+    let mut d = Decoder::new(config).unwrap();
+    assert_eq!(
+        run(
+            &mut d,
+            r#"{"op":"u","before":{"id":1},"after":{"id":1,"ts":1000}}"#
+        ),
+        Ok(vec![
+            "-D[1, null]".into(),
+            "+I[1, 1970-01-01T00:00:01]".into()
+        ])
+    );
+}
+
+#[test]
+fn split_rows_validates_rows_from_elsewhere() {
+    let mut d = decoder();
+    let mut sink = ChangeSink::new();
+    assert_eq!(
+        d.decode(envelope("c", "null", BOB).as_bytes(), &0, &mut sink),
+        Ok(Decoded::Changes(1))
+    );
+    let bob = sink.get(0).unwrap().1.to_vec();
+    sink.clear();
+    assert_eq!(
+        d.split_rows(b'u', Some(&bob), Some(&bob), &"row #1", &mut sink),
+        Ok(2)
+    );
+    assert_eq!(
+        rows(&d, &sink),
+        vec![format!("-U{BOB_ROW}"), format!("+U{BOB_ROW}")]
+    );
+    let e = d
+        .split_rows(b'd', Some(&bob[..3]), None, &"row #2", &mut sink)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("row #2: the \"before\" row is not a valid encoded row: "),
+        "{e}"
+    );
+    assert_eq!(sink.len(), 2);
+}
+
+#[test]
+fn a_batch_reuses_the_sink_without_reallocating() {
+    let mut d = decoder();
+    let batch: Vec<String> = (0..100)
+        .map(|i| match i % 3 {
+            0 => envelope("c", "null", ALICE),
+            1 => envelope("u", BOB, ALICE),
+            _ => envelope("d", BOB, "null"),
+        })
+        .collect();
+    let mut sink = ChangeSink::new();
+    let mut decode_all = |sink: &mut ChangeSink| {
+        sink.clear();
+        for (i, json) in batch.iter().enumerate() {
+            let decoded = d.decode(json.as_bytes(), &format_args!("record #{i}"), sink);
+            assert!(matches!(decoded, Ok(Decoded::Changes(_))));
+        }
+    };
+    decode_all(&mut sink);
+    let (data, entries) = (sink.data().as_ptr(), sink.entries().as_ptr());
+    let first = sink.clone();
+    decode_all(&mut sink);
+    assert_eq!(sink, first);
+    assert_eq!(
+        (sink.data().as_ptr(), sink.entries().as_ptr()),
+        (data, entries)
+    );
+    assert_eq!(sink.len(), 34 + 2 * 33 + 33);
+}

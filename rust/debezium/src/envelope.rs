@@ -1,0 +1,464 @@
+//! One pass over an envelope's JSON: where are `op` and each column of `before` and `after`?
+//!
+//! This is the hot path. serde_json walks the bytes once, with hand-written visitors instead of a
+//! `Value` tree:
+//!
+//! * envelope keys are matched as borrowed strings; everything but `op`, `before`, `after` (and,
+//!   at the top level, `schema` and `payload`) is skipped with `IgnoredAny`, which only validates
+//!   the syntax (`source`, `ts_ms`, `transaction`, ...);
+//! * inside `before`/`after`, each key is looked up among the declared columns (first at the
+//!   position after the previous hit, since connectors write columns in table order), and its value
+//!   is captured as a `RawValue`: just the span of validated JSON text, nothing decoded yet. Extra
+//!   columns are skipped.
+//!
+//! The result is a set of [`Span`]s (byte ranges into the input), kept in buffers the decoder
+//! reuses, so scanning allocates nothing. Decoding the values happens later, in schema order, and
+//! only for the images the op needs.
+//!
+//! The Kafka Connect wrapper `{"schema": ..., "payload": ...}` is recognised at the top level: an
+//! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its payload
+//! is captured as a span and scanned again as the envelope, since whether the object is a wrapper
+//! is only known once both keys are seen.
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde::Deserializer as _;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::fmt;
+
+/// A byte range of the input holding one JSON value; empty when the value is absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// The span of `raw`, a value borrowed from the input that starts at address `base`.
+    fn of(raw: &RawValue, base: usize) -> Span {
+        let text = raw.get();
+        let start = (text.as_ptr() as usize).wrapping_sub(base);
+        Span {
+            start,
+            end: start.wrapping_add(text.len()),
+        }
+    }
+
+    /// The JSON text in `input`; empty for an absent value.
+    pub(crate) fn get(self, input: &[u8]) -> &[u8] {
+        input.get(self.start..self.end).unwrap_or_default()
+    }
+}
+
+/// What an envelope holds for `before` or `after`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Image {
+    /// No such key.
+    #[default]
+    Missing,
+    /// JSON `null`.
+    Null,
+    /// An object: its columns are in [`RowSpans::columns`].
+    Object,
+}
+
+/// The `before` or `after` image of one envelope: the span of each declared column, by position.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RowSpans {
+    pub(crate) image: Image,
+    pub(crate) columns: Vec<Span>,
+}
+
+impl RowSpans {
+    /// Empty spans for `arity` columns.
+    pub(crate) fn new(arity: usize) -> RowSpans {
+        RowSpans {
+            image: Image::Missing,
+            columns: vec![Span::default(); arity],
+        }
+    }
+
+    fn reset(&mut self) {
+        self.image = Image::Missing;
+    }
+
+    fn clear_columns(&mut self) {
+        self.columns.fill(Span::default());
+    }
+}
+
+/// Finds declared columns by name.
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnIndex {
+    names: Vec<String>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ColumnIndex {
+    /// An index of `names` (which must be distinct).
+    pub(crate) fn new(names: Vec<String>) -> ColumnIndex {
+        let by_name = names.iter().cloned().zip(0..).collect();
+        ColumnIndex { names, by_name }
+    }
+
+    /// Position of `name`, trying `hint` first.
+    fn find(&self, name: &str, hint: usize) -> Option<usize> {
+        match self.names.get(hint) {
+            Some(n) if n == name => Some(hint),
+            _ => self.by_name.get(name).copied(),
+        }
+    }
+}
+
+/// The outcome of scanning one message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scanned {
+    /// JSON `null`, or a wrapper whose payload is null.
+    Tombstone,
+    /// An envelope; its `op` is at this span (empty when absent), its images in the row spans.
+    Envelope(Span),
+}
+
+/// The buffers a scan fills, reused from record to record.
+pub(crate) struct Spans<'a> {
+    pub(crate) columns: &'a ColumnIndex,
+    pub(crate) before: &'a mut RowSpans,
+    pub(crate) after: &'a mut RowSpans,
+}
+
+/// Scans `input` (a non-blank message), filling `spans`. Errors are serde_json's, with line and
+/// column; an error inside a wrapper's payload says so.
+pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
+    let base = input.as_ptr() as usize;
+    let Spans {
+        columns,
+        before,
+        after,
+    } = spans;
+    let mut scanner = Scanner {
+        base,
+        columns,
+        before,
+        after,
+        outer: true,
+    };
+    let Some(top) = scanner.scan_object(input).map_err(|e| e.to_string())? else {
+        return Ok(Scanned::Tombstone);
+    };
+    let payload = top.payload.get(input);
+    if !top.has_schema || !matches!(payload.first(), Some(b'{' | b'n')) {
+        return Ok(Scanned::Envelope(top.op));
+    }
+    scanner.outer = false;
+    match scanner.scan_object(payload) {
+        Ok(Some(inner)) => Ok(Scanned::Envelope(inner.op)),
+        Ok(None) => Ok(Scanned::Tombstone),
+        Err(e) => Err(format!("in \"payload\": {e}")),
+    }
+}
+
+/// What one envelope object says at its own level.
+#[derive(Default)]
+struct Fields {
+    op: Span,
+    payload: Span,
+    has_schema: bool,
+}
+
+struct Scanner<'a> {
+    base: usize,
+    columns: &'a ColumnIndex,
+    before: &'a mut RowSpans,
+    after: &'a mut RowSpans,
+    /// At the top level, where `schema`/`payload` may make this a wrapper.
+    outer: bool,
+}
+
+impl Scanner<'_> {
+    /// Scans one JSON value that should be an envelope object; `None` for `null`.
+    fn scan_object(&mut self, bytes: &[u8]) -> Result<Option<Fields>, serde_json::Error> {
+        self.before.reset();
+        self.after.reset();
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let fields = de.deserialize_any(EnvelopeVisitor(self))?;
+        de.end()?;
+        Ok(fields)
+    }
+}
+
+/// The keys an envelope may have that matter.
+enum Key {
+    Op,
+    Before,
+    After,
+    Schema,
+    Payload,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for Key {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        d.deserialize_identifier(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl Visitor<'_> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+        Ok(match v {
+            "op" => Key::Op,
+            "before" => Key::Before,
+            "after" => Key::After,
+            "schema" => Key::Schema,
+            "payload" => Key::Payload,
+            _ => Key::Other,
+        })
+    }
+}
+
+struct EnvelopeVisitor<'s, 'a>(&'s mut Scanner<'a>);
+
+impl<'de> Visitor<'de> for EnvelopeVisitor<'_, '_> {
+    type Value = Option<Fields>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Debezium change envelope (a JSON object)")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let s = self.0;
+        let mut fields = Fields::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Op => fields.op = Span::of(map.next_value()?, s.base),
+                Key::Before => map.next_value_seed(s.row(true))?,
+                Key::After => map.next_value_seed(s.row(false))?,
+                Key::Payload if s.outer => fields.payload = Span::of(map.next_value()?, s.base),
+                Key::Schema if s.outer => {
+                    map.next_value::<IgnoredAny>()?;
+                    fields.has_schema = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(fields))
+    }
+}
+
+impl Scanner<'_> {
+    fn row(&mut self, before: bool) -> RowSeed<'_> {
+        RowSeed {
+            base: self.base,
+            columns: self.columns,
+            spans: if before {
+                &mut *self.before
+            } else {
+                &mut *self.after
+            },
+        }
+    }
+}
+
+/// Captures the column spans of one `before`/`after` value.
+struct RowSeed<'s> {
+    base: usize,
+    columns: &'s ColumnIndex,
+    spans: &'s mut RowSpans,
+}
+
+impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a row image (a JSON object) or null")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.spans.image = Image::Null;
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.spans.clear_columns();
+        let mut hint = 0;
+        let seed = |hint| ColumnKey {
+            columns: self.columns,
+            hint,
+        };
+        while let Some(column) = map.next_key_seed(seed(hint))? {
+            match column {
+                Some(i) => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    self.spans.columns[i] = Span::of(raw, self.base);
+                    hint = i + 1;
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        self.spans.image = Image::Object;
+        Ok(())
+    }
+}
+
+/// A key of a row image, resolved to a declared column's position (`None` for extra columns).
+struct ColumnKey<'s> {
+    columns: &'s ColumnIndex,
+    hint: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ColumnKey<'_> {
+    type Value = Option<usize>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for ColumnKey<'_> {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a column name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<usize>, E> {
+        Ok(self.columns.find(v, self.hint))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        columns: ColumnIndex,
+        before: RowSpans,
+        after: RowSpans,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            Fixture {
+                columns: ColumnIndex::new(vec!["id".into(), "name".into()]),
+                before: RowSpans::new(2),
+                after: RowSpans::new(2),
+            }
+        }
+
+        fn scan(&mut self, json: &str) -> Result<Scanned, String> {
+            scan(
+                json.as_bytes(),
+                Spans {
+                    columns: &self.columns,
+                    before: &mut self.before,
+                    after: &mut self.after,
+                },
+            )
+        }
+
+        fn text(json: &str, span: Span) -> &str {
+            std::str::from_utf8(span.get(json.as_bytes())).unwrap()
+        }
+    }
+
+    #[test]
+    fn captures_op_and_columns_in_any_order() {
+        let mut f = Fixture::new();
+        let json = r#"{"source":{"db":"x","n":[1,{"a":2}]},"after":{"name":"a\"b","extra":[1],"id":7},
+            "op":"c","before":null,"ts_ms":1}"#;
+        let Scanned::Envelope(op) = f.scan(json).unwrap() else {
+            panic!("not an envelope")
+        };
+        assert_eq!(Fixture::text(json, op), "\"c\"");
+        assert_eq!(f.before.image, Image::Null);
+        assert_eq!(f.after.image, Image::Object);
+        assert_eq!(Fixture::text(json, f.after.columns[0]), "7");
+        assert_eq!(Fixture::text(json, f.after.columns[1]), r#""a\"b""#);
+    }
+
+    #[test]
+    fn absent_columns_and_images() {
+        let mut f = Fixture::new();
+        let json = r#"{"op":"u","after":{"name":"x"}}"#;
+        assert!(matches!(f.scan(json), Ok(Scanned::Envelope(_))));
+        assert_eq!(f.before.image, Image::Missing);
+        assert_eq!(f.after.columns[0].get(json.as_bytes()), b"");
+        // A second record does not see the first one's columns.
+        let json2 = r#"{"op":"u","after":{"id":1}}"#;
+        f.scan(json2).unwrap();
+        assert_eq!(f.after.columns[1].get(json2.as_bytes()), b"");
+    }
+
+    #[test]
+    fn wrapper_detection() {
+        let mut f = Fixture::new();
+        let wrapped =
+            r#"{"schema":{"type":"struct","fields":[]},"payload":{"op":"d","before":{"id":3}}}"#;
+        let Scanned::Envelope(op) = f.scan(wrapped).unwrap() else {
+            panic!()
+        };
+        assert_eq!(Fixture::text(wrapped, op), "\"d\"");
+        assert_eq!(Fixture::text(wrapped, f.before.columns[0]), "3");
+        let payload_first = r#"{"payload":{"op":"r","after":{"id":4}},"schema":null}"#;
+        assert!(matches!(f.scan(payload_first), Ok(Scanned::Envelope(_))));
+        assert_eq!(Fixture::text(payload_first, f.after.columns[0]), "4");
+        assert_eq!(
+            f.scan(r#"{"schema":{},"payload":null}"#),
+            Ok(Scanned::Tombstone)
+        );
+        // Without "schema", "payload" is just another ignored field.
+        let plain = r#"{"payload":{"op":"x"},"op":"c","after":{"id":5}}"#;
+        let Scanned::Envelope(op) = f.scan(plain).unwrap() else {
+            panic!()
+        };
+        assert_eq!(Fixture::text(plain, op), "\"c\"");
+        // A payload that is not an object does not make a wrapper.
+        let scalar = r#"{"schema":1,"payload":"p","op":"c"}"#;
+        let Scanned::Envelope(op) = f.scan(scalar).unwrap() else {
+            panic!()
+        };
+        assert_eq!(Fixture::text(scalar, op), "\"c\"");
+    }
+
+    #[test]
+    fn null_is_a_tombstone_and_other_values_are_errors() {
+        let mut f = Fixture::new();
+        assert_eq!(f.scan(" null "), Ok(Scanned::Tombstone));
+        let e = f.scan("[1]").unwrap_err();
+        assert!(e.contains("expected a Debezium change envelope"), "{e}");
+        let e = f.scan(r#"{"op":"c"} x"#).unwrap_err();
+        assert!(e.contains("trailing characters at line 1 column 12"), "{e}");
+        let e = f.scan(r#"{"op":"c","after":5}"#).unwrap_err();
+        assert!(e.contains("expected a row image"), "{e}");
+        let e = f
+            .scan(r#"{"schema":{},"payload":{"after":[]}}"#)
+            .unwrap_err();
+        assert!(
+            e.starts_with("in \"payload\": invalid type: sequence"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! Join throughput and state size on the users/domains workload.
+//!
+//! The Debezium trace (200k users, 1M domains, then a mix of inserts, renames, domain moves,
+//! renumbers and deletes) is decoded once, outside the measurement, into batches of 8192 input
+//! records, the size the JNI bridge crosses with. The measurement is a LEFT join of users and
+//! domains on `users.id = domains.user_id` from empty state, output rows encoded into a reused
+//! buffer. Before criterion runs, a counting allocator reports the bytes state holds per stored row.
+
+use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
+use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_join::{JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec};
+use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
+use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
+/// Counts live heap bytes: as requested, and as glibc malloc chunks (8-byte header, 16-byte
+/// granularity, 32-byte minimum), which is what the process really pays.
+struct Counting;
+static REQUESTED: AtomicI64 = AtomicI64::new(0);
+static CHUNKS: AtomicI64 = AtomicI64::new(0);
+
+fn chunk(size: usize) -> i64 {
+    ((size + 8).div_ceil(16) * 16).max(32) as i64
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        REQUESTED.fetch_add(l.size() as i64, Relaxed);
+        CHUNKS.fetch_add(chunk(l.size()), Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        REQUESTED.fetch_sub(l.size() as i64, Relaxed);
+        CHUNKS.fetch_sub(chunk(l.size()), Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+const BATCH: usize = 8192;
+const MAX_KG: u16 = 128;
+
+fn spec() -> JoinSpec {
+    let side = |schema, jk: &str| SideSpec {
+        schema,
+        join_key: vec![jk.into()],
+        primary_key: Some(vec!["id".into()]),
+        ttl_ms: None,
+    };
+    JoinSpec {
+        left: side(users_schema(), "id"),
+        right: side(domains_schema(), "user_id"),
+        join_type: JoinType::Left,
+        absent_retraction: RetractionPolicy::Fail,
+        key_groups: KeyGroupRange { start: 0, end: MAX_KG - 1 },
+    }
+}
+
+/// Decodes the trace into join input batches; returns them and the number of input records.
+fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
+    let mut decoders = [users_schema(), domains_schema()].map(|s| Decoder::new(DecoderConfig::new(s)).unwrap());
+    let keys = [KeyProjection::new(&users_schema(), &[0]), KeyProjection::new(&domains_schema(), &[1])];
+    let layouts = [RowLayout::new(&users_schema()), RowLayout::new(&domains_schema())];
+    let (mut out, mut cur, mut n, mut in_batch) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut sink, mut key) = (ChangeSink::new(), Vec::new());
+    for e in generate(cfg) {
+        let (side, i) = if e.topic == Topic::Users { (Side::Left, 0) } else { (Side::Right, 1) };
+        sink.clear();
+        if decoders[i].decode(&e.json, &e.offset, &mut sink).unwrap() == Decoded::Tombstone {
+            continue;
+        }
+        for (kind, row) in sink.iter() {
+            key.clear();
+            keys[i].write(&RowRef::new(&layouts[i], row), &mut key);
+            let key_group = key_group(&key);
+            write_input(&mut cur, &InputRecord { side, kind, key_group, row });
+            n += 1;
+            in_batch += 1;
+            if in_batch == BATCH {
+                out.push(std::mem::take(&mut cur));
+                in_batch = 0;
+            }
+        }
+    }
+    out.push(cur);
+    (out, n)
+}
+
+/// A key group independent of the engine's table hash (Flink uses murmur of the key's hashCode).
+fn key_group(key: &[u8]) -> u16 {
+    let mut h = std::hash::DefaultHasher::new();
+    std::hash::Hash::hash(key, &mut h);
+    (std::hash::Hasher::finish(&h) % MAX_KG as u64) as u16
+}
+
+fn run(batches: &[Vec<u8>], out: &mut Vec<u8>) -> (JoinEngine, usize) {
+    let mut engine = JoinEngine::new(&spec()).unwrap();
+    let mut rows = 0;
+    for b in batches {
+        out.clear();
+        rows += engine.process_batch(b, 0, out).unwrap();
+    }
+    (engine, rows)
+}
+
+fn report_state(batches: &[Vec<u8>]) {
+    let mut out = Vec::with_capacity(1 << 20);
+    let (req0, chunk0) = (REQUESTED.load(Relaxed), CHUNKS.load(Relaxed));
+    let (engine, rows_out) = run(batches, &mut out);
+    let (req, chunks) = (REQUESTED.load(Relaxed) - req0, CHUNKS.load(Relaxed) - chunk0);
+    let s = engine.state_size();
+    let per = |x: i64| x as f64 / s.rows as f64;
+    let payload = per(s.row_bytes as i64);
+    eprintln!("state after the trace: {} rows under {} keys, {rows_out} rows emitted", s.rows, s.keys);
+    eprintln!("  payload (encoded row)      {payload:>7.1} B/row");
+    eprintln!("  heap requested             {:>7.1} B/row  (overhead {:.1} B/row)", per(req), per(req) - payload);
+    eprintln!("  heap incl. malloc chunks   {:>7.1} B/row  (overhead {:.1} B/row)", per(chunks), per(chunks) - payload);
+}
+
+fn bench(c: &mut Criterion) {
+    let cfg = WorkloadConfig { users: 200_000, domains: 1_000_000, events: 3_000_000, seed: 42 };
+    let (batches, records) = batches(&cfg);
+    eprintln!("{} events -> {records} join input records in {} batches", cfg.events, batches.len());
+    report_state(&batches);
+    let mut g = c.benchmark_group("join");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(records as u64));
+    let mut out = Vec::with_capacity(1 << 20);
+    g.bench_function("users_domains_left_join", |b| {
+        b.iter_batched(|| (), |_| run(&batches, &mut out), BatchSize::PerIteration)
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
