@@ -1,0 +1,99 @@
+package dev.cdcjoin.flink.nativelib;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A native Debezium batch decoder (Rust {@code cdcjoin_debezium::batch::BatchDecoder}): one native
+ * call decodes a whole batch of messages.
+ *
+ * <p>Input batches are direct buffers: JSON batches as {@code (len u32 | bytes)*} with {@code len
+ * = 0xFFFFFFFF} for a null message; row batches as {@code (op u8 | before | after)*}, each image
+ * {@code len u32 | compact row} or {@code 0xFFFFFFFF} for null. The output, little-endian, is
+ * {@code changes u32 | errors u32 | tombstones u32} then per change {@code 0 u8 | index u32 | kind
+ * u8 | keyLen u32 | key | rowLen u32 | row} and per rejected message {@code 1 u8 | index u32 |
+ * msgLen u32 | UTF-8 reason}.
+ *
+ * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
+ * memory; any later call throws {@link IllegalStateException}.
+ */
+public final class NativeDecoder implements AutoCloseable {
+
+    private static final int INITIAL_OUTPUT = 64 * 1024;
+
+    private long handle;
+    private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
+
+    /**
+     * Creates a decoder. Loads the native library if needed.
+     *
+     * @param configJson {@code {"schema": {...}, "join_key": [...], "source": "...",
+     *     "update_mode": "Retract"|"DeleteInsert", ...}}
+     * @throws IllegalArgumentException if the configuration is invalid
+     */
+    public NativeDecoder(String configJson) {
+        NativeLibrary.load();
+        handle = create(configJson);
+    }
+
+    /**
+     * Decodes a batch of JSON messages.
+     *
+     * @param in direct buffer holding the batch at positions {@code [0, length)}
+     * @param length batch length in bytes
+     * @param firstIndex number of the batch's first message, used in error messages
+     * @return the output (little-endian, position 0, limit = length), valid until the next call
+     */
+    public ByteBuffer decodeJson(ByteBuffer in, int length, long firstIndex) {
+        long h = open();
+        long r = decodeJson(h, in, length, firstIndex, output);
+        return collect(h, r);
+    }
+
+    /**
+     * Decodes a batch of envelopes whose rows are already in the compact encoding.
+     *
+     * @param in direct buffer holding the batch at positions {@code [0, length)}
+     * @param length batch length in bytes
+     * @param firstIndex number of the batch's first message, used in error messages
+     * @return the output, as for {@link #decodeJson}
+     */
+    public ByteBuffer decodeRows(ByteBuffer in, int length, long firstIndex) {
+        long h = open();
+        long r = decodeRows(h, in, length, firstIndex, output);
+        return collect(h, r);
+    }
+
+    private ByteBuffer collect(long h, long result) {
+        output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
+        return output;
+    }
+
+    private long open() {
+        if (handle == 0) {
+            throw new IllegalStateException("NativeDecoder is closed");
+        }
+        return handle;
+    }
+
+    /** Frees the native decoder; idempotent. */
+    @Override
+    public void close() {
+        if (handle != 0) {
+            long h = handle;
+            handle = 0;
+            free(h);
+        }
+    }
+
+    static native long create(String configJson);
+
+    static native long decodeJson(
+            long handle, ByteBuffer in, int length, long firstIndex, ByteBuffer out);
+
+    static native long decodeRows(
+            long handle, ByteBuffer in, int length, long firstIndex, ByteBuffer out);
+
+    static native long takeOutput(long handle, ByteBuffer out);
+
+    static native void free(long handle);
+}

@@ -1,0 +1,138 @@
+package dev.cdcjoin.flink.nativelib;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range.
+ *
+ * <p>Input batches are direct buffers of records {@code side u8 | kind u8 | keyGroup u16 | len u32
+ * | row}; the output is rows {@code kind u8 | leftLen u32 | left | rightLen u32 | right}, a length
+ * of {@code 0xFFFFFFFF} standing for a null side (all little-endian).
+ *
+ * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
+ * state; any later call throws {@link IllegalStateException}.
+ */
+public final class NativeJoin implements AutoCloseable {
+
+    /** Number of values {@link #stats(long[])} writes. */
+    public static final int STATS_LENGTH = 9;
+
+    /** Index in {@link #stats(long[])}: records in from the left input. */
+    public static final int STAT_RECORDS_LEFT = 0;
+    /** Index in {@link #stats(long[])}: records in from the right input. */
+    public static final int STAT_RECORDS_RIGHT = 1;
+    /** Index in {@link #stats(long[])}: rows emitted. */
+    public static final int STAT_ROWS_OUT = 2;
+    /** Index in {@link #stats(long[])}: retractions of rows that were not in state. */
+    public static final int STAT_ABSENT_RETRACTIONS = 3;
+    /** Index in {@link #stats(long[])}: rows dropped by TTL. */
+    public static final int STAT_EXPIRED_ROWS = 4;
+    /** Index in {@link #stats(long[])}: rows in state (with multiplicity). */
+    public static final int STAT_STATE_ROWS = 5;
+    /** Index in {@link #stats(long[])}: distinct join keys in state. */
+    public static final int STAT_STATE_KEYS = 6;
+    /** Index in {@link #stats(long[])}: encoded bytes of the rows in state. */
+    public static final int STAT_STATE_ROW_BYTES = 7;
+    /** Index in {@link #stats(long[])}: heap bytes held by the state. */
+    public static final int STAT_STATE_HEAP_BYTES = 8;
+
+    private static final int INITIAL_OUTPUT = 256 * 1024;
+
+    private long handle;
+    private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
+
+    /**
+     * Creates an engine. Loads the native library if needed.
+     *
+     * @param specJson the {@code JoinSpec} as JSON (sides, join type, key group range)
+     * @throws IllegalArgumentException if the declaration is invalid
+     */
+    public NativeJoin(String specJson) {
+        NativeLibrary.load();
+        handle = create(specJson);
+    }
+
+    /**
+     * Joins a batch.
+     *
+     * @param in direct buffer holding the records at positions {@code [0, length)}
+     * @param length bytes
+     * @param nowMs current time in milliseconds (for state TTL)
+     * @return the output rows (position 0, limit = length), valid until the next call
+     * @throws IllegalStateException if a record is invalid or (policy FAIL) retracts an absent row
+     */
+    public ByteBuffer processBatch(ByteBuffer in, int length, long nowMs) {
+        long h = open();
+        long r = processBatch(h, in, length, nowMs, output);
+        return collect(h, r);
+    }
+
+    /**
+     * Snapshots the state: {@code (keyGroup u32 | len u32 | payload)*}, one section per key
+     * group holding state; a section is {@code len u32 | payload}.
+     *
+     * @return the snapshot (position 0, limit = length), valid until the next call
+     */
+    public ByteBuffer snapshot() {
+        long h = open();
+        long r = snapshot(h, output);
+        return collect(h, r);
+    }
+
+    /**
+     * Restores one section (as written by {@link #snapshot()}, without the key group prefix).
+     *
+     * @param in direct buffer holding the section at positions {@code [0, length)}
+     * @param length bytes
+     * @return bytes consumed
+     */
+    public int restore(ByteBuffer in, int length) {
+        return restore(open(), in, length);
+    }
+
+    /**
+     * Reads the counters (see the {@code STAT_*} indexes).
+     *
+     * @param into an array of at least {@link #STATS_LENGTH} longs
+     */
+    public void stats(long[] into) {
+        stats(open(), into);
+    }
+
+    private ByteBuffer collect(long h, long result) {
+        output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
+        return output;
+    }
+
+    private long open() {
+        if (handle == 0) {
+            throw new IllegalStateException("NativeJoin is closed");
+        }
+        return handle;
+    }
+
+    /** Frees the native state; idempotent. */
+    @Override
+    public void close() {
+        if (handle != 0) {
+            long h = handle;
+            handle = 0;
+            free(h);
+        }
+    }
+
+    static native long create(String specJson);
+
+    static native long processBatch(
+            long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);
+
+    static native long takeOutput(long handle, ByteBuffer out);
+
+    static native long snapshot(long handle, ByteBuffer out);
+
+    static native int restore(long handle, ByteBuffer in, int length);
+
+    static native void stats(long handle, long[] into);
+
+    static native void free(long handle);
+}
