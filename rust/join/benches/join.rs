@@ -8,7 +8,9 @@
 
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
-use cdcjoin_join::{JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec};
+use cdcjoin_join::{
+    JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec,
+};
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
 use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
@@ -56,19 +58,33 @@ fn spec() -> JoinSpec {
         right: side(domains_schema(), "user_id"),
         join_type: JoinType::Left,
         absent_retraction: RetractionPolicy::Fail,
-        key_groups: KeyGroupRange { start: 0, end: MAX_KG - 1 },
+        key_groups: KeyGroupRange {
+            start: 0,
+            end: MAX_KG - 1,
+        },
     }
 }
 
 /// Decodes the trace into join input batches; returns them and the number of input records.
 fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
-    let mut decoders = [users_schema(), domains_schema()].map(|s| Decoder::new(DecoderConfig::new(s)).unwrap());
-    let keys = [KeyProjection::new(&users_schema(), &[0]), KeyProjection::new(&domains_schema(), &[1])];
-    let layouts = [RowLayout::new(&users_schema()), RowLayout::new(&domains_schema())];
+    let mut decoders =
+        [users_schema(), domains_schema()].map(|s| Decoder::new(DecoderConfig::new(s)).unwrap());
+    let keys = [
+        KeyProjection::new(&users_schema(), &[0]),
+        KeyProjection::new(&domains_schema(), &[1]),
+    ];
+    let layouts = [
+        RowLayout::new(&users_schema()),
+        RowLayout::new(&domains_schema()),
+    ];
     let (mut out, mut cur, mut n, mut in_batch) = (Vec::new(), Vec::new(), 0, 0);
     let (mut sink, mut key) = (ChangeSink::new(), Vec::new());
     for e in generate(cfg) {
-        let (side, i) = if e.topic == Topic::Users { (Side::Left, 0) } else { (Side::Right, 1) };
+        let (side, i) = if e.topic == Topic::Users {
+            (Side::Left, 0)
+        } else {
+            (Side::Right, 1)
+        };
         sink.clear();
         if decoders[i].decode(&e.json, &e.offset, &mut sink).unwrap() == Decoded::Tombstone {
             continue;
@@ -77,7 +93,15 @@ fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
             key.clear();
             keys[i].write(&RowRef::new(&layouts[i], row), &mut key);
             let key_group = key_group(&key);
-            write_input(&mut cur, &InputRecord { side, kind, key_group, row });
+            write_input(
+                &mut cur,
+                &InputRecord {
+                    side,
+                    kind,
+                    key_group,
+                    row,
+                },
+            );
             n += 1;
             in_batch += 1;
             if in_batch == BATCH {
@@ -111,20 +135,43 @@ fn report_state(batches: &[Vec<u8>]) {
     let mut out = Vec::with_capacity(1 << 20);
     let (req0, chunk0) = (REQUESTED.load(Relaxed), CHUNKS.load(Relaxed));
     let (engine, rows_out) = run(batches, &mut out);
-    let (req, chunks) = (REQUESTED.load(Relaxed) - req0, CHUNKS.load(Relaxed) - chunk0);
+    let (req, chunks) = (
+        REQUESTED.load(Relaxed) - req0,
+        CHUNKS.load(Relaxed) - chunk0,
+    );
     let s = engine.state_size();
     let per = |x: i64| x as f64 / s.rows as f64;
     let payload = per(s.row_bytes as i64);
-    eprintln!("state after the trace: {} rows under {} keys, {rows_out} rows emitted", s.rows, s.keys);
+    eprintln!(
+        "state after the trace: {} rows under {} keys, {rows_out} rows emitted",
+        s.rows, s.keys
+    );
     eprintln!("  payload (encoded row)      {payload:>7.1} B/row");
-    eprintln!("  heap requested             {:>7.1} B/row  (overhead {:.1} B/row)", per(req), per(req) - payload);
-    eprintln!("  heap incl. malloc chunks   {:>7.1} B/row  (overhead {:.1} B/row)", per(chunks), per(chunks) - payload);
+    eprintln!(
+        "  heap requested             {:>7.1} B/row  (overhead {:.1} B/row)",
+        per(req),
+        per(req) - payload
+    );
+    eprintln!(
+        "  heap incl. malloc chunks   {:>7.1} B/row  (overhead {:.1} B/row)",
+        per(chunks),
+        per(chunks) - payload
+    );
 }
 
 fn bench(c: &mut Criterion) {
-    let cfg = WorkloadConfig { users: 200_000, domains: 1_000_000, events: 3_000_000, seed: 42 };
+    let cfg = WorkloadConfig {
+        users: 200_000,
+        domains: 1_000_000,
+        events: 3_000_000,
+        seed: 42,
+    };
     let (batches, records) = batches(&cfg);
-    eprintln!("{} events -> {records} join input records in {} batches", cfg.events, batches.len());
+    eprintln!(
+        "{} events -> {records} join input records in {} batches",
+        cfg.events,
+        batches.len()
+    );
     report_state(&batches);
     let mut g = c.benchmark_group("join");
     g.sample_size(10);

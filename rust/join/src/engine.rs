@@ -183,8 +183,7 @@ impl Ctx<'_> {
         if self.null_key {
             return None;
         }
-        self.theirs
-            .find_mut(self.other, self.hash, self.key)
+        self.theirs.find_mut(self.other, self.hash, self.key)
     }
 }
 
@@ -347,13 +346,19 @@ impl JoinEngine {
     /// Size of the state, for metrics and benchmarks. Walks every group: call it per checkpoint or
     /// report, not per batch.
     pub fn state_size(&self) -> StateSize {
-        let mut size = StateSize { rows: self.stats.stored_rows, ..StateSize::default() };
+        let mut size = StateSize {
+            rows: self.stats.stored_rows,
+            ..StateSize::default()
+        };
         for kg in &self.key_groups {
             for (side, table) in self.sides.iter().zip(&kg.sides) {
                 size.heap_bytes += table.heap_bytes() as u64;
                 size.keys += table.len() as u64;
                 for g in table.groups() {
-                    size.row_bytes += g.entries(side.entry).map(|e| e.row.len() as u64).sum::<u64>();
+                    size.row_bytes += g
+                        .entries(side.entry)
+                        .map(|e| e.row.len() as u64)
+                        .sum::<u64>();
                 }
             }
         }
@@ -478,10 +483,8 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
 fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
     let el = ctx.me.entry;
     ctx.mine
-        .modify(ctx.me, ctx.hash, ctx.key, |g| {
-            match g.count(el, stored) {
-                c if c > 1 => g.set_count(el, stored, c - 1),
-                _ => g.remove(stored),
-            }
+        .modify(ctx.me, ctx.hash, ctx.key, |g| match g.count(el, stored) {
+            c if c > 1 => g.set_count(el, stored, c - 1),
+            _ => g.remove(stored),
         });
 }

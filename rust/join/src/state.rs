@@ -25,39 +25,33 @@ pub struct SideTable {
 /// Projects the join key of a group's first row into `scratch` (for rehashing).
 fn group_key<'s>(side: &ResolvedSide, g: &Group, scratch: &'s mut Vec<u8>) -> &'s [u8] {
     scratch.clear();
-    let first = g.first(side.entry).expect("groups in a table are never empty");
-    side.join_key.write(&RowRef::new(&side.row_layout, g.row(&first)), scratch);
+    let first = g
+        .first(side.entry)
+        .expect("groups in a table are never empty");
+    side.join_key
+        .write(&RowRef::new(&side.row_layout, g.row(&first)), scratch);
     scratch
 }
 
 /// Whether a group holds rows of the join key `key`.
 fn group_has_key(side: &ResolvedSide, g: &Group, key: &[u8]) -> bool {
-    let first = g.first(side.entry).expect("groups in a table are never empty");
+    let first = g
+        .first(side.entry)
+        .expect("groups in a table are never empty");
     let row = RowRef::new(&side.row_layout, g.row(&first));
-    side.join_key.has_key(&row, &RowRef::new(side.join_key.key_layout(), key))
+    side.join_key
+        .has_key(&row, &RowRef::new(side.join_key.key_layout(), key))
 }
 
 impl SideTable {
     /// The group of `key` (with hash `hash`).
-    pub fn find(
-        &self,
-        side: &ResolvedSide,
-        hash: u64,
-        key: &[u8],
-    ) -> Option<&Group> {
-        self.table
-            .find(hash, |g| group_has_key(side, g, key))
+    pub fn find(&self, side: &ResolvedSide, hash: u64, key: &[u8]) -> Option<&Group> {
+        self.table.find(hash, |g| group_has_key(side, g, key))
     }
 
     /// The group of `key`, mutable.
-    pub fn find_mut(
-        &mut self,
-        side: &ResolvedSide,
-        hash: u64,
-        key: &[u8],
-    ) -> Option<&mut Group> {
-        self.table
-            .find_mut(hash, |g| group_has_key(side, g, key))
+    pub fn find_mut(&mut self, side: &ResolvedSide, hash: u64, key: &[u8]) -> Option<&mut Group> {
+        self.table.find_mut(hash, |g| group_has_key(side, g, key))
     }
 
     /// Stores a new, non-empty group for a key that has none.

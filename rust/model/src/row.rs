@@ -341,7 +341,10 @@ impl KeyProjection {
     /// Whether `row` has the key `key` (encoded in [`KeyProjection::key_layout`]), compared column by
     /// column without writing the row's key out.
     pub fn has_key(&self, row: &RowRef<'_>, key: &RowRef<'_>) -> bool {
-        self.columns.iter().enumerate().all(|(j, &c)| row.column_bytes(c) == key.column_bytes(j))
+        self.columns
+            .iter()
+            .enumerate()
+            .all(|(j, &c)| row.column_bytes(c) == key.column_bytes(j))
     }
 
     /// Whether any key column of `row` is null (SQL equality never matches a null key).

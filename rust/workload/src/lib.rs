@@ -76,7 +76,12 @@ pub struct WorkloadConfig {
 impl Default for WorkloadConfig {
     /// 200k users, 1M domains, 5M events: the benchmark's default.
     fn default() -> Self {
-        WorkloadConfig { users: 200_000, domains: 1_000_000, events: 5_000_000, seed: 42 }
+        WorkloadConfig {
+            users: 200_000,
+            domains: 1_000_000,
+            events: 5_000_000,
+            seed: 42,
+        }
     }
 }
 
@@ -102,7 +107,10 @@ struct Table<T> {
 
 impl<T: Clone> Table<T> {
     fn new() -> Self {
-        Table { rows: Vec::new(), pos: HashMap::new() }
+        Table {
+            rows: Vec::new(),
+            pos: HashMap::new(),
+        }
     }
 
     fn insert(&mut self, id: i32, row: T) {
@@ -140,7 +148,9 @@ struct Generator {
 }
 
 const FIRST: [&str; 8] = ["Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"];
-const LAST: [&str; 8] = ["Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber"];
+const LAST: [&str; 8] = [
+    "Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber",
+];
 const TLD: [&str; 4] = ["com", "org", "net", "io"];
 
 impl Generator {
@@ -187,11 +197,21 @@ impl Generator {
     }
 
     fn user_json(u: &User) -> String {
-        format!(r#"{{"id":{},"firstname":{},"lastname":{}}}"#, u.id, quote(&u.first), quote(&u.last))
+        format!(
+            r#"{{"id":{},"firstname":{},"lastname":{}}}"#,
+            u.id,
+            quote(&u.first),
+            quote(&u.last)
+        )
     }
 
     fn domain_json(d: &Domain) -> String {
-        format!(r#"{{"id":{},"user_id":{},"domain_name":{}}}"#, d.id, d.user_id, quote(&d.name))
+        format!(
+            r#"{{"id":{},"user_id":{},"domain_name":{}}}"#,
+            d.id,
+            d.user_id,
+            quote(&d.name)
+        )
     }
 
     fn emit(&mut self, topic: Topic, op: &str, before: Option<String>, after: Option<String>) {
@@ -214,7 +234,11 @@ impl Generator {
             op,
             self.ts + 3,
         );
-        self.out.push(Event { topic, offset: self.offsets[i], json: json.into_bytes() });
+        self.out.push(Event {
+            topic,
+            offset: self.offsets[i],
+            json: json.into_bytes(),
+        });
         self.offsets[i] += 1;
     }
 
@@ -234,27 +258,51 @@ impl Generator {
     }
 
     fn insert_domain(&mut self, op: &str) {
-        let Some(user_id) = Self::pick(&mut self.rng, &self.users).map(|u| u.id) else { return self.insert_user(op) };
+        let Some(user_id) = Self::pick(&mut self.rng, &self.users).map(|u| u.id) else {
+            return self.insert_user(op);
+        };
         let id = self.next_domain;
         self.next_domain += 1;
-        let d = Domain { id, user_id, name: format!("site{id}.{}", TLD[id as usize % 4]) };
+        let d = Domain {
+            id,
+            user_id,
+            name: format!("site{id}.{}", TLD[id as usize % 4]),
+        };
         self.emit(Topic::Domains, op, None, Some(Self::domain_json(&d)));
         self.by_user.entry(user_id).or_default().push(id);
         self.domains.insert(id, d);
     }
 
     fn rename_user(&mut self) {
-        let Some(before) = Self::pick(&mut self.rng, &self.users).cloned() else { return };
-        let after = User { last: LAST[self.rng.gen_range(0..8)].to_string(), ..before.clone() };
-        self.emit(Topic::Users, "u", Some(Self::user_json(&before)), Some(Self::user_json(&after)));
+        let Some(before) = Self::pick(&mut self.rng, &self.users).cloned() else {
+            return;
+        };
+        let after = User {
+            last: LAST[self.rng.gen_range(0..8)].to_string(),
+            ..before.clone()
+        };
+        self.emit(
+            Topic::Users,
+            "u",
+            Some(Self::user_json(&before)),
+            Some(Self::user_json(&after)),
+        );
         self.users.rows[self.users.pos[&before.id]] = after;
     }
 
     fn update_domain(&mut self, before: Domain, after: Domain) {
-        self.emit(Topic::Domains, "u", Some(Self::domain_json(&before)), Some(Self::domain_json(&after)));
+        self.emit(
+            Topic::Domains,
+            "u",
+            Some(Self::domain_json(&before)),
+            Some(Self::domain_json(&after)),
+        );
         self.domains.remove(before.id, |d| d.id);
         self.unlink(before.user_id, before.id);
-        self.by_user.entry(after.user_id).or_default().push(after.id);
+        self.by_user
+            .entry(after.user_id)
+            .or_default()
+            .push(after.id);
         self.domains.insert(after.id, after);
     }
 
@@ -265,33 +313,54 @@ impl Generator {
     }
 
     fn rename_domain(&mut self) {
-        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else { return };
-        let after = Domain { name: format!("www.{}", before.name.trim_start_matches("www.")), ..before.clone() };
+        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else {
+            return;
+        };
+        let after = Domain {
+            name: format!("www.{}", before.name.trim_start_matches("www.")),
+            ..before.clone()
+        };
         self.update_domain(before, after);
     }
 
     fn move_domain(&mut self) {
-        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else { return };
-        let Some(to) = Self::pick(&mut self.rng, &self.users).map(|u| u.id) else { return };
-        self.update_domain(before.clone(), Domain { user_id: to, ..before });
+        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else {
+            return;
+        };
+        let Some(to) = Self::pick(&mut self.rng, &self.users).map(|u| u.id) else {
+            return;
+        };
+        self.update_domain(
+            before.clone(),
+            Domain {
+                user_id: to,
+                ..before
+            },
+        );
     }
 
     fn renumber_domain(&mut self) {
-        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else { return };
+        let Some(before) = Self::pick(&mut self.rng, &self.domains).cloned() else {
+            return;
+        };
         let id = self.next_domain;
         self.next_domain += 1;
         self.update_domain(before.clone(), Domain { id, ..before });
     }
 
     fn delete_domain(&mut self) {
-        let Some(d) = Self::pick(&mut self.rng, &self.domains).cloned() else { return };
+        let Some(d) = Self::pick(&mut self.rng, &self.domains).cloned() else {
+            return;
+        };
         self.emit(Topic::Domains, "d", Some(Self::domain_json(&d)), None);
         self.domains.remove(d.id, |d| d.id);
         self.unlink(d.user_id, d.id);
     }
 
     fn delete_user(&mut self) {
-        let Some(u) = Self::pick(&mut self.rng, &self.users).cloned() else { return };
+        let Some(u) = Self::pick(&mut self.rng, &self.users).cloned() else {
+            return;
+        };
         for id in self.by_user.remove(&u.id).unwrap_or_default() {
             if let Some(d) = self.domains.remove(id, |d| d.id) {
                 self.emit(Topic::Domains, "d", Some(Self::domain_json(&d)), None);
@@ -312,7 +381,12 @@ mod tests {
 
     #[test]
     fn deterministic_and_sized() {
-        let cfg = WorkloadConfig { users: 50, domains: 200, events: 2_000, seed: 7 };
+        let cfg = WorkloadConfig {
+            users: 50,
+            domains: 200,
+            events: 2_000,
+            seed: 7,
+        };
         let a = generate(&cfg);
         assert_eq!(a.len(), 2_000);
         assert_eq!(a, generate(&cfg));
@@ -321,7 +395,14 @@ mod tests {
             let v: serde_json::Value = serde_json::from_slice(&e.json).unwrap();
             assert!(["r", "c", "u", "d"].contains(&v["op"].as_str().unwrap()));
         }
-        let ops = |op: &str| a.iter().filter(|e| String::from_utf8_lossy(&e.json).contains(&format!(r#""op":"{op}""#))).count();
-        assert!(ops("u") > 500 && ops("d") > 100 && ops("c") > 100, "a mix of changes");
+        let ops = |op: &str| {
+            a.iter()
+                .filter(|e| String::from_utf8_lossy(&e.json).contains(&format!(r#""op":"{op}""#)))
+                .count()
+        };
+        assert!(
+            ops("u") > 500 && ops("d") > 100 && ops("c") > 100,
+            "a mix of changes"
+        );
     }
 }

@@ -1,0 +1,40 @@
+//! Arbitrary bytes as a join input batch and as a snapshot section, for every join type: the
+//! engine must apply or refuse them, never panic or abort. The first byte picks the join type and
+//! whether the bytes are restored as a snapshot first.
+#![no_main]
+
+use cdcjoin_join::{JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
+use cdcjoin_workload::{domains_schema, users_schema};
+use libfuzzer_sys::fuzz_target;
+
+fn spec(join_type: JoinType, ttl: bool) -> JoinSpec {
+    let side = |schema, jk: &str, pk: Option<&str>| SideSpec {
+        schema,
+        join_key: vec![jk.into()],
+        primary_key: pk.map(|p| vec![p.into()]),
+        ttl_ms: ttl.then_some(1000),
+    };
+    JoinSpec {
+        left: side(users_schema(), "id", Some("id")),
+        right: side(domains_schema(), "user_id", None),
+        join_type,
+        absent_retraction: RetractionPolicy::Ignore,
+        key_groups: KeyGroupRange { start: 0, end: 127 },
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    let jt = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full][(mode & 3) as usize];
+    let mut engine = JoinEngine::new(&spec(jt, mode & 4 != 0)).expect("valid spec");
+    if mode & 8 != 0 {
+        let _ = engine.restore_key_group(rest);
+    }
+    let mut out = Vec::new();
+    let _ = engine.process_batch(rest, i64::from(mode), &mut out);
+    let _ = engine.process_batch(rest, i64::from(mode) * 1000, &mut out);
+    for kg in engine.key_groups_with_state() {
+        let mut snap = Vec::new();
+        engine.snapshot_key_group(kg, &mut snap).expect("own state snapshots");
+    }
+});
