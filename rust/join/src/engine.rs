@@ -31,7 +31,7 @@
 //! at once, freed when their key is touched or by a periodic sweep, and expiry emits nothing.
 
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
-use crate::group::{Entry, Group};
+use crate::group::{Entry, EntryLayout, Group};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeyGroupState, SideTable};
 use cdcjoin_model::value::format_row;
@@ -381,6 +381,24 @@ fn expire_key(ctx: &mut Ctx<'_>) -> u64 {
     gone
 }
 
+/// Calls `f(group, entry, count, matches)` for every stored row of the other side's group (which
+/// `f` may update in place); returns the number of rows matched, with multiplicity.
+fn each_match(
+    g: &mut Group,
+    el: EntryLayout,
+    mut f: impl FnMut(&mut Group, &Entry, u32, u32),
+) -> u32 {
+    let (mut at, mut total) = (0, 0);
+    while at < g.bytes().len() {
+        let e = g.entry_at(el, at);
+        at = e.row.end;
+        let (count, m) = (g.count(el, &e), g.matches(el, &e));
+        f(g, &e, count, m);
+        total += count;
+    }
+    total
+}
+
 /// `+I`/`+U`: rows 1-4 of the table. Returns whether a row was added (not an upsert replacing one).
 fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> bool {
     let stored = ctx.find_stored(row);
@@ -394,22 +412,17 @@ fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWrit
     let (el, now) = (ctx.other.entry, ctx.now);
     let mut total = 0u32;
     if let Some(g) = ctx.matches() {
-        let mut at = 0;
-        while at < g.bytes().len() {
-            let e = g.entry_at(el, at);
-            at = e.row.end;
-            let (count, m) = (g.count(el, &e), g.matches(el, &e));
+        total = each_match(g, el, |g, e, count, m| {
             for _ in 0..count {
                 if other_outer && m == 0 {
-                    emit(out, input, RowKind::Delete, None, Some(g.row(&e)));
+                    emit(out, input, RowKind::Delete, None, Some(g.row(e)));
                 }
-                emit(out, input, out_kind, Some(row), Some(g.row(&e)));
+                emit(out, input, out_kind, Some(row), Some(g.row(e)));
             }
             if other_outer && (m == 0 || !replaces) {
-                g.set_matches(el, &e, m + 1, now);
+                g.set_matches(el, e, m + 1, now);
             }
-            total += count;
-        }
+        });
     }
     if me_outer && total == 0 {
         emit(out, input, RowKind::Insert, Some(row), None);
@@ -454,22 +467,17 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     let (el, now) = (ctx.other.entry, ctx.now);
     let mut total = 0u32;
     if let Some(g) = ctx.matches() {
-        let mut at = 0;
-        while at < g.bytes().len() {
-            let e = g.entry_at(el, at);
-            at = e.row.end;
-            let (count, m) = (g.count(el, &e), g.matches(el, &e));
+        total = each_match(g, el, |g, e, count, m| {
             for _ in 0..count {
-                emit(out, input, out_kind, Some(&stored_row), Some(g.row(&e)));
+                emit(out, input, out_kind, Some(&stored_row), Some(g.row(e)));
                 if other_outer && m == 1 {
-                    emit(out, input, RowKind::Insert, None, Some(g.row(&e)));
+                    emit(out, input, RowKind::Insert, None, Some(g.row(e)));
                 }
             }
             if other_outer {
-                g.set_matches(el, &e, m.saturating_sub(1), now);
+                g.set_matches(el, e, m.saturating_sub(1), now);
             }
-            total += count;
-        }
+        });
     }
     if me_outer && total == 0 {
         emit(out, input, RowKind::Delete, Some(&stored_row), None);
