@@ -160,10 +160,15 @@ fn report_state(batches: &[Vec<u8>]) {
 }
 
 fn bench(c: &mut Criterion) {
+    // JOIN_BENCH_SCALE=N divides the workload by N (e.g. to see the join with state in cache).
+    let scale = std::env::var("JOIN_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
     let cfg = WorkloadConfig {
-        users: 200_000,
-        domains: 1_000_000,
-        events: 3_000_000,
+        users: 200_000 / scale,
+        domains: 1_000_000 / scale,
+        events: 3_000_000 / scale,
         seed: 42,
     };
     let (batches, records) = batches(&cfg);

@@ -33,9 +33,10 @@
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
-use crate::state::{hash_key, KeyGroupState, SideTable};
+use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{RowKind, RowRef, Value};
+use hashbrown::hash_table::Entry as SlotEntry;
 
 /// Why a batch or a snapshot operation failed. Every message names the record or key group.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -120,7 +121,7 @@ pub struct StateSize {
 pub struct JoinEngine {
     pub(crate) sides: [ResolvedSide; 2],
     pub(crate) range: KeyGroupRange,
-    pub(crate) key_groups: Vec<KeyGroupState>,
+    pub(crate) key_groups: Vec<KeyTable>,
     pub(crate) stats: JoinStats,
     policy: RetractionPolicy,
     sweep_every_ms: Option<i64>,
@@ -129,18 +130,29 @@ pub struct JoinEngine {
     row_buf: Vec<u8>,
 }
 
-/// What one record touches: its side's declaration and table, and the other side's.
+/// What one record touches: its side's declaration and rows, and the other side's, under its key.
 struct Ctx<'a> {
     input: Side,
     me: &'a ResolvedSide,
     other: &'a ResolvedSide,
-    mine: &'a mut SideTable,
-    theirs: &'a mut SideTable,
-    key: &'a [u8],
-    hash: u64,
+    mine: &'a mut Group,
+    theirs: &'a mut Group,
     null_key: bool,
     row_buf: &'a mut Vec<u8>,
     now: i64,
+}
+
+/// What a record did to state.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    /// A row was added.
+    Added,
+    /// An upsert replaced a stored row.
+    Replaced,
+    /// A stored row was retracted.
+    Retracted,
+    /// A retraction found no such row: nothing happened.
+    Absent,
 }
 
 /// Emits a pair with the input side's row and the other side's row in left/right order.
@@ -159,9 +171,8 @@ fn emit(
 
 impl Ctx<'_> {
     /// The stored entry that `row` would replace or retract, if any.
-    fn find_stored(&mut self, row: &[u8]) -> Option<Entry> {
-        let g = self.mine.find(self.me, self.hash, self.key)?;
-        let el = self.me.entry;
+    fn find_stored(&self, row: &[u8]) -> Option<Entry> {
+        let (g, el) = (&*self.mine, self.me.entry);
         match self.me.layout {
             StateLayout::JoinKeyContainsUniqueKey => g.first(el),
             StateLayout::HasUniqueKey => {
@@ -178,12 +189,31 @@ impl Ctx<'_> {
         }
     }
 
-    /// The other side's group of this key, if the key can match at all.
+    /// The other side's rows of this key, if the key can match at all.
     fn matches(&mut self) -> Option<&mut Group> {
-        if self.null_key {
-            return None;
+        (!self.null_key && !self.theirs.is_empty()).then_some(&mut *self.theirs)
+    }
+
+    /// Drops expired rows of both sides; returns how many went.
+    fn expire(&mut self) -> u64 {
+        let mut gone = 0;
+        for (g, side) in [(&mut *self.mine, self.me), (&mut *self.theirs, self.other)] {
+            if let Some(ttl) = side.ttl_ms {
+                gone += g.purge_expired(side.entry, ttl, self.now);
+            }
         }
-        self.theirs.find_mut(self.other, self.hash, self.key)
+        gone
+    }
+
+    /// Applies one change: the emission table's accumulate or retract half.
+    fn apply(&mut self, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
+        if kind.is_accumulate() {
+            accumulate(self, kind, row, out)
+        } else if retract(self, kind, row, out) {
+            Applied::Retracted
+        } else {
+            Applied::Absent
+        }
     }
 }
 
@@ -194,7 +224,7 @@ impl JoinEngine {
         let min_ttl = sides.iter().filter_map(|s| s.ttl_ms).min();
         Ok(JoinEngine {
             key_groups: (0..spec.key_groups.len())
-                .map(|_| KeyGroupState::default())
+                .map(|_| KeyTable::default())
                 .collect(),
             range: spec.key_groups,
             sides,
@@ -262,47 +292,67 @@ impl JoinEngine {
         let row = RowRef::new(&me.row_layout, rec.row);
         self.key.clear();
         me.join_key.write(&row, &mut self.key);
-        let [left, right] = &mut self.key_groups[(rec.key_group - self.range.start) as usize].sides;
-        let (mine, theirs) = if rec.side == Side::Left {
-            (left, right)
-        } else {
-            (right, left)
-        };
-        let mut ctx = Ctx {
-            input: rec.side,
-            me,
-            other: &self.sides[1 - s],
-            mine,
-            theirs,
-            key: &self.key,
-            hash: hash_key(&self.key),
-            null_key: me.join_key.has_null(&row),
-            row_buf: &mut self.row_buf,
-            now,
-        };
+        let table = &mut self.key_groups[(rec.key_group - self.range.start) as usize];
+        let (sides, now) = (&self.sides, now);
         let before = out.rows();
-        self.stats.expired_rows += expire_key(&mut ctx);
-        self.stats.records_in[s] += 1;
-        let result = if rec.kind.is_accumulate() {
-            self.stats.stored_rows += accumulate(&mut ctx, rec.kind, rec.row, out) as u64;
-            Ok(())
-        } else if retract(&mut ctx, rec.kind, rec.row, out) {
-            self.stats.stored_rows -= 1;
-            Ok(())
-        } else {
-            self.stats.absent_retractions += 1;
-            match self.policy {
-                RetractionPolicy::Ignore => Ok(()),
-                RetractionPolicy::Fail => Err(JoinError::AbsentRetraction {
-                    index,
-                    side: rec.side,
-                    kind: rec.kind,
-                    row: format_row(rec.kind, &Value::read_row(&row)),
-                }),
-            }
+        let mut expired = 0;
+        let mut run = |slot: &mut KeySlot| {
+            let [left, right] = &mut slot.sides;
+            let (mine, theirs) = if rec.side == Side::Left {
+                (left, right)
+            } else {
+                (right, left)
+            };
+            let mut ctx = Ctx {
+                input: rec.side,
+                me,
+                other: &sides[1 - s],
+                mine,
+                theirs,
+                null_key: me.join_key.has_null(&row),
+                row_buf: &mut self.row_buf,
+                now,
+            };
+            expired += ctx.expire();
+            ctx.apply(rec.kind, rec.row, out)
         };
+        let applied = match table.entry(sides, hash_key(&self.key), &self.key) {
+            SlotEntry::Occupied(mut o) => {
+                let applied = run(o.get_mut());
+                if o.get().is_empty() {
+                    o.remove();
+                }
+                applied
+            }
+            SlotEntry::Vacant(v) if rec.kind.is_accumulate() => {
+                let mut slot = KeySlot::default();
+                let applied = run(&mut slot);
+                v.insert(slot);
+                applied
+            }
+            SlotEntry::Vacant(_) => Applied::Absent,
+        };
+        self.stats.expired_rows += expired;
+        self.stats.stored_rows -= expired;
+        self.stats.records_in[s] += 1;
         self.stats.rows_out += (out.rows() - before) as u64;
-        result
+        match applied {
+            Applied::Added => self.stats.stored_rows += 1,
+            Applied::Retracted => self.stats.stored_rows -= 1,
+            Applied::Replaced => {}
+            Applied::Absent => {
+                self.stats.absent_retractions += 1;
+                if self.policy == RetractionPolicy::Fail {
+                    return Err(JoinError::AbsentRetraction {
+                        index,
+                        side: rec.side,
+                        kind: rec.kind,
+                        row: format_row(rec.kind, &Value::read_row(&row)),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Drops expired rows everywhere when half the shortest TTL has passed since the last sweep, so
@@ -315,32 +365,28 @@ impl JoinEngine {
             return;
         }
         self.last_sweep = now;
-        for kg in &mut self.key_groups {
-            for (side, table) in self.sides.iter().zip(kg.sides.iter_mut()) {
-                if let Some(ttl) = side.ttl_ms {
-                    table.retain_mut(|g| {
-                        self.stats.expired_rows += g.purge_expired(side.entry, ttl, now)
-                    });
+        let sides = &self.sides;
+        let mut expired = 0;
+        for table in &mut self.key_groups {
+            table.retain_mut(|slot| {
+                for (side, g) in sides.iter().zip(&mut slot.sides) {
+                    if let Some(ttl) = side.ttl_ms {
+                        expired += g.purge_expired(side.entry, ttl, now);
+                    }
                 }
-            }
+            });
         }
-        self.stats.stored_rows = self.count_rows();
+        self.stats.expired_rows += expired;
+        self.stats.stored_rows -= expired;
     }
 
-    /// Rows in state, counted from the tables.
-    pub(crate) fn count_rows(&self) -> u64 {
-        let mut n = 0;
-        for kg in &self.key_groups {
-            for (side, table) in self.sides.iter().zip(&kg.sides) {
-                for g in table.groups() {
-                    n += g
-                        .entries(side.entry)
-                        .map(|e| g.count(side.entry, &e) as u64)
-                        .sum::<u64>();
-                }
-            }
-        }
-        n
+    /// Every stored group with its side's declaration.
+    pub(crate) fn groups(&self) -> impl Iterator<Item = (&ResolvedSide, &Group)> {
+        self.key_groups
+            .iter()
+            .flat_map(KeyTable::slots)
+            .flat_map(|slot| self.sides.iter().zip(&slot.sides))
+            .filter(|(_, g)| !g.is_empty())
     }
 
     /// Size of the state, for metrics and benchmarks. Walks every group: call it per checkpoint or
@@ -350,35 +396,18 @@ impl JoinEngine {
             rows: self.stats.stored_rows,
             ..StateSize::default()
         };
-        for kg in &self.key_groups {
-            for (side, table) in self.sides.iter().zip(&kg.sides) {
-                size.heap_bytes += table.heap_bytes() as u64;
-                size.keys += table.len() as u64;
-                for g in table.groups() {
-                    size.row_bytes += g
-                        .entries(side.entry)
-                        .map(|e| e.row.len() as u64)
-                        .sum::<u64>();
-                }
-            }
+        for table in &self.key_groups {
+            size.heap_bytes += table.heap_bytes() as u64;
+            size.keys += table.len() as u64;
+        }
+        for (side, g) in self.groups() {
+            size.row_bytes += g
+                .entries(side.entry)
+                .map(|e| e.row.len() as u64)
+                .sum::<u64>();
         }
         size
     }
-}
-
-/// Purges expired rows of the record's key on both sides; returns how many went.
-fn expire_key(ctx: &mut Ctx<'_>) -> u64 {
-    let mut gone = 0;
-    for (table, side) in [(&mut *ctx.mine, ctx.me), (&mut *ctx.theirs, ctx.other)] {
-        let Some(ttl) = side.ttl_ms else { continue };
-        let now = ctx.now;
-        gone += table
-            .modify(side, ctx.hash, ctx.key, |g| {
-                g.purge_expired(side.entry, ttl, now)
-            })
-            .unwrap_or(0);
-    }
-    gone
 }
 
 /// Calls `f(group, entry, count, matches)` for every stored row of the other side's group (which
@@ -399,8 +428,8 @@ fn each_match(
     total
 }
 
-/// `+I`/`+U`: rows 1-4 of the table. Returns whether a row was added (not an upsert replacing one).
-fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> bool {
+/// `+I`/`+U`: rows 1-4 of the table.
+fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
     let stored = ctx.find_stored(row);
     let replaces = stored.is_some() && ctx.me.layout != StateLayout::NoUniqueKey;
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
@@ -428,17 +457,16 @@ fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWrit
         emit(out, input, RowKind::Insert, Some(row), None);
     }
     store(ctx, stored, row, total);
-    !replaces
+    if replaces {
+        Applied::Replaced
+    } else {
+        Applied::Added
+    }
 }
 
-/// Adds `row` to the input side's state, replacing or counting up `stored`.
+/// Adds `row` to the input side's rows, replacing or counting up `stored`.
 fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
-    let (el, now) = (ctx.me.entry, ctx.now);
-    let Some(g) = ctx.mine.find_mut(ctx.me, ctx.hash, ctx.key) else {
-        let mut g = Group::default();
-        g.push(el, row, 1, matches, now);
-        return ctx.mine.insert(ctx.me, ctx.hash, g);
-    };
+    let (el, now, g) = (ctx.me.entry, ctx.now, &mut *ctx.mine);
     match stored {
         Some(e) if ctx.me.layout == StateLayout::NoUniqueKey => {
             let count = g.count(el, &e) + 1;
@@ -457,11 +485,7 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     };
     let mut stored_row = std::mem::take(ctx.row_buf);
     stored_row.clear();
-    let mine = ctx
-        .mine
-        .find(ctx.me, ctx.hash, ctx.key)
-        .expect("found above");
-    stored_row.extend_from_slice(mine.row(&stored));
+    stored_row.extend_from_slice(ctx.mine.row(&stored));
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer { RowKind::Delete } else { kind };
     let (el, now) = (ctx.other.entry, ctx.now);
@@ -487,12 +511,11 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     true
 }
 
-/// Removes one copy of `stored` from the input side's state.
+/// Removes one copy of `stored` from the input side's rows.
 fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
-    let el = ctx.me.entry;
-    ctx.mine
-        .modify(ctx.me, ctx.hash, ctx.key, |g| match g.count(el, stored) {
-            c if c > 1 => g.set_count(el, stored, c - 1),
-            _ => g.remove(stored),
-        });
+    let (el, g) = (ctx.me.entry, &mut *ctx.mine);
+    match g.count(el, stored) {
+        c if c > 1 => g.set_count(el, stored, c - 1),
+        _ => g.remove(stored),
+    }
 }

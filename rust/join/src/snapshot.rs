@@ -12,9 +12,10 @@
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
-use crate::state::hash_key;
+use crate::state::{hash_key, KeySlot};
 use bincode::{BorrowDecode, Encode};
 use cdcjoin_model::RowRef;
+use hashbrown::hash_table::Entry as SlotEntry;
 
 /// Current snapshot format version.
 pub const FORMAT_VERSION: u32 = 1;
@@ -62,7 +63,7 @@ impl JoinEngine {
     pub fn key_groups_with_state(&self) -> Vec<u16> {
         (self.range.start..=self.range.end)
             .zip(&self.key_groups)
-            .filter(|(_, kg)| kg.sides.iter().any(|t| !t.is_empty()))
+            .filter(|(_, table)| !table.is_empty())
             .map(|(k, _)| k)
             .collect()
     }
@@ -80,9 +81,13 @@ impl JoinEngine {
             )));
         }
         let state = &self.key_groups[(kg - self.range.start) as usize];
-        let groups = state.sides.each_ref().map(|t| {
+        let groups = [0, 1].map(|i| {
             let mut buf = Vec::new();
-            for g in t.groups() {
+            for g in state
+                .slots()
+                .map(|slot| &slot.sides[i])
+                .filter(|g| !g.is_empty())
+            {
                 buf.extend_from_slice(&(g.bytes().len() as u32).to_le_bytes());
                 buf.extend_from_slice(g.bytes());
             }
@@ -162,18 +167,28 @@ impl JoinEngine {
                     .expect("from_bytes refuses empty groups");
                 spec.join_key
                     .write(&RowRef::new(&spec.row_layout, g.row(&first)), &mut key);
-                self.stats.stored_rows += g
+                let rows = g
                     .entries(spec.entry)
                     .map(|e| g.count(spec.entry, &e) as u64)
                     .sum::<u64>();
-                let table = &mut self.key_groups[(kg - self.range.start) as usize].sides[i];
-                let hash = hash_key(&key);
-                if table.find(spec, hash, &key).is_some() {
-                    return Err(err(
-                        "a join key is restored twice (the key group was restored already)".into(),
-                    ));
+                let table = &mut self.key_groups[(kg - self.range.start) as usize];
+                match table.entry(&self.sides, hash_key(&key), &key) {
+                    SlotEntry::Occupied(mut o) if o.get().sides[i].is_empty() => {
+                        o.get_mut().sides[i] = g
+                    }
+                    SlotEntry::Occupied(_) => {
+                        return Err(err(
+                            "a join key is restored twice (the key group was restored already)"
+                                .into(),
+                        ))
+                    }
+                    SlotEntry::Vacant(v) => {
+                        let mut slot = KeySlot::default();
+                        slot.sides[i] = g;
+                        v.insert(slot);
+                    }
                 }
-                table.insert(spec, hash, g);
+                self.stats.stored_rows += rows;
             }
         }
         Ok(())

@@ -1,13 +1,15 @@
-//! Per key group and side: the hash table from a join key to its [`Group`] of rows.
+//! Per key group: the hash table from a join key to the rows both sides hold under it.
 //!
-//! Tables hold only groups; the join key is projected from a group's first row when the table
-//! compares or rehashes, so a key costs no bytes of its own. One table per key group makes a
-//! snapshot of a key group a walk over one table, and restoring any subset of key groups (rescaling)
-//! a matter of filling the tables of the groups given.
+//! One slot per join key holds both sides' [`Group`]s, so a record costs one probe of one table,
+//! and the other side's rows are found in the same slot. Slots hold only groups; the join key is
+//! projected from a stored row when the table compares or rehashes, so a key costs no bytes of its
+//! own. One table per key group makes a snapshot of a key group a walk over one table, and
+//! restoring any subset of key groups (rescaling) a matter of filling the tables of the groups given.
 
 use crate::group::Group;
 use crate::spec::ResolvedSide;
 use cdcjoin_model::RowRef;
+use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
@@ -16,69 +18,63 @@ pub fn hash_key(key: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_cdc0_1a2b_3c4d).hash_one(key)
 }
 
-/// The groups of one side in one key group.
+/// Both sides' rows of one join key, indexed by [`crate::Side`].
+#[derive(Default, Debug)]
+pub struct KeySlot {
+    /// Left and right groups; either may be empty, not both once the record is processed.
+    pub sides: [Group; 2],
+}
+
+impl KeySlot {
+    /// True when neither side holds a row.
+    pub fn is_empty(&self) -> bool {
+        self.sides.iter().all(Group::is_empty)
+    }
+
+    /// A stored row and its side's declaration, to project the slot's key from.
+    fn some_row<'a>(
+        &'a self,
+        sides: &'a [ResolvedSide; 2],
+    ) -> Option<(&'a ResolvedSide, RowRef<'a>)> {
+        let (side, g) = sides.iter().zip(&self.sides).find(|(_, g)| !g.is_empty())?;
+        let first = g.first(side.entry)?;
+        Some((side, RowRef::new(&side.row_layout, g.row(&first))))
+    }
+
+    /// Whether the slot holds rows of the join key `key`.
+    fn has_key(&self, sides: &[ResolvedSide; 2], key: &[u8]) -> bool {
+        self.some_row(sides).is_some_and(|(side, row)| {
+            side.join_key
+                .has_key(&row, &RowRef::new(side.join_key.key_layout(), key))
+        })
+    }
+
+    /// The hash of the slot's join key (for rehashing).
+    fn hash(&self, sides: &[ResolvedSide; 2]) -> u64 {
+        let mut key = Vec::new();
+        if let Some((side, row)) = self.some_row(sides) {
+            side.join_key.write(&row, &mut key);
+        }
+        hash_key(&key)
+    }
+}
+
+/// The slots of one key group.
 #[derive(Default)]
-pub struct SideTable {
-    table: HashTable<Group>,
+pub struct KeyTable {
+    table: HashTable<KeySlot>,
 }
 
-/// Projects the join key of a group's first row into `scratch` (for rehashing).
-fn group_key<'s>(side: &ResolvedSide, g: &Group, scratch: &'s mut Vec<u8>) -> &'s [u8] {
-    scratch.clear();
-    let first = g
-        .first(side.entry)
-        .expect("groups in a table are never empty");
-    side.join_key
-        .write(&RowRef::new(&side.row_layout, g.row(&first)), scratch);
-    scratch
-}
-
-/// Whether a group holds rows of the join key `key`.
-fn group_has_key(side: &ResolvedSide, g: &Group, key: &[u8]) -> bool {
-    let first = g
-        .first(side.entry)
-        .expect("groups in a table are never empty");
-    let row = RowRef::new(&side.row_layout, g.row(&first));
-    side.join_key
-        .has_key(&row, &RowRef::new(side.join_key.key_layout(), key))
-}
-
-impl SideTable {
-    /// The group of `key` (with hash `hash`).
-    pub fn find(&self, side: &ResolvedSide, hash: u64, key: &[u8]) -> Option<&Group> {
-        self.table.find(hash, |g| group_has_key(side, g, key))
-    }
-
-    /// The group of `key`, mutable.
-    pub fn find_mut(&mut self, side: &ResolvedSide, hash: u64, key: &[u8]) -> Option<&mut Group> {
-        self.table.find_mut(hash, |g| group_has_key(side, g, key))
-    }
-
-    /// Stores a new, non-empty group for a key that has none.
-    pub fn insert(&mut self, side: &ResolvedSide, hash: u64, group: Group) {
-        debug_assert!(!group.is_empty());
-        self.table.insert_unique(hash, group, |g| {
-            hash_key(group_key(side, g, &mut Vec::new()))
-        });
-    }
-
-    /// Applies `f` to the group of `key`, if any, and drops the group if `f` leaves it empty.
-    pub fn modify<R>(
-        &mut self,
-        side: &ResolvedSide,
+impl KeyTable {
+    /// The slot of `key` (with hash `hash`), occupied or vacant.
+    pub fn entry<'t>(
+        &'t mut self,
+        sides: &[ResolvedSide; 2],
         hash: u64,
         key: &[u8],
-        f: impl FnOnce(&mut Group) -> R,
-    ) -> Option<R> {
-        let mut entry = self
-            .table
-            .find_entry(hash, |g| group_has_key(side, g, key))
-            .ok()?;
-        let result = f(entry.get_mut());
-        if entry.get().is_empty() {
-            entry.remove();
-        }
-        Some(result)
+    ) -> Entry<'t, KeySlot> {
+        self.table
+            .entry(hash, |s| s.has_key(sides, key), |s| s.hash(sides))
     }
 
     /// Number of join keys.
@@ -91,16 +87,16 @@ impl SideTable {
         self.table.is_empty()
     }
 
-    /// All groups (for snapshots and accounting).
-    pub fn groups(&self) -> impl Iterator<Item = &Group> {
+    /// All slots (for snapshots and accounting).
+    pub fn slots(&self) -> impl Iterator<Item = &KeySlot> {
         self.table.iter()
     }
 
-    /// Applies `f` to every group, dropping those it leaves empty (TTL sweeps).
-    pub fn retain_mut(&mut self, mut f: impl FnMut(&mut Group)) {
-        self.table.retain(|g| {
-            f(g);
-            !g.is_empty()
+    /// Applies `f` to every slot, dropping those it leaves empty (TTL sweeps).
+    pub fn retain_mut(&mut self, mut f: impl FnMut(&mut KeySlot)) {
+        self.table.retain(|s| {
+            f(s);
+            !s.is_empty()
         });
     }
 
@@ -110,20 +106,14 @@ impl SideTable {
         let table = if slots == 0 {
             0
         } else {
-            slots * std::mem::size_of::<Group>() + slots + 16
+            slots * std::mem::size_of::<KeySlot>() + slots + 16
         };
-        table + self.table.iter().map(|g| g.bytes().len()).sum::<usize>()
+        let groups: usize = self
+            .table
+            .iter()
+            .flat_map(|s| &s.sides)
+            .map(|g| g.bytes().len())
+            .sum();
+        table + groups
     }
-
-    /// Drops everything.
-    pub fn clear(&mut self) {
-        self.table = HashTable::new();
-    }
-}
-
-/// Both sides' tables of one key group.
-#[derive(Default)]
-pub struct KeyGroupState {
-    /// Left and right tables, indexed by [`crate::Side`].
-    pub sides: [SideTable; 2],
 }
