@@ -1,0 +1,169 @@
+# shellcheck shell=bash
+# Common settings and helpers for the e2e scripts. Source it; it defines no side effects beyond
+# variables and functions.
+#
+# Layout:
+#   $E2E_CACHE  installed things that survive runs (jars, Flink's lib/, the proof job): e2e/.cache
+#   $E2E_RUN    one run's throwaway state (Postgres data dir, Kafka log dirs, logs, pid files);
+#               wiped by run.sh at its start, kept after it for post-mortems.
+# Every port is on 127.0.0.1 and can be moved with its variable (e.g. two checkouts side by side).
+
+E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+E2E_CACHE="${E2E_CACHE:-$E2E_DIR/.cache}"
+E2E_RUN="${E2E_RUN:-$E2E_CACHE/run}"
+E2E_HOST=127.0.0.1
+
+# Versions (each comes from a package registry: Debian, Maven Central or PyPI).
+E2E_PG_MAJOR="${E2E_PG_MAJOR:-15}"               # Debian bookworm's postgresql-15
+E2E_KAFKA_VERSION=4.3.0                           # = Debezium 3.6.1.Final's <version.kafka>
+E2E_DEBEZIUM_VERSION=3.6.1.Final
+E2E_FLINK_VERSION=2.3.0                           # PyPI apache-flink-libraries==2.3.0 (flink-dist + lib/)
+
+# Ports (loopback only).
+E2E_PG_PORT="${E2E_PG_PORT:-15432}"
+E2E_KAFKA_PORT="${E2E_KAFKA_PORT:-19092}"
+E2E_KAFKA_CONTROLLER_PORT="${E2E_KAFKA_CONTROLLER_PORT:-19093}"
+E2E_CONNECT_PORT="${E2E_CONNECT_PORT:-18083}"
+E2E_FLINK_REST_PORT="${E2E_FLINK_REST_PORT:-18081}"
+E2E_FLINK_RPC_PORT="${E2E_FLINK_RPC_PORT:-16123}"
+E2E_FLINK_BLOB_PORT="${E2E_FLINK_BLOB_PORT:-16124}"
+E2E_FLINK_TM_RPC_PORTS="${E2E_FLINK_TM_RPC_PORTS:-16130-16139}"
+E2E_FLINK_TM_DATA_PORTS="${E2E_FLINK_TM_DATA_PORTS:-16140-16149}"
+
+# Names shared by the scripts and the jobs.
+E2E_PG_DB="${E2E_PG_DB:-e2e}"
+E2E_PG_USER=postgres
+E2E_TOPIC_PREFIX="${E2E_TOPIC_PREFIX:-e2e}"
+E2E_TOPIC_USERS="$E2E_TOPIC_PREFIX.public.users"
+E2E_TOPIC_DOMAINS="$E2E_TOPIC_PREFIX.public.domains"
+E2E_TOPIC_PARTITIONS="${E2E_TOPIC_PARTITIONS:-2}"
+# Debezium's JSON converter: false = plain envelopes {before,after,source,op,...};
+# true = schema-wrapped {schema,payload}. The product's decoder reads both.
+E2E_JSON_SCHEMAS="${E2E_JSON_SCHEMAS:-false}"
+# 4 slots per TaskManager: two proof jobs and two join jobs (inner, left), each at parallelism 2.
+E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-4}"
+
+E2E_JAVA="${E2E_JAVA:-java}"
+E2E_T0="${E2E_T0:-$(date +%s)}"
+export E2E_T0
+
+log() { printf '[e2e %s +%3ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - E2E_T0))" "$*"; }
+die() { log "ERROR: $*" >&2; exit 1; }
+
+# wait_port PORT SECONDS [NAME]: until something accepts TCP connections on 127.0.0.1:PORT.
+wait_port() {
+    local port=$1 secs=$2 name=${3:-port $1} i
+    for ((i = 0; i < secs * 5; i++)); do
+        if (exec 3<>"/dev/tcp/$E2E_HOST/$port") 2>/dev/null; then return 0; fi
+        sleep 0.2
+    done
+    die "$name: nothing listening on $E2E_HOST:$port after ${secs}s"
+}
+
+# poll_until SECONDS COMMAND...: polls COMMAND (quietly) every 0.5 s; 1 on time-out.
+poll_until() {
+    local secs=$1 i
+    shift
+    for ((i = 0; i < secs * 2; i++)); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.5
+    done
+    return 1
+}
+
+# wait_until SECONDS DESCRIPTION COMMAND...: poll_until, and die on time-out.
+wait_until() {
+    local secs=$1 what=$2
+    shift 2
+    poll_until "$secs" "$@" || die "timed out after ${secs}s waiting for: $what"
+}
+
+# sleep_until EPOCH_SECONDS
+sleep_until() {
+    local now
+    now=$(date +%s)
+    (($1 > now)) && sleep $(($1 - now))
+    return 0
+}
+
+pid_file() { echo "$E2E_RUN/pids/$1.pid"; }
+
+# start_bg NAME LOGFILE COMMAND...: starts COMMAND in the background (stdout and stderr appended
+# to LOGFILE, so a restarted process keeps its predecessor's output), records its pid under NAME.
+start_bg() {
+    local name=$1 logf=$2
+    shift 2
+    mkdir -p "$E2E_RUN/pids" "$(dirname "$logf")"
+    nohup "$@" >>"$logf" 2>&1 </dev/null &
+    echo $! >"$(pid_file "$name")"
+}
+
+# is_running NAME: its recorded pid is alive.
+is_running() {
+    local f
+    f=$(pid_file "$1")
+    [[ -f $f ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# stop_pid NAME [SECONDS]: SIGTERM the recorded pid, SIGKILL after SECONDS (default 20).
+stop_pid() {
+    local name=$1 secs=${2:-20} f pid i
+    f=$(pid_file "$name")
+    [[ -f $f ]] || return 0
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" 2>/dev/null || true
+        for ((i = 0; i < secs * 5; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "$name (pid $pid) did not stop in ${secs}s: SIGKILL"
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+    fi
+    # reap it if it is our child, so that no zombie is left behind
+    wait "$pid" 2>/dev/null || true
+    rm -f "$f"
+}
+
+# kill9_pid NAME: SIGKILL at once (failure injection).
+kill9_pid() {
+    local f pid
+    f=$(pid_file "$1")
+    [[ -f $f ]] || die "$1 has no pid file"
+    pid=$(cat "$f")
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+    rm -f "$f"
+}
+
+# leftover_pids: pids of processes whose command line names this run's directory (ours only).
+leftover_pids() {
+    local p
+    for p in /proc/[0-9]*; do
+        [[ -r $p/cmdline ]] || continue
+        if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$E2E_RUN/"; then
+            echo "${p#/proc/}"
+        fi
+    done
+}
+
+# classpath DIR: all jars in DIR joined with ':' (sorted, so the order is stable).
+classpath() {
+    local dir=$1
+    find "$dir" -maxdepth 1 -name '*.jar' | sort | paste -sd: -
+}
+
+# psql against the e2e database (extra args are passed on).
+e2e_psql() {
+    psql -X -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" "$@"
+}
+
+pg_bin() {
+    local b
+    for b in "/usr/lib/postgresql/$E2E_PG_MAJOR/bin" /usr/lib/postgresql/*/bin; do
+        [[ -x $b/initdb ]] && { echo "$b"; return 0; }
+    done
+    return 1
+}

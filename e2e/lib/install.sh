@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Installs everything the e2e pipeline needs, idempotently, from package registries only:
+#   PostgreSQL            Debian packages (apt-get)                      /usr/lib/postgresql/15
+#   Kafka broker+Connect  Maven Central (e2e/deps/kafka/pom.xml)         $E2E_CACHE/kafka-<v>/lib
+#   Debezium PG connector Maven Central (e2e/deps/debezium/pom.xml)      $E2E_CACHE/connect-plugins/...
+#   Flink 2.3.0           PyPI apache-flink-libraries (flink-dist, lib/) $E2E_CACHE/flink-<v>
+#   proof job             built with Maven (e2e/jobs/topic-count)        $E2E_CACHE/jobs/
+# Each step is skipped when its output is there and its inputs (pom) did not change.
+#
+# usage: e2e/lib/install.sh [all|postgres|kafka|debezium|flink|jobs]...
+set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+MVN=(mvn -B -q -Dstyle.color=never)
+mvn_q() {
+    # Maven quietly; its output is shown only when it fails
+    local out
+    out=$(mktemp)
+    if ! "${MVN[@]}" "$@" >"$out" 2>&1; then
+        cat "$out" >&2
+        rm -f "$out"
+        die "mvn $* failed"
+    fi
+    rm -f "$out"
+}
+
+stamp_ok() { [[ -f $1 && "$(cat "$1")" == "$2" ]]; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+apt_install() {
+    [[ $(id -u) -eq 0 ]] || die "need root to apt-get install $*"
+    if [[ ! -f $E2E_CACHE/.apt-updated ]] || ! apt-cache policy "$1" | grep -q Candidate; then
+        apt-get update -qq
+        mkdir -p "$E2E_CACHE" && touch "$E2E_CACHE/.apt-updated"
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+install_tools() {
+    command -v java >/dev/null || apt_install openjdk-17-jdk-headless
+    command -v mvn >/dev/null || apt_install maven
+    command -v curl >/dev/null || apt_install curl
+    command -v python3 >/dev/null || apt_install python3
+    local jv
+    jv=$("$E2E_JAVA" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
+    [[ ${jv%%.*} -ge 17 ]] || die "Java 17+ needed (Kafka 4, Debezium 3, Flink 2); found $jv"
+}
+
+install_postgres() {
+    if ! pg_bin >/dev/null || ! command -v psql >/dev/null; then
+        log "install: PostgreSQL $E2E_PG_MAJOR from Debian packages"
+        apt_install "postgresql-$E2E_PG_MAJOR" "postgresql-client-$E2E_PG_MAJOR"
+    fi
+    log "install: PostgreSQL ok: $("$(pg_bin)/postgres" --version)"
+}
+
+install_kafka() {
+    local pom=$E2E_DIR/deps/kafka/pom.xml dir=$E2E_CACHE/kafka-$E2E_KAFKA_VERSION h
+    h=$(hash_of "$pom")
+    if ! stamp_ok "$dir/.stamp" "$h"; then
+        log "install: Kafka $E2E_KAFKA_VERSION (broker, tools, Connect runtime, JSON converter) from Maven Central"
+        rm -rf "$dir" && mkdir -p "$dir"
+        mvn_q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir/lib"
+        echo "$h" >"$dir/.stamp"
+    fi
+    log "install: Kafka ok: $(find "$dir/lib" -name '*.jar' | wc -l) jars in $dir/lib"
+}
+
+install_debezium() {
+    local pom=$E2E_DIR/deps/debezium/pom.xml dir=$E2E_CACHE/connect-plugins/debezium-connector-postgres h
+    h=$(hash_of "$pom")
+    if ! stamp_ok "$dir/.stamp" "$h"; then
+        log "install: Debezium $E2E_DEBEZIUM_VERSION Postgres connector (Connect plugin) from Maven Central"
+        rm -rf "$dir" && mkdir -p "$dir"
+        # Kafka's own API, client and compression libraries come from the worker, as in
+        # Debezium's plugin archive.
+        mvn_q -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" \
+            -DexcludeArtifactIds=connect-api,kafka-clients,slf4j-api,snappy-java,lz4-java,zstd-jni
+        echo "$h" >"$dir/.stamp"
+    fi
+    log "install: Debezium ok: $(find "$dir" -name '*.jar' | wc -l) jars in $dir"
+}
+
+install_flink() {
+    local dir=$E2E_CACHE/flink-$E2E_FLINK_VERSION dl=$E2E_CACHE/downloads
+    local whl=$dl/apache_flink_libraries-$E2E_FLINK_VERSION-py2.py3-none-any.whl
+    if ! stamp_ok "$dir/.stamp" "$E2E_FLINK_VERSION"; then
+        if [[ ! -f $whl ]]; then
+            log "install: Flink $E2E_FLINK_VERSION from PyPI (apache-flink-libraries ships flink-dist and lib/)"
+            mkdir -p "$dl"
+            python3 -m pip download -q --no-deps --only-binary=:all: -d "$dl" \
+                "apache-flink-libraries==$E2E_FLINK_VERSION"
+        fi
+        rm -rf "$dir" && mkdir -p "$dir"
+        # Lay it out as a Flink distribution: lib/ (flink-dist, table, log4j), opt/, plugins/,
+        # and bin/bash-java-utils.jar (what Flink's own start scripts use to derive memory flags).
+        python3 - "$whl" "$dir" <<'EOF'
+import sys, zipfile, os
+whl, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(whl) as z:
+    for n in z.namelist():
+        if n.endswith('/'):
+            continue
+        for prefix in ('pyflink/lib/', 'pyflink/opt/', 'pyflink/plugins/', 'pyflink/bin/'):
+            if n.startswith(prefix) and not n.startswith('pyflink/opt/python/'):
+                dst = os.path.join(out, n[len('pyflink/'):])
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                with z.open(n) as src, open(dst, 'wb') as f:
+                    f.write(src.read())
+EOF
+        # the Python-only opt jars are not needed by a Java job; keep the directory lean
+        rm -f "$dir"/opt/flink-python-*.jar
+        echo "$E2E_FLINK_VERSION" >"$dir/.stamp"
+        rm -f "$whl"   # 329 MB, all of it now under $dir
+    fi
+    [[ -f $dir/lib/flink-dist-$E2E_FLINK_VERSION.jar ]] || die "flink-dist missing in $dir/lib"
+    log "install: Flink ok: $dir ($(ls "$dir/lib" | wc -l) jars in lib/)"
+}
+
+install_jobs() {
+    local src=$E2E_DIR/jobs/topic-count out=$E2E_CACHE/jobs h
+    h=$(find "$src/pom.xml" "$src/src" -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+    if ! stamp_ok "$out/topic-count.stamp" "$h" || [[ ! -f $out/e2e-topic-count.jar ]]; then
+        log "install: building the proof job e2e/jobs/topic-count (Maven)"
+        mkdir -p "$out"
+        mvn_q -f "$src/pom.xml" package
+        cp "$src/target/e2e-topic-count-0.jar" "$out/e2e-topic-count.jar"
+        echo "$h" >"$out/topic-count.stamp"
+    fi
+    log "install: proof job ok: $out/e2e-topic-count.jar"
+}
+
+main() {
+    local what=("$@")
+    [[ ${#what[@]} -gt 0 ]] || what=(all)
+    mkdir -p "$E2E_CACHE"
+    install_tools
+    for w in "${what[@]}"; do
+        case $w in
+            all) install_postgres; install_kafka; install_debezium; install_flink; install_jobs ;;
+            postgres) install_postgres ;;
+            kafka) install_kafka ;;
+            debezium) install_debezium ;;
+            flink) install_flink ;;
+            jobs) install_jobs ;;
+            *) die "unknown install target: $w" ;;
+        esac
+    done
+}
+
+main "$@"

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The data mart's checks: row-by-row comparison of a mart table with the join over the sources.
+#
+# usage: e2e/lib/mart.sh COMMAND
+#   compare inner|left        one comparison (sql/compare.sql); exit 0 iff equal
+#   wait inner|left [SECS]    compares every second until equal (default 120 s); prints the time
+#   selftest                  tests the comparison itself without the product's job: fills both
+#                             marts with the join (sql/fill_mart.sql) -> equal; perturbs them
+#                             (a changed name, a lost row, a duplicate) -> must differ; upserts
+#                             through the marts' keys as a changelog sink would -> equal again
+#   clear                     empties both mart tables
+#
+# inner = mart.users_domains      vs users JOIN domains ON users.id = domains.user_id
+# left  = mart.users_domains_left vs users LEFT JOIN domains ON users.id = domains.user_id
+set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SQL=$E2E_DIR/sql
+
+mart_of() {
+    case $1 in
+        inner) echo "mart.users_domains mart.expected_users_domains" ;;
+        left) echo "mart.users_domains_left mart.expected_users_domains_left" ;;
+        *) die "join must be inner or left, not '$1'" ;;
+    esac
+}
+
+compare() {
+    local m e
+    read -r m e <<<"$(mart_of "$1")"
+    e2e_psql -q -v mart="$m" -v expected="$e" -v limit="${2:-10}" -f "$SQL/compare.sql" 2>&1 |
+        grep -v 'mart differs from the join' | sed '/^CONTEXT:/d'
+    return "${PIPESTATUS[0]}"
+}
+
+wait_converged() {
+    local join=$1 secs=${2:-120} t0 out
+    t0=$(date +%s.%N)
+    while true; do
+        if out=$(compare "$join" 5); then
+            log "mart: converged ($join) in $(python3 -c "import time; print(round(time.time() - $t0, 1))") s: $(echo "$out" | grep '^COMPARE')"
+            return 0
+        fi
+        if (($(date +%s) - ${t0%.*} >= secs)); then
+            echo "$out"
+            log "mart: NOT converged ($join) after ${secs}s"
+            return 1
+        fi
+        sleep 1
+    done
+}
+
+expect_differ() {
+    local join=$1 what=$2 out
+    if out=$(compare "$join" 3); then
+        echo "$out"
+        die "selftest: comparison missed: $what"
+    fi
+    log "selftest: $what -> detected: $(echo "$out" | grep '^COMPARE')"
+}
+
+expect_same() {
+    local join=$1 what=$2 out
+    out=$(compare "$join") || { echo "$out"; die "selftest: comparison failed after: $what"; }
+    log "selftest: $what -> $(echo "$out" | grep '^COMPARE')"
+}
+
+fill() {
+    local m e
+    read -r m e <<<"$(mart_of "$1")"
+    e2e_psql -q -v mart="$m" -v expected="$e" -f "$SQL/fill_mart.sql"
+}
+
+selftest() {
+    local j
+    for j in inner left; do
+        fill "$j"
+        expect_same "$j" "$j mart filled with the join"
+    done
+    [[ $(e2e_psql -tAc 'select count(*) from mart.users_domains') -gt 0 ]] || die "selftest needs source rows joined"
+
+    # perturbations the comparison must catch
+    e2e_psql -q -c "update mart.users_domains set firstname = coalesce(firstname, '') || 'X' where domain_id = (select min(domain_id) from mart.users_domains)"
+    expect_differ inner "one changed firstname"
+    fill inner
+    e2e_psql -q -c "delete from mart.users_domains where domain_id = (select max(domain_id) from mart.users_domains)"
+    expect_differ inner "one lost row"
+    fill inner
+    e2e_psql -q -c "delete from mart.users_domains_left where domain_id is null and id = (select min(id) from mart.users_domains_left where domain_id is null)"
+    expect_differ left "one lost null-padded row"
+    fill left
+    e2e_psql -q -c "alter table mart.users_domains_left drop constraint users_domains_left_key"
+    e2e_psql -q -c "insert into mart.users_domains_left select * from mart.users_domains_left limit 1"
+    expect_differ left "one duplicated row"
+    fill left
+    e2e_psql -q -c "alter table mart.users_domains_left add constraint users_domains_left_key unique nulls not distinct (id, domain_id)"
+
+    # the marts' keys take a changelog sink's upserts and deletes (+I/+U upsert, -U/-D delete),
+    # including the left join's null-padded rows (domain_id NULL)
+    e2e_psql -q <<'EOF'
+BEGIN;
+-- -D then +I of the same row through the key, then an upsert of an existing row: net no change
+CREATE TEMP TABLE _r ON COMMIT DROP AS
+    SELECT * FROM mart.users_domains WHERE domain_id = (SELECT min(domain_id) FROM mart.users_domains);
+DELETE FROM mart.users_domains WHERE domain_id IN (SELECT domain_id FROM _r);
+INSERT INTO mart.users_domains SELECT * FROM _r
+    ON CONFLICT (domain_id) DO UPDATE SET id = EXCLUDED.id, firstname = EXCLUDED.firstname,
+        lastname = EXCLUDED.lastname, user_id = EXCLUDED.user_id, domain_name = EXCLUDED.domain_name;
+INSERT INTO mart.users_domains SELECT * FROM _r
+    ON CONFLICT (domain_id) DO UPDATE SET id = EXCLUDED.id, firstname = EXCLUDED.firstname,
+        lastname = EXCLUDED.lastname, user_id = EXCLUDED.user_id, domain_name = EXCLUDED.domain_name;
+-- an upsert of an existing null-padded row must hit the (id, NULL) key, not add a row
+INSERT INTO mart.users_domains_left
+    SELECT * FROM mart.users_domains_left WHERE domain_id IS NULL LIMIT 1
+    ON CONFLICT (id, domain_id) DO UPDATE SET firstname = EXCLUDED.firstname, lastname = EXCLUDED.lastname;
+COMMIT;
+EOF
+    expect_same inner "delete + upsert through domain_id"
+    expect_same left "upsert of a null-padded row through (id, domain_id) NULLS NOT DISTINCT"
+    e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left"
+    log "selftest: PASS (marts emptied again)"
+}
+
+cmd=${1:-}
+shift || true
+case $cmd in
+    compare) compare "$@" ;;
+    wait) wait_converged "$@" ;;
+    selftest) selftest ;;
+    fill) fill "$1" ;;
+    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left" ;;
+    *) die "usage: $0 compare inner|left | wait inner|left [SECS] | selftest | fill inner|left | clear" ;;
+esac

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# The end-to-end scenario, one script: PostgreSQL -> Debezium (Kafka Connect) -> Kafka -> a
+# standalone Flink 2.3.0 cluster (1 JobManager + 2 TaskManagers, separate JVMs) -> PostgreSQL mart.
+# Everything is installed from package registries (e2e/lib/install.sh), started on 127.0.0.1, and
+# stopped on exit, whatever happens (trap): no process of the run is left behind.
+#
+#   e2e/run.sh                 the scenario; exit 0 iff every check passed
+#
+# Environment (all optional):
+#   E2E_STATEMENTS=3000 E2E_RATE=50    workload size and steady rate (statements per second)
+#   E2E_USERS=300 E2E_DOMAINS=600      rows in the initial snapshot
+#   E2E_SEED=42                        workload seed (deterministic)
+#   E2E_KILL_TM=1                      kill -9 TaskManager tm-2 a third into the workload, restart it
+#   E2E_JOIN_JAR=path.jar              the product's join job (see HOOK below); unset = not run yet
+#   E2E_JOIN_CLASS=...                 its entry class (default dev.cdcjoin.flink.e2e.UsersDomainsMartJob)
+#   E2E_JOIN_TYPES="inner left"        which marts to fill: one job per join type
+#   E2E_CONVERGE_SECS=120              how long the mart may take to converge after the workload
+#   E2E_SKIP_INSTALL=1                 skip install.sh (already installed)
+# Ports, versions, paths: e2e/lib/common.sh.
+set -euo pipefail
+E2E_T0=$(date +%s)
+export E2E_T0
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LIB=$E2E_DIR/lib
+
+STATEMENTS=${E2E_STATEMENTS:-3000}
+RATE=${E2E_RATE:-50}
+USERS=${E2E_USERS:-300}
+DOMAINS=${E2E_DOMAINS:-600}
+SEED=${E2E_SEED:-42}
+KILL_TM=${E2E_KILL_TM:-1}
+JOIN_TYPES=${E2E_JOIN_TYPES:-inner left}
+JOIN_CLASS=${E2E_JOIN_CLASS:-dev.cdcjoin.flink.e2e.UsersDomainsMartJob}
+CONVERGE_SECS=${E2E_CONVERGE_SECS:-120}
+BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
+TOPICS="$E2E_TOPIC_USERS,$E2E_TOPIC_DOMAINS"
+PROOF_JAR=$E2E_CACHE/jobs/e2e-topic-count.jar
+PROOF_CLASS=dev.cdcjoin.e2e.TopicCountJob
+WL=$E2E_RUN/workload
+
+RESULTS=()   # "name|PASS/FAIL/SKIP|detail"
+result() { RESULTS+=("$1|$2|$3"); log "check: $1: $2 ($3)"; }
+failed() { local r; for r in "${RESULTS[@]}"; do [[ $r == *"|FAIL|"* ]] && return 0; done; return 1; }
+
+FEED_PID=""
+cleanup() {
+    local rc=$? pids
+    trap - EXIT INT TERM
+    set +e
+    log "stopping everything"
+    [[ -n $FEED_PID ]] && kill "$FEED_PID" 2>/dev/null && wait "$FEED_PID" 2>/dev/null
+    "$LIB/flink.sh" stop
+    "$LIB/connect.sh" stop
+    "$LIB/kafka.sh" stop
+    "$LIB/postgres.sh" stop
+    pids=$(leftover_pids | tr '\n' ' ')
+    if [[ -n ${pids// /} ]]; then
+        log "left over (killing): $pids"
+        # shellcheck disable=SC2086
+        kill -9 $pids 2>/dev/null
+        rc=1
+    else
+        log "no process of this run is left"
+    fi
+    summary "$rc"
+    exit "$rc"
+}
+
+summary() {
+    local rc=$1 r name st detail verdict=PASS
+    echo
+    echo "================================ e2e summary ================================"
+    echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
+    echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
+    echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
+    [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
+import json, sys
+e = json.load(open(sys.argv[1]))
+try:
+    f = json.load(open(sys.argv[2]))
+except Exception:
+    f = {}
+print("workload:   snapshot %d users + %d domains; %d statements at %s/s (achieved %s/s in %ss)" % (
+    e["snapshot_rows"]["users"], e["snapshot_rows"]["domains"], e["statements"], f.get("target_rate", "?"),
+    f.get("rate", "?"), f.get("seconds", "?")))
+print("            mix: " + ", ".join("%s %d" % kv for kv in e["mix"].items()))
+print("debezium:   expected records users %d, domains %d (by op: %s)" % (e["records"]["users"], e["records"]["domains"],
+    "; ".join(t + " " + " ".join("%s=%d" % kv for kv in sorted(v.items())) for t, v in e["events"].items())))
+fr = e["final_rows"]
+print("sources:    final users %d, domains %d; join rows inner %d, left %d" % (fr["users"], fr["domains"], fr["inner_join"], fr["left_join"]))
+EOF
+    for r in "${RESULTS[@]}"; do
+        IFS='|' read -r name st detail <<<"$r"
+        printf '  %-4s  %-34s %s\n' "$st" "$name" "$detail"
+        [[ $st == FAIL ]] && verdict=FAIL
+    done
+    [[ $rc -ne 0 ]] && verdict=FAIL
+    echo "total time: $(($(date +%s) - E2E_T0)) s; logs and data: $E2E_RUN"
+    echo "RESULT: $verdict"
+    echo "============================================================================="
+}
+
+# ------------------------------------------------------------------------------------------------
+# 0. install (idempotent) and a clean run directory
+# ------------------------------------------------------------------------------------------------
+[[ ${E2E_SKIP_INSTALL:-0} == 1 ]] || "$LIB/install.sh" all
+if [[ -d $E2E_RUN && -n $(leftover_pids) ]]; then
+    die "processes of a previous run are still alive: $(leftover_pids | tr '\n' ' ') (stop them: e2e/lib/{flink,connect,kafka,postgres}.sh stop)"
+fi
+rm -rf "$E2E_RUN"
+mkdir -p "$E2E_RUN" "$WL"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+python3 "$LIB/workload.py" generate --out "$WL" --seed "$SEED" --users "$USERS" --domains "$DOMAINS" \
+    --statements "$STATEMENTS" >"$WL/generate.json"
+log "workload: generated $STATEMENTS statements (seed $SEED): $(cat "$WL/generate.json")"
+
+# ------------------------------------------------------------------------------------------------
+# 1. PostgreSQL: source tables (REPLICA IDENTITY FULL), mart tables, the snapshot's rows
+# ------------------------------------------------------------------------------------------------
+"$LIB/postgres.sh" start
+e2e_psql -q -f "$E2E_DIR/sql/schema.sql"
+e2e_psql -q -f "$WL/snapshot.sql"
+log "postgres: schema created, snapshot rows loaded: $(e2e_psql -tAc "select (select count(*) from users) || ' users, ' || (select count(*) from domains) || ' domains'")"
+
+# ------------------------------------------------------------------------------------------------
+# 2. Kafka (KRaft) and Kafka Connect with Debezium; wait for Debezium's initial snapshot
+# ------------------------------------------------------------------------------------------------
+"$LIB/kafka.sh" start
+"$LIB/connect.sh" start
+snapshot_in_kafka() { "$LIB/kafka.sh" offsets "$E2E_TOPIC_USERS" "$E2E_TOPIC_DOMAINS" | python3 "$LIB/counts.py" snapshot "$WL/expected.json" "$E2E_TOPIC_PREFIX"; }
+wait_until 120 "Debezium's snapshot in Kafka" snapshot_in_kafka
+log "debezium: snapshot in Kafka: $(snapshot_in_kafka | tr -s ' ' | paste -sd';' -)"
+
+# ------------------------------------------------------------------------------------------------
+# 3. Flink cluster; the proof job (Kafka source over both topics, counts per op), parallelism 2
+# ------------------------------------------------------------------------------------------------
+"$LIB/flink.sh" start 2
+TM_OUTS=("$E2E_RUN"/flink/log/taskmanager-1.out "$E2E_RUN"/flink/log/taskmanager-2.out)
+PROOF_ARGS=(--bootstrap "$BOOTSTRAP" --topics "$TOPICS" --checkpoint-ms 2000)
+t=$(date +%s)
+PROOF_A=$("$LIB/flink.sh" submit "$PROOF_JAR" "$PROOF_CLASS" 2 "${PROOF_ARGS[@]}" --group e2e-count-a) ||
+    die "submission of the proof job failed"
+"$LIB/flink.sh" wait-running "$PROOF_A" 120
+log "flink: proof job A $PROOF_A RUNNING $(($(date +%s) - t)) s after upload (POST /jars/upload, POST /jars/:id/run)"
+spread=$("$LIB/flink.sh" tms "$PROOF_A" | awk -F'\t' '/^Source/ {print $2}' | sort -u | paste -sd, -)
+if [[ $spread == "tm-1,tm-2" ]]; then
+    result "proof job parallelism 2 on 2 TMs" PASS "source subtasks on $spread"
+else
+    result "proof job parallelism 2 on 2 TMs" FAIL "source subtasks on '$spread'"
+fi
+
+# ================================================================================================
+# HOOK: the product's join job. It is submitted here, before the workload, like the proof job:
+# one job per join type, each filling its mart table from the two topics. The arguments below are
+# the contract proposed to the job's author; change join_job_args when the job lands.
+# ================================================================================================
+join_job_args() {
+    local join=$1 table
+    case $join in inner) table=mart.users_domains ;; left) table=mart.users_domains_left ;; esac
+    echo --bootstrap "$BOOTSTRAP" \
+        --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" \
+        --group "e2e-join-$join" --join "$join" \
+        --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
+        --mart-table "$table" --checkpoint-ms 2000
+}
+declare -A JOIN_JOB=()
+if [[ -n ${E2E_JOIN_JAR:-} ]]; then
+    for j in $JOIN_TYPES; do
+        # shellcheck disable=SC2046
+        JOIN_JOB[$j]=$("$LIB/flink.sh" submit "$E2E_JOIN_JAR" "$JOIN_CLASS" 2 $(join_job_args "$j")) ||
+            { result "join job $j submitted" FAIL "$E2E_JOIN_JAR $JOIN_CLASS: see the REST answer above"; exit 1; }
+        "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120
+        log "join job ($j): ${JOIN_JOB[$j]} RUNNING on $("$LIB/flink.sh" tms "${JOIN_JOB[$j]}" | cut -f2 | sort -u | paste -sd, -)"
+    done
+else
+    log "join job: E2E_JOIN_JAR not set: the product's join job is not run (the mart checks below test themselves instead)"
+fi
+# ================================================================================================
+
+# ------------------------------------------------------------------------------------------------
+# 4. the workload at a steady rate; mid-run: kill -9 a TaskManager, and a second job submitted
+# ------------------------------------------------------------------------------------------------
+log "workload: $STATEMENTS statements at $RATE/s through psql"
+python3 "$LIB/workload.py" feed --file "$WL/stream.sql" --rate "$RATE" -- \
+    psql -X -q -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" \
+    >"$WL/feed.json" 2>"$WL/feed.err" &
+FEED_PID=$!
+FEED_T0=$(date +%s)
+DURATION=$(python3 -c "print(int($STATEMENTS / $RATE))")
+
+sleep_until $((FEED_T0 + DURATION / 3))
+if [[ $KILL_TM == 1 ]]; then
+    failures_before=$("$LIB/flink.sh" failures "$PROOF_A")
+    t=$(date +%s)
+    "$LIB/flink.sh" kill-tm 2
+    sleep 2
+    "$LIB/flink.sh" start-tm 2
+    wait_until 60 "proof job A noticed the lost TaskManager" \
+        bash -c "[[ \$('$LIB/flink.sh' failures '$PROOF_A') -gt $failures_before ]]"
+    "$LIB/flink.sh" wait-running "$PROOF_A" 120
+    for j in "${!JOIN_JOB[@]}"; do "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120; done
+    result "kill -9 tm-2, jobs recover" PASS "restarted from checkpoint, RUNNING again after $(($(date +%s) - t)) s (completed checkpoints of A: $("$LIB/flink.sh" checkpoints "$PROOF_A"))"
+fi
+
+sleep_until $((FEED_T0 + 2 * DURATION / 3))
+t=$(date +%s)
+PROOF_B=$("$LIB/flink.sh" submit "$PROOF_JAR" "$PROOF_CLASS" 2 "${PROOF_ARGS[@]}" --group e2e-count-b) ||
+    die "submission of the second proof job failed"
+"$LIB/flink.sh" wait-running "$PROOF_B" 120
+log "flink: proof job B $PROOF_B (same JAR, its own class loader) RUNNING beside A after $(($(date +%s) - t)) s"
+
+wait "$FEED_PID" || { FEED_PID=""; cat "$WL/feed.err"; die "workload failed"; }
+FEED_PID=""
+log "workload: done: $(cat "$WL/feed.json")"
+
+# ------------------------------------------------------------------------------------------------
+# 5. counts: Debezium records in Kafka, and what the proof jobs read, against the workload's model
+# ------------------------------------------------------------------------------------------------
+src=$(e2e_psql -tAc "select (select count(*) from users) || ' ' || (select count(*) from domains) || ' ' || (select count(*) from mart.expected_users_domains) || ' ' || (select count(*) from mart.expected_users_domains_left)")
+model=$(python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['final_rows']; print(f['users'], f['domains'], f['inner_join'], f['left_join'])" "$WL/expected.json")
+if [[ $src == "$model" ]]; then
+    result "source tables = workload model" PASS "users domains inner-join left-join rows: $src"
+else
+    result "source tables = workload model" FAIL "database: $src, model: $model"
+fi
+kafka_counts() { "$LIB/kafka.sh" offsets "$E2E_TOPIC_USERS" "$E2E_TOPIC_DOMAINS" | python3 "$LIB/counts.py" kafka "$WL/expected.json" "$E2E_TOPIC_PREFIX"; }
+t=$(date +%s)
+poll_until 120 kafka_counts || true
+if out=$(kafka_counts); then
+    result "Debezium records in Kafka" PASS "$(echo "$out" | awk '{print $1"="$3}' | paste -sd' ' -), all in $(($(date +%s) - t)) s after the workload"
+else
+    result "Debezium records in Kafka" FAIL "$(echo "$out" | paste -sd';' -)"
+fi
+job_counts() { python3 "$LIB/counts.py" job "$WL/expected.json" "$E2E_TOPIC_PREFIX" "e2e-count-$1" "${TM_OUTS[@]}"; }
+for job in a b; do
+    poll_until 60 job_counts "$job" || true
+    if out=$(job_counts "$job"); then
+        result "proof job ${job^^} counts per op" PASS "$(echo "$out" | awk '{$2=$3=""; print}' | tr -s ' ' | paste -sd';' -)"
+    else
+        result "proof job ${job^^} counts per op" FAIL "$(echo "$out" | paste -sd';' -)"
+    fi
+done
+log "flink: cancelling the proof jobs"
+"$LIB/flink.sh" cancel "$PROOF_B"
+"$LIB/flink.sh" cancel "$PROOF_A"
+
+# ================================================================================================
+# HOOK: the mart, compared row by row with the join over the source tables (e2e/sql/compare.sql).
+# With the product's job: wait until each mart converges. Without it: the comparison tests itself
+# (fills the marts with that very join, perturbs them, checks the keys take upserts), then runs
+# the same convergence wait that the job's marts will go through.
+# ================================================================================================
+if [[ -n ${E2E_JOIN_JAR:-} ]]; then
+    for j in $JOIN_TYPES; do
+        if "$LIB/mart.sh" wait "$j" "$CONVERGE_SECS" | tee "$E2E_RUN/mart-$j.txt"; then
+            result "mart converged ($j join)" PASS "$(grep -o 'in [0-9.]* s.*' "$E2E_RUN/mart-$j.txt" | head -1)"
+        else
+            result "mart converged ($j join)" FAIL "see $E2E_RUN/mart-$j.txt"
+        fi
+        result "join job $j still RUNNING" "$([[ $("$LIB/flink.sh" status "${JOIN_JOB[$j]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOIN_JOB[$j]}"
+    done
+else
+    if "$LIB/mart.sh" selftest >"$E2E_RUN/mart-selftest.txt" 2>&1; then
+        result "mart comparison self-test" PASS "equal/perturbed/upserted marts judged right ($(grep -c detected "$E2E_RUN/mart-selftest.txt") perturbations caught)"
+    else
+        cat "$E2E_RUN/mart-selftest.txt"
+        result "mart comparison self-test" FAIL "see $E2E_RUN/mart-selftest.txt"
+    fi
+    for j in $JOIN_TYPES; do
+        "$LIB/mart.sh" fill "$j"
+        if "$LIB/mart.sh" wait "$j" 10 >"$E2E_RUN/mart-$j.txt" 2>&1; then
+            result "mart compare ($j), filled by SQL" PASS "$(grep -o 'COMPARE.*' "$E2E_RUN/mart-$j.txt")"
+        else
+            result "mart compare ($j), filled by SQL" FAIL "see $E2E_RUN/mart-$j.txt"
+        fi
+    done
+    "$LIB/mart.sh" clear
+    result "product join job" SKIP "E2E_JOIN_JAR not set"
+fi
+# ================================================================================================
+
+failed && exit 1
+exit 0
