@@ -1,0 +1,54 @@
+package dev.cdcjoin.flink;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * An input record that could not be decoded, as sent to the bad-record side output: where it came
+ * from, the record itself and why it was rejected. A Flink POJO.
+ */
+public final class BadRecord {
+
+    /** The input's name (the table name given to the decoder). */
+    public String source;
+
+    /** The record's number among this decoder instance's input records, from 0. */
+    public long index;
+
+    /** The raw record: the message bytes, or the {@code toString} of a {@code Row} envelope. */
+    public byte[] raw;
+
+    /** The reason, naming the record ({@code users record #42: unknown "op" value "t"...}). */
+    public String reason;
+
+    /** An empty record, for Flink's POJO serializer. */
+    public BadRecord() {}
+
+    /**
+     * A bad record.
+     *
+     * @param source the input's name
+     * @param index the record's number
+     * @param raw the raw record ({@code null} for a null message)
+     * @param reason why it was rejected
+     */
+    public BadRecord(String source, long index, byte[] raw, String reason) {
+        this.source = source;
+        this.index = index;
+        this.raw = raw;
+        this.reason = reason;
+    }
+
+    /**
+     * The raw record as UTF-8 text.
+     *
+     * @return the text, or {@code "null"}
+     */
+    public String rawAsString() {
+        return raw == null ? "null" : new String(raw, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String toString() {
+        return "BadRecord{" + reason + "; record: " + rawAsString() + "}";
+    }
+}

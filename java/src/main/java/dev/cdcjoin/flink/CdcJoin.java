@@ -1,0 +1,435 @@
+package dev.cdcjoin.flink;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.types.Row;
+
+/**
+ * A join of two Debezium change streams, decoded and joined in native code, with Flink SQL's
+ * regular-join changelog semantics.
+ *
+ * <pre>{@code
+ * CdcJoin join = CdcJoin.builder()
+ *     .left("users", CdcSchema.of(DataTypes.ROW(FIELD("id", BIGINT().notNull()), FIELD("name", STRING()))),
+ *           List.of("id"), List.of("id"))
+ *     .right("domains", domainsSchema, List.of("user_id"), List.of("id"))
+ *     .joinType(JoinType.LEFT)
+ *     .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+ *     .build();
+ * CdcJoin.Result result = join.joinJson(usersBytes, domainsBytes);
+ * tableEnv.fromChangelogStream(result.rows());
+ * }</pre>
+ *
+ * <p>The pipeline is: decode each input (at its parallelism) → {@code keyBy} join key → {@link
+ * NativeJoinOperator}. Output rows are the left columns then the right columns (or a projection),
+ * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}.
+ */
+public final class CdcJoin {
+
+    private final JoinDefinition definition;
+    private final BadRecordPolicy policy;
+    private final int batchSize;
+    private final Duration maxFlushDelay;
+    private final boolean deleteInsertUpdates;
+
+    private CdcJoin(Builder b, JoinDefinition definition) {
+        this.definition = definition;
+        this.policy = b.policy;
+        this.batchSize = b.batchSize;
+        this.maxFlushDelay = b.maxFlushDelay;
+        this.deleteInsertUpdates = b.deleteInsertUpdates;
+    }
+
+    /**
+     * Starts a declaration.
+     *
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The declaration.
+     *
+     * @return the definition
+     */
+    public JoinDefinition definition() {
+        return definition;
+    }
+
+    /**
+     * The output's type, accepted by {@code StreamTableEnvironment.fromChangelogStream}.
+     *
+     * @return the row type information
+     */
+    public RowTypeInfo rowTypeInfo() {
+        return definition.rowTypeInfo();
+    }
+
+    /**
+     * The decoder of the left input, configured like this join.
+     *
+     * @return a decoder
+     */
+    public DebeziumDecoder leftDecoder() {
+        return decoder(definition.left());
+    }
+
+    /**
+     * The decoder of the right input, configured like this join.
+     *
+     * @return a decoder
+     */
+    public DebeziumDecoder rightDecoder() {
+        return decoder(definition.right());
+    }
+
+    private DebeziumDecoder decoder(JoinSide side) {
+        return DebeziumDecoder.of(side)
+                .badRecordPolicy(policy)
+                .batchSize(batchSize)
+                .maxFlushDelay(maxFlushDelay)
+                .deleteInsertUpdates(deleteInsertUpdates);
+    }
+
+    /**
+     * Joins two streams of Debezium JSON messages given as bytes (e.g. Kafka record values).
+     *
+     * @param left the left table's messages
+     * @param right the right table's messages
+     * @return the joined changelog and the bad records
+     */
+    public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
+        return join(leftDecoder().decodeJson(left), rightDecoder().decodeJson(right));
+    }
+
+    /**
+     * Joins two streams of Debezium JSON messages given as strings.
+     *
+     * @param left the left table's messages
+     * @param right the right table's messages
+     * @return the joined changelog and the bad records
+     */
+    public Result joinStrings(DataStream<String> left, DataStream<String> right) {
+        return join(leftDecoder().decodeStrings(left), rightDecoder().decodeStrings(right));
+    }
+
+    /**
+     * Joins two streams of {@code Row(before, op, after)} envelopes.
+     *
+     * @param left the left table's envelopes
+     * @param right the right table's envelopes
+     * @return the joined changelog and the bad records
+     */
+    public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
+        return join(leftDecoder().decodeRows(left), rightDecoder().decodeRows(right));
+    }
+
+    /**
+     * Joins two decoded change streams (from {@link #leftDecoder()} and {@link #rightDecoder()}).
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return the joined changelog, and the decoders' bad records
+     */
+    public Result join(
+            SingleOutputStreamOperator<ChangeRecord> left,
+            SingleOutputStreamOperator<ChangeRecord> right) {
+        SingleOutputStreamOperator<Row> rows =
+                joinChanges(left, right);
+        DataStream<BadRecord> bad =
+                left.getSideOutput(DebeziumDecoder.BAD_RECORDS)
+                        .union(right.getSideOutput(DebeziumDecoder.BAD_RECORDS));
+        return new Result(rows, bad);
+    }
+
+    /**
+     * Joins two change streams: {@code keyBy} join key, then the native join operator.
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return the joined changelog
+     */
+    public SingleOutputStreamOperator<Row> joinChanges(
+            DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
+        String name = "CdcJoin " + definition.joinType() + ": "
+                + definition.left().name() + " ⋈ " + definition.right().name();
+        return left.connect(right)
+                .keyBy(key, key, TypeInformation.of(JoinKey.class))
+                .transform(
+                        name,
+                        definition.rowTypeInfo(),
+                        new NativeJoinOperator(definition, batchSize, maxFlushDelay.toMillis()));
+    }
+
+    /** Selects a change's join key. */
+    static final class ByJoinKey implements KeySelector<ChangeRecord, JoinKey> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public JoinKey getKey(ChangeRecord change) {
+            return change.key;
+        }
+    }
+
+    /** The outputs of a join: the changelog rows and the records that could not be decoded. */
+    public static final class Result {
+        private final SingleOutputStreamOperator<Row> rows;
+        private final DataStream<BadRecord> badRecords;
+
+        Result(SingleOutputStreamOperator<Row> rows, DataStream<BadRecord> badRecords) {
+            this.rows = rows;
+            this.badRecords = badRecords;
+        }
+
+        /**
+         * The joined changelog.
+         *
+         * @return rows with their {@code RowKind}
+         */
+        public SingleOutputStreamOperator<Row> rows() {
+            return rows;
+        }
+
+        /**
+         * Records of either input that could not be decoded (empty under {@link
+         * BadRecordPolicy#FAIL}).
+         *
+         * @return the bad records
+         */
+        public DataStream<BadRecord> badRecords() {
+            return badRecords;
+        }
+    }
+
+    /** Declares a {@link CdcJoin}. */
+    public static final class Builder {
+        private JoinSide left;
+        private JoinSide right;
+        private JoinType joinType = JoinType.INNER;
+        private Duration leftTtl;
+        private Duration rightTtl;
+        private boolean failOnAbsentRetraction;
+        private BadRecordPolicy policy = BadRecordPolicy.FAIL;
+        private int batchSize = 1024;
+        private Duration maxFlushDelay = Duration.ofMillis(100);
+        private boolean deleteInsertUpdates;
+        private final List<String> projection = new ArrayList<>();
+        private final List<String> outputNames = new ArrayList<>();
+
+        private Builder() {}
+
+        /**
+         * Declares the left input.
+         *
+         * @param name the table's name
+         * @param schema its columns
+         * @param joinKey the join key columns
+         * @param primaryKey the primary key columns, or {@code null}
+         * @return this
+         */
+        public Builder left(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            this.left = new JoinSide(name, schema, joinKey, primaryKey, null);
+            return this;
+        }
+
+        /**
+         * Declares the right input.
+         *
+         * @param name the table's name
+         * @param schema its columns
+         * @param joinKey the join key columns, pairwise of the left key's types
+         * @param primaryKey the primary key columns, or {@code null}
+         * @return this
+         */
+        public Builder right(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            this.right = new JoinSide(name, schema, joinKey, primaryKey, null);
+            return this;
+        }
+
+        /**
+         * Sets the join type (default INNER).
+         *
+         * @param joinType the type
+         * @return this
+         */
+        public Builder joinType(JoinType joinType) {
+            this.joinType = Objects.requireNonNull(joinType);
+            return this;
+        }
+
+        /**
+         * Sets the state TTL of both sides ({@code table.exec.state.ttl} semantics).
+         *
+         * @param ttl retention after a row's last write, or {@code null} for none
+         * @return this
+         */
+        public Builder ttl(Duration ttl) {
+            this.leftTtl = ttl;
+            this.rightTtl = ttl;
+            return this;
+        }
+
+        /**
+         * Sets the state TTL of each side.
+         *
+         * @param left the left side's, or {@code null}
+         * @param right the right side's, or {@code null}
+         * @return this
+         */
+        public Builder ttl(Duration left, Duration right) {
+            this.leftTtl = left;
+            this.rightTtl = right;
+            return this;
+        }
+
+        /**
+         * Fails the job on a retraction of a row that is not in state (default: count it).
+         *
+         * @param fail whether to
+         * @return this
+         */
+        public Builder failOnAbsentRetraction(boolean fail) {
+            this.failOnAbsentRetraction = fail;
+            return this;
+        }
+
+        /**
+         * Sets what happens to undecodable records (default FAIL).
+         *
+         * @param policy the policy
+         * @return this
+         */
+        public Builder badRecordPolicy(BadRecordPolicy policy) {
+            this.policy = Objects.requireNonNull(policy);
+            return this;
+        }
+
+        /**
+         * Sets the records per native call, for decoding and joining (default 1024).
+         *
+         * @param batchSize at least 1
+         * @return this
+         */
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("batchSize must be >= 1");
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets the longest time a record waits in an unfilled batch (default 100 ms).
+         *
+         * @param delay the delay
+         * @return this
+         */
+        public Builder maxFlushDelay(Duration delay) {
+            this.maxFlushDelay = Objects.requireNonNull(delay);
+            return this;
+        }
+
+        /**
+         * Decodes updates as {@code -D}/{@code +I} pairs instead of {@code -U}/{@code +U}.
+         *
+         * @param on whether to
+         * @return this
+         */
+        public Builder deleteInsertUpdates(boolean on) {
+            this.deleteInsertUpdates = on;
+            return this;
+        }
+
+        /**
+         * Adds an output column: {@code "table.column"}, or a column name found on one side only.
+         * Without any, the output is every left column then every right column.
+         *
+         * @param column the column
+         * @param outputName its name in the output
+         * @return this
+         */
+        public Builder select(String column, String outputName) {
+            projection.add(column);
+            outputNames.add(outputName);
+            return this;
+        }
+
+        /**
+         * Adds an output column under its own name (see {@link #select(String, String)}).
+         *
+         * @param column the column
+         * @return this
+         */
+        public Builder select(String column) {
+            int dot = column.indexOf('.');
+            return select(column, dot < 0 ? column : column.substring(dot + 1));
+        }
+
+        /**
+         * Validates the declaration.
+         *
+         * @return the join
+         * @throws IllegalArgumentException if it is incomplete or inconsistent
+         */
+        public CdcJoin build() {
+            if (left == null || right == null) {
+                throw new IllegalArgumentException("both left(...) and right(...) are required");
+            }
+            JoinSide l = left.withTtl(leftTtl);
+            JoinSide r = right.withTtl(rightTtl);
+            int[] indexes = projection.isEmpty() ? null : resolve(l, r);
+            String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
+            return new CdcJoin(
+                    this,
+                    new JoinDefinition(l, r, joinType, failOnAbsentRetraction, indexes, names));
+        }
+
+        private int[] resolve(JoinSide l, JoinSide r) {
+            int[] out = new int[projection.size()];
+            for (int i = 0; i < out.length; i++) {
+                out[i] = resolve(projection.get(i), l, r);
+            }
+            return out;
+        }
+
+        private static int resolve(String column, JoinSide l, JoinSide r) {
+            int dot = column.indexOf('.');
+            Function<JoinSide, Integer> find =
+                    side -> side.schema().columns().stream().map(c -> c.name()).toList()
+                            .indexOf(dot < 0 ? column : column.substring(dot + 1));
+            if (dot >= 0) {
+                String table = column.substring(0, dot);
+                if (table.equals(l.name()) && find.apply(l) >= 0) {
+                    return find.apply(l);
+                }
+                if (table.equals(r.name()) && find.apply(r) >= 0) {
+                    return l.schema().size() + find.apply(r);
+                }
+                throw new IllegalArgumentException("unknown output column '" + column + "'");
+            }
+            int inLeft = find.apply(l);
+            int inRight = find.apply(r);
+            if (inLeft >= 0 && inRight >= 0) {
+                throw new IllegalArgumentException(
+                        "ambiguous output column '" + column + "': write table.column");
+            }
+            if (inLeft < 0 && inRight < 0) {
+                throw new IllegalArgumentException("unknown output column '" + column + "'");
+            }
+            return inLeft >= 0 ? inLeft : l.schema().size() + inRight;
+        }
+    }
+}

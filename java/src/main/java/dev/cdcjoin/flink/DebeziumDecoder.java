@@ -1,0 +1,148 @@
+package dev.cdcjoin.flink;
+
+import dev.cdcjoin.flink.runtime.DebeziumDecodeOperator;
+import dev.cdcjoin.flink.runtime.InputEncoder;
+import java.time.Duration;
+import java.util.Objects;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Decodes a stream of Debezium change records of one table into {@link ChangeRecord}s, in native
+ * code, a batch per call.
+ *
+ * <pre>{@code
+ * SingleOutputStreamOperator<ChangeRecord> users =
+ *     DebeziumDecoder.of(usersSide).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).decodeJson(kafkaBytes);
+ * DataStream<BadRecord> bad = users.getSideOutput(DebeziumDecoder.BAD_RECORDS);
+ * }</pre>
+ *
+ * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order
+ * of each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String}
+ * (bare envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op,
+ * after)} envelopes whose images are rows of the table's schema.
+ */
+public final class DebeziumDecoder {
+
+    /** The side output of records that could not be decoded. */
+    public static final OutputTag<BadRecord> BAD_RECORDS =
+            new OutputTag<>("cdcjoin-bad-records", TypeInformation.of(BadRecord.class));
+
+    private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
+            TypeInformation.of(ChangeRecord.class);
+
+    private final JoinSide table;
+    private BadRecordPolicy policy = BadRecordPolicy.FAIL;
+    private int batchSize = 1024;
+    private Duration maxFlushDelay = Duration.ofMillis(100);
+    private boolean deleteInsertUpdates;
+
+    private DebeziumDecoder(JoinSide table) {
+        this.table = Objects.requireNonNull(table, "table");
+    }
+
+    /**
+     * A decoder for the table of a join side (its schema, join key and name).
+     *
+     * @param table the table
+     * @return the decoder, with policy FAIL, batches of 1024 and a 100 ms max flush delay
+     */
+    public static DebeziumDecoder of(JoinSide table) {
+        return new DebeziumDecoder(table);
+    }
+
+    /**
+     * Sets what happens to undecodable records.
+     *
+     * @param policy fail the job, or send them to {@link #BAD_RECORDS}
+     * @return this
+     */
+    public DebeziumDecoder badRecordPolicy(BadRecordPolicy policy) {
+        this.policy = Objects.requireNonNull(policy);
+        return this;
+    }
+
+    /**
+     * Sets the records per native call.
+     *
+     * @param batchSize at least 1
+     * @return this
+     */
+    public DebeziumDecoder batchSize(int batchSize) {
+        this.batchSize = batchSize;
+        return this;
+    }
+
+    /**
+     * Sets the longest time a record waits in an unfilled batch.
+     *
+     * @param delay the delay
+     * @return this
+     */
+    public DebeziumDecoder maxFlushDelay(Duration delay) {
+        this.maxFlushDelay = Objects.requireNonNull(delay);
+        return this;
+    }
+
+    /**
+     * Emits updates as {@code -D}/{@code +I} pairs instead of {@code -U}/{@code +U}.
+     *
+     * @param on whether to
+     * @return this
+     */
+    public DebeziumDecoder deleteInsertUpdates(boolean on) {
+        this.deleteInsertUpdates = on;
+        return this;
+    }
+
+    /**
+     * Decodes JSON messages given as bytes.
+     *
+     * @param input the messages ({@code null} or empty ones are tombstones)
+     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeJson(DataStream<byte[]> input) {
+        return apply(input, InputEncoder.jsonBytes());
+    }
+
+    /**
+     * Decodes JSON messages given as strings.
+     *
+     * @param input the messages
+     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeStrings(DataStream<String> input) {
+        return apply(input, InputEncoder.jsonStrings());
+    }
+
+    /**
+     * Splits {@code Row(before, op, after)} envelopes (op a {@code Character} or {@code String}
+     * {@code c}, {@code r}, {@code u} or {@code d}) into changes.
+     *
+     * @param input the envelopes
+     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeRows(DataStream<Row> input) {
+        return apply(input, InputEncoder.rowEnvelopes(table.schema()));
+    }
+
+    private <IN> SingleOutputStreamOperator<ChangeRecord> apply(
+            DataStream<IN> input, InputEncoder<IN> encoder) {
+        DebeziumDecodeOperator<IN> op =
+                new DebeziumDecodeOperator<>(
+                        table.decoderConfigJson(deleteInsertUpdates),
+                        table.name(),
+                        encoder,
+                        policy,
+                        BAD_RECORDS,
+                        batchSize,
+                        maxFlushDelay.toMillis());
+        SingleOutputStreamOperator<ChangeRecord> out =
+                input.transform("Debezium decode: " + table.name(), CHANGE_TYPE, op);
+        int parallelism = input.getParallelism();
+        return parallelism > 0 ? out.setParallelism(parallelism) : out;
+    }
+}

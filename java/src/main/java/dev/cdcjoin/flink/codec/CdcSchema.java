@@ -1,0 +1,139 @@
+package dev.cdcjoin.flink.codec;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * The columns of one CDC table, in row order: what the Debezium {@code before}/{@code after}
+ * objects are decoded into. Declared with Flink's {@code DataTypes} ({@link #of(DataType)}) or
+ * column by column ({@link #of(Column...)}).
+ */
+public final class CdcSchema implements Serializable {
+
+    private static final long serialVersionUID = 1L;
+
+    private final List<Column> columns;
+
+    private CdcSchema(List<Column> columns) {
+        if (columns.isEmpty()) {
+            throw new IllegalArgumentException("a schema needs at least one column");
+        }
+        Set<String> seen = new HashSet<>();
+        for (Column c : columns) {
+            if (!seen.add(c.name())) {
+                throw new IllegalArgumentException("column '" + c.name() + "' is declared twice");
+            }
+        }
+        this.columns = Collections.unmodifiableList(new ArrayList<>(columns));
+    }
+
+    /**
+     * A schema of these columns.
+     *
+     * @param columns the columns, in row order
+     * @return the schema
+     */
+    public static CdcSchema of(Column... columns) {
+        return new CdcSchema(Arrays.asList(columns));
+    }
+
+    /**
+     * A schema of these columns.
+     *
+     * @param columns the columns, in row order
+     * @return the schema
+     */
+    public static CdcSchema of(List<Column> columns) {
+        return new CdcSchema(columns);
+    }
+
+    /**
+     * A schema from a Flink ROW data type, e.g. {@code DataTypes.ROW(DataTypes.FIELD("id",
+     * DataTypes.BIGINT().notNull()), DataTypes.FIELD("name", DataTypes.STRING()))}.
+     *
+     * @param rowType a ROW type
+     * @return the schema
+     * @throws IllegalArgumentException if a field's type is not supported
+     */
+    public static CdcSchema of(DataType rowType) {
+        LogicalType logical = rowType.getLogicalType();
+        if (!(logical instanceof RowType)) {
+            throw new IllegalArgumentException("expected a ROW type, got " + logical);
+        }
+        List<Column> columns = new ArrayList<>();
+        for (RowType.RowField f : ((RowType) logical).getFields()) {
+            LogicalType t = f.getType();
+            columns.add(new Column(f.getName(), ColumnType.fromLogicalType(t), t.isNullable()));
+        }
+        return new CdcSchema(columns);
+    }
+
+    /**
+     * The columns.
+     *
+     * @return the columns, in row order
+     */
+    public List<Column> columns() {
+        return columns;
+    }
+
+    /**
+     * Number of columns.
+     *
+     * @return the arity
+     */
+    public int size() {
+        return columns.size();
+    }
+
+    /**
+     * Position of a column.
+     *
+     * @param name the column's name
+     * @return its index
+     * @throws IllegalArgumentException if there is no such column
+     */
+    public int indexOf(String name) {
+        for (int i = 0; i < columns.size(); i++) {
+            if (columns.get(i).name().equals(name)) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException("unknown column '" + name + "' (schema: " + this + ")");
+    }
+
+    /**
+     * The schema as the native library reads it: {@code {"fields":[{"name":..,"type":..,
+     * "nullable":..},..]}}.
+     *
+     * @return JSON
+     */
+    public String toJson() {
+        StringBuilder sb = new StringBuilder("{\"fields\":[");
+        for (int i = 0; i < columns.size(); i++) {
+            Column c = columns.get(i);
+            sb.append(i == 0 ? "" : ",")
+                    .append("{\"name\":")
+                    .append(Json.quote(c.name()))
+                    .append(",\"type\":")
+                    .append(Json.quote(c.type().toString()))
+                    .append(",\"nullable\":")
+                    .append(c.isNullable())
+                    .append('}');
+        }
+        return sb.append("]}").toString();
+    }
+
+    @Override
+    public String toString() {
+        return columns.toString();
+    }
+}

@@ -1,0 +1,107 @@
+package dev.cdcjoin.flink.javajoin;
+
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.codec.CdcSchema;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.Collector;
+
+/**
+ * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog
+ * rows with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a
+ * row's changes keep their order.
+ *
+ * <p>Records that cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
+ * DebeziumDecodeException} naming the record) or go to the side output {@link
+ * JavaJoin#BAD_RECORDS} ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code
+ * badRecords}.
+ *
+ * @param <T> {@code byte[]} or {@code String}
+ */
+public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
+
+    private static final long serialVersionUID = 1L;
+
+    /** The table's name. */
+    private final String source;
+
+    /** Its columns. */
+    private final CdcSchema schema;
+
+    /** Updates as {@code -D}/{@code +I}. */
+    private final boolean deleteInsertUpdates;
+
+    /** What to do with bad records. */
+    private final BadRecordPolicy policy;
+
+    private transient DebeziumJsonDecoder decoder;
+    private transient Counter tombstones;
+    private transient Counter badRecords;
+    private transient long index;
+
+    /**
+     * A decode function.
+     *
+     * @param source the table's name (in error messages and bad records)
+     * @param schema its columns
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
+     *     -U}/{@code +U}
+     * @param policy what to do with records that cannot be decoded
+     */
+    public DebeziumDecodeFunction(
+            String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+        this.source = Objects.requireNonNull(source, "source");
+        this.schema = Objects.requireNonNull(schema, "schema");
+        this.deleteInsertUpdates = deleteInsertUpdates;
+        this.policy = Objects.requireNonNull(policy, "policy");
+    }
+
+    @Override
+    public void open(OpenContext openContext) {
+        decoder = new DebeziumJsonDecoder(source, schema, deleteInsertUpdates);
+        tombstones = getRuntimeContext().getMetricGroup().counter("tombstones");
+        badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+        index = 0;
+    }
+
+    @Override
+    public void processElement(T message, Context ctx, Collector<Row> out) {
+        long i = index++;
+        try {
+            if (decodeOne(decoder, message, i, out) == 0) {
+                tombstones.inc();
+            }
+        } catch (DebeziumDecodeException e) {
+            badRecords.inc();
+            if (policy == BadRecordPolicy.FAIL) {
+                throw e;
+            }
+            ctx.output(JavaJoin.BAD_RECORDS, new BadRecord(source, i, raw(message), e.getMessage()));
+        }
+    }
+
+    /** Decodes a {@code byte[]} or {@code String} message. */
+    static int decodeOne(DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
+        if (message == null || message instanceof byte[]) {
+            return decoder.decode((byte[]) message, index, out);
+        }
+        if (message instanceof String) {
+            return decoder.decode((String) message, index, out);
+        }
+        throw new IllegalArgumentException(
+                "Debezium messages must be byte[] or String, got " + message.getClass().getName());
+    }
+
+    /** The raw record for a {@link BadRecord}. */
+    static byte[] raw(Object message) {
+        if (message instanceof byte[]) {
+            return (byte[]) message;
+        }
+        return message == null ? null : message.toString().getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,233 @@
+package dev.cdcjoin.flink.javajoin;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.ColumnType;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.types.Row;
+
+/** A {@link JoinDefinition} resolved for the Java join: column indexes, layouts, types. */
+final class JoinPlan implements Serializable {
+
+    private static final long serialVersionUID = 1L;
+
+    final SidePlan left;
+    final SidePlan right;
+    final JoinType joinType;
+    final boolean failOnAbsentRetraction;
+    /** Output columns as indexes into left-then-right columns; null for all of them. */
+    final int[] projection;
+
+    final RowTypeInfo outputType;
+    /** The join key's type: a row of the key columns' types (the same for both sides). */
+    final RowTypeInfo keyType;
+
+    private JoinPlan(
+            SidePlan left,
+            SidePlan right,
+            JoinType joinType,
+            boolean failOnAbsentRetraction,
+            int[] projection,
+            RowTypeInfo outputType) {
+        this.left = left;
+        this.right = right;
+        this.joinType = joinType;
+        this.failOnAbsentRetraction = failOnAbsentRetraction;
+        this.projection = projection;
+        this.outputType = outputType;
+        if (left.joinKey.length != right.joinKey.length) {
+            throw new IllegalArgumentException(
+                    "join keys differ in length: left has "
+                            + left.joinKey.length
+                            + ", right has "
+                            + right.joinKey.length);
+        }
+        TypeInformation<?>[] keyTypes = new TypeInformation<?>[left.joinKey.length];
+        String[] keyNames = new String[keyTypes.length];
+        for (int i = 0; i < keyTypes.length; i++) {
+            ColumnType lt = left.schema.columns().get(left.joinKey[i]).type();
+            ColumnType rt = right.schema.columns().get(right.joinKey[i]).type();
+            if (!lt.equals(rt)) {
+                throw new IllegalArgumentException(
+                        "join key column "
+                                + i
+                                + " differs in type: left "
+                                + left.schema.columns().get(left.joinKey[i]).name()
+                                + " ("
+                                + lt
+                                + ") vs right "
+                                + right.schema.columns().get(right.joinKey[i]).name()
+                                + " ("
+                                + rt
+                                + ")");
+            }
+            keyTypes[i] = lt.typeInformation();
+            keyNames[i] = "k" + i;
+        }
+        this.keyType = new RowTypeInfo(keyTypes, keyNames);
+    }
+
+    /**
+     * Resolves a definition. The state TTL of each side and the absent-retraction policy are read
+     * from the definition's native spec ({@link JoinDefinition#specJson}), the one place the
+     * definition exposes them.
+     */
+    static JoinPlan of(JoinDefinition def) {
+        JsonNode spec;
+        try {
+            spec = new ObjectMapper().readTree(def.specJson(0, 0));
+        } catch (IOException e) {
+            throw new UncheckedIOException("unreadable join spec", e);
+        }
+        int[] projection = def.projection();
+        int all = def.left().schema().size() + def.right().schema().size();
+        boolean identity = projection.length == all;
+        for (int i = 0; identity && i < projection.length; i++) {
+            identity = projection[i] == i;
+        }
+        JoinType type = def.joinType();
+        return new JoinPlan(
+                SidePlan.of(def.left(), "left", outer(type, true), ttl(spec.path("left"))),
+                SidePlan.of(def.right(), "right", outer(type, false), ttl(spec.path("right"))),
+                type,
+                "FAIL".equals(spec.path("absent_retraction").asText()),
+                identity ? null : projection,
+                def.rowTypeInfo());
+    }
+
+    private static long ttl(JsonNode side) {
+        JsonNode t = side.path("ttl_ms");
+        return t.isNumber() ? t.asLong() : 0;
+    }
+
+    /** Whether a side is outer (its unmatched rows are emitted null-padded). */
+    static boolean outer(JoinType type, boolean left) {
+        return type == JoinType.FULL || (left ? type == JoinType.LEFT : type == JoinType.RIGHT);
+    }
+
+    /** One side, resolved. */
+    static final class SidePlan implements Serializable {
+
+        private static final long serialVersionUID = 1L;
+
+        final String name;
+        /** {@code "left"} or {@code "right"}, for messages and state names. */
+        final String label;
+        final CdcSchema schema;
+        final int[] joinKey;
+        /** Primary key column indexes, or null. */
+        final int[] primaryKey;
+        final StateLayout layout;
+        final boolean outer;
+        /** State retention in milliseconds; 0 keeps rows forever. */
+        final long ttlMs;
+        final RowTypeInfo rowType;
+        /** The primary key's row type, or null. */
+        final RowTypeInfo primaryKeyType;
+
+        private SidePlan(
+                String name,
+                String label,
+                CdcSchema schema,
+                int[] joinKey,
+                int[] primaryKey,
+                boolean outer,
+                long ttlMs) {
+            this.name = name;
+            this.label = label;
+            this.schema = schema;
+            this.joinKey = joinKey;
+            this.primaryKey = primaryKey;
+            this.outer = outer;
+            this.ttlMs = ttlMs;
+            this.rowType = DebeziumJsonDecoder.rowTypeInfo(schema);
+            if (primaryKey == null) {
+                layout = StateLayout.NO_PRIMARY_KEY;
+            } else if (Arrays.stream(primaryKey)
+                    .allMatch(c -> Arrays.stream(joinKey).anyMatch(k -> k == c))) {
+                layout = StateLayout.JOIN_KEY_CONTAINS_PRIMARY_KEY;
+            } else {
+                layout = StateLayout.HAS_PRIMARY_KEY;
+            }
+            if (primaryKey == null) {
+                primaryKeyType = null;
+            } else {
+                TypeInformation<?>[] t = new TypeInformation<?>[primaryKey.length];
+                String[] n = new String[primaryKey.length];
+                for (int i = 0; i < t.length; i++) {
+                    t[i] = rowType.getTypeAt(primaryKey[i]);
+                    n[i] = rowType.getFieldNames()[primaryKey[i]];
+                }
+                primaryKeyType = new RowTypeInfo(t, n);
+            }
+        }
+
+        static SidePlan of(JoinSide side, String label, boolean outer, long ttlMs) {
+            CdcSchema schema = side.schema();
+            int[] jk = indexes(schema, side.joinKey(), side.name());
+            if (jk.length == 0) {
+                throw new IllegalArgumentException(side.name() + ": the join key has no column");
+            }
+            List<String> pkNames = side.primaryKey();
+            int[] pk = pkNames == null ? null : indexes(schema, pkNames, side.name());
+            if (pk != null && pk.length == 0) {
+                throw new IllegalArgumentException(side.name() + ": the primary key has no column");
+            }
+            return new SidePlan(side.name(), label, schema, jk, pk, outer, ttlMs);
+        }
+
+        private static int[] indexes(CdcSchema schema, List<String> names, String table) {
+            int[] out = new int[names.size()];
+            for (int i = 0; i < out.length; i++) {
+                try {
+                    out[i] = schema.indexOf(names.get(i));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(table + ": " + e.getMessage(), e);
+                }
+            }
+            return out;
+        }
+
+        int arity() {
+            return schema.size();
+        }
+
+        /** The join key of {@code row}, as a row of the key columns. */
+        Row joinKey(Row row) {
+            return project(row, joinKey);
+        }
+
+        /** The primary key of {@code row}. */
+        Row primaryKey(Row row) {
+            return project(row, primaryKey);
+        }
+
+        /** Whether a join key column of {@code row} is null (such a row never matches). */
+        boolean hasNullKey(Row row) {
+            for (int c : joinKey) {
+                if (row.getField(c) == null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static Row project(Row row, int[] columns) {
+            Row key = Row.withPositions(columns.length);
+            for (int i = 0; i < columns.length; i++) {
+                key.setField(i, row.getField(columns[i]));
+            }
+            return key;
+        }
+    }
+}

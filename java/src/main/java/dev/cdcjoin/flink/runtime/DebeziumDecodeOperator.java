@@ -1,0 +1,276 @@
+package dev.cdcjoin.flink.runtime;
+
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.ChangeRecord;
+import dev.cdcjoin.flink.JoinKey;
+import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Decodes Debezium change records natively, a batch per native call, into {@link ChangeRecord}s.
+ *
+ * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max
+ * flush delay has passed since its first record (processing time), before a watermark, in {@code
+ * prepareSnapshotPreBarrier} and at end of input, so no record crosses a checkpoint barrier.
+ * Output records keep their input record's timestamp. Undecodable records go to the side output
+ * {@code badRecords} or fail the job, per {@link BadRecordPolicy}; tombstones are counted and
+ * dropped.
+ *
+ * @param <IN> the input type ({@code byte[]}, {@code String} or {@code Row} envelopes)
+ */
+public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<ChangeRecord>
+        implements OneInputStreamOperator<IN, ChangeRecord>, BoundedOneInput {
+
+    private static final long serialVersionUID = 1L;
+    private static final int MAX_RAW_IN_MESSAGE = 512;
+
+    private final String configJson;
+    private final String source;
+    private final InputEncoder<IN> encoder;
+    private final BadRecordPolicy policy;
+    private final OutputTag<BadRecord> badRecords;
+    private final int batchSize;
+    private final long maxFlushDelayMs;
+
+    private transient NativeDecoder decoder;
+    private transient BatchBuffer batch;
+    private transient Object[] inputs;
+    private transient long[] timestamps;
+    private transient boolean[] hasTimestamp;
+    private transient long firstIndex;
+    private transient boolean timerPending;
+    private transient StreamRecord<ChangeRecord> reuse;
+    private transient Counter recordsIn;
+    private transient Counter changesOut;
+    private transient Counter badOut;
+    private transient Counter tombstones;
+    private transient Counter batches;
+
+    /**
+     * A decode operator.
+     *
+     * @param configJson the native decoder configuration (schema, join key, source name, ...)
+     * @param source the input's name, for bad-record reports
+     * @param encoder frames input records for the native decoder
+     * @param policy what to do with undecodable records
+     * @param badRecords the side output for {@link BadRecordPolicy#SIDE_OUTPUT}
+     * @param batchSize records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     */
+    public DebeziumDecodeOperator(
+            String configJson,
+            String source,
+            InputEncoder<IN> encoder,
+            BadRecordPolicy policy,
+            OutputTag<BadRecord> badRecords,
+            int batchSize,
+            long maxFlushDelayMs) {
+        if (batchSize < 1 || maxFlushDelayMs < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
+        }
+        this.configJson = configJson;
+        this.source = source;
+        this.encoder = encoder;
+        this.policy = policy;
+        this.badRecords = badRecords;
+        this.batchSize = batchSize;
+        this.maxFlushDelayMs = maxFlushDelayMs;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        decoder = new NativeDecoder(configJson);
+        batch = new BatchBuffer(64 * 1024);
+        inputs = new Object[batchSize];
+        timestamps = new long[batchSize];
+        hasTimestamp = new boolean[batchSize];
+        reuse = new StreamRecord<>(null);
+        recordsIn = getMetricGroup().counter("cdcjoinRecordsIn");
+        changesOut = getMetricGroup().counter("cdcjoinChangesOut");
+        badOut = getMetricGroup().counter("cdcjoinBadRecords");
+        tombstones = getMetricGroup().counter("cdcjoinTombstones");
+        batches = getMetricGroup().counter("cdcjoinBatches");
+    }
+
+    @Override
+    public void processElement(StreamRecord<IN> element) throws Exception {
+        recordsIn.inc();
+        IN value = element.getValue();
+        int at = batch.length();
+        try {
+            encoder.append(value, batch);
+        } catch (IllegalArgumentException e) {
+            batch.buffer().position(at);
+            rejectNow(value, e.getMessage());
+            return;
+        }
+        int i = batch.records();
+        inputs[i] = value;
+        timestamps[i] = element.getTimestamp();
+        hasTimestamp[i] = element.hasTimestamp();
+        batch.recordAdded();
+        if (batch.records() >= batchSize) {
+            flush();
+        } else if (!timerPending) {
+            scheduleFlush();
+        }
+    }
+
+    /** Reports a record the Java side could not frame, in order with the batch before it. */
+    private void rejectNow(IN value, String reason) throws Exception {
+        flush();
+        String named = position(firstIndex) + ": " + reason;
+        bad(firstIndex, encoder.raw(value), named, null);
+        firstIndex++;
+    }
+
+    private String position(long index) {
+        return source.isEmpty() ? "record #" + index : source + " record #" + index;
+    }
+
+    private void scheduleFlush() {
+        timerPending = true;
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        getProcessingTimeService()
+                .registerTimer(
+                        now + maxFlushDelayMs,
+                        time -> {
+                            timerPending = false;
+                            flush();
+                        });
+    }
+
+    /** Decodes the buffered batch, if any, and emits its changes and bad records. */
+    public void flush() throws Exception {
+        int n = batch.records();
+        if (n == 0) {
+            return;
+        }
+        ByteBuffer out =
+                encoder.rowEnvelopes()
+                        ? decoder.decodeRows(batch.buffer(), batch.length(), firstIndex)
+                        : decoder.decodeJson(batch.buffer(), batch.length(), firstIndex);
+        batches.inc();
+        tombstones.inc(out.getInt(8));
+        emitAll(out);
+        firstIndex += n;
+        batch.clear();
+        Arrays.fill(inputs, 0, n, null);
+    }
+
+    private void emitAll(ByteBuffer out) throws Exception {
+        int p = 12;
+        while (p < out.limit()) {
+            byte tag = out.get(p);
+            int index = out.getInt(p + 1);
+            p += 5;
+            if (tag == 0) {
+                p = emitChange(out, p, index);
+            } else {
+                byte[] message = bytes(out, p + 4, out.getInt(p));
+                p += 4 + message.length;
+                bad(firstIndex + index, rawOf(index), new String(message, StandardCharsets.UTF_8),
+                        null);
+            }
+        }
+    }
+
+    private int emitChange(ByteBuffer out, int p, int index) {
+        RowKind kind = RowKind.fromByteValue(out.get(p));
+        byte[] key = bytes(out, p + 5, out.getInt(p + 1));
+        int rowAt = p + 5 + key.length;
+        byte[] row = bytes(out, rowAt + 4, out.getInt(rowAt));
+        ChangeRecord change = new ChangeRecord(kind, new JoinKey(key), row);
+        if (hasTimestamp[index]) {
+            output.collect(reuse.replace(change, timestamps[index]));
+        } else {
+            reuse.replace(change);
+            reuse.eraseTimestamp();
+            output.collect(reuse);
+        }
+        changesOut.inc();
+        return rowAt + 4 + row.length;
+    }
+
+    @SuppressWarnings("unchecked")
+    private byte[] rawOf(int index) {
+        return encoder.raw((IN) inputs[index]);
+    }
+
+    private static byte[] bytes(ByteBuffer buf, int at, int length) {
+        byte[] b = new byte[length];
+        buf.get(at, b);
+        return b;
+    }
+
+    private void bad(long index, byte[] raw, String reason, Throwable cause) {
+        badOut.inc();
+        BadRecord record = new BadRecord(source, index, raw, reason);
+        if (policy == BadRecordPolicy.FAIL) {
+            throw new BadRecordException(
+                    "Bad Debezium record: " + reason + "; record: " + excerpt(record), cause);
+        }
+        output.collect(badRecords, new StreamRecord<>(record));
+    }
+
+    private static String excerpt(BadRecord r) {
+        String raw = r.rawAsString();
+        return raw.length() <= MAX_RAW_IN_MESSAGE ? raw : raw.substring(0, MAX_RAW_IN_MESSAGE) + "…";
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        flush();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flush();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        flush();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flush();
+        super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            super.close();
+        } finally {
+            if (decoder != null) {
+                decoder.close();
+                decoder = null;
+            }
+        }
+    }
+
+    /** Thrown, failing the job, for an undecodable record under {@link BadRecordPolicy#FAIL}. */
+    public static final class BadRecordException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadRecordException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.cdcjoin.flink.runtime;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.RowCodec;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import org.apache.flink.types.Row;
+
+/**
+ * Appends one input record of type {@code IN} to a batch in the native decoder's framing.
+ *
+ * @param <IN> the input type
+ */
+public interface InputEncoder<IN> extends Serializable {
+
+    /**
+     * Whether batches are envelopes of encoded rows (else JSON messages).
+     *
+     * @return true for row envelopes
+     */
+    boolean rowEnvelopes();
+
+    /**
+     * Appends {@code value} to {@code batch}.
+     *
+     * @param value the record
+     * @param batch the batch
+     * @throws IllegalArgumentException if the record cannot be encoded (nothing is appended)
+     */
+    void append(IN value, BatchBuffer batch);
+
+    /**
+     * The record's raw form for a bad-record report.
+     *
+     * @param value the record
+     * @return its bytes
+     */
+    byte[] raw(IN value);
+
+    /**
+     * Debezium JSON messages as bytes (e.g. Kafka record values).
+     *
+     * @return the encoder
+     */
+    static InputEncoder<byte[]> jsonBytes() {
+        return new JsonBytes();
+    }
+
+    /**
+     * Debezium JSON messages as strings.
+     *
+     * @return the encoder
+     */
+    static InputEncoder<String> jsonStrings() {
+        return new JsonStrings();
+    }
+
+    /**
+     * {@code Row(before, op, after)} envelopes whose images are rows of {@code schema}.
+     *
+     * @param schema the table's schema
+     * @return the encoder
+     */
+    static InputEncoder<Row> rowEnvelopes(CdcSchema schema) {
+        return new RowEnvelopes(schema);
+    }
+
+    /** JSON as bytes. */
+    final class JsonBytes implements InputEncoder<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean rowEnvelopes() {
+            return false;
+        }
+
+        @Override
+        public void append(byte[] value, BatchBuffer batch) {
+            batch.putSized(value);
+        }
+
+        @Override
+        public byte[] raw(byte[] value) {
+            return value;
+        }
+    }
+
+    /** JSON as strings. */
+    final class JsonStrings implements InputEncoder<String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean rowEnvelopes() {
+            return false;
+        }
+
+        @Override
+        public void append(String value, BatchBuffer batch) {
+            batch.putSized(raw(value));
+        }
+
+        @Override
+        public byte[] raw(String value) {
+            return value == null ? null : value.getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * {@code Row(before Row, op Character|String, after Row)}, by field names {@code before},
+     * {@code op}, {@code after} when the row has names, else by position 0, 1, 2.
+     */
+    final class RowEnvelopes implements InputEncoder<Row> {
+        private static final long serialVersionUID = 1L;
+
+        private final RowCodec codec;
+
+        RowEnvelopes(CdcSchema schema) {
+            this.codec = new RowCodec(schema);
+        }
+
+        @Override
+        public boolean rowEnvelopes() {
+            return true;
+        }
+
+        @Override
+        public void append(Row envelope, BatchBuffer batch) {
+            if (envelope == null) {
+                throw new IllegalArgumentException("null envelope");
+            }
+            Set<String> names = envelope.getFieldNames(false);
+            if (names == null && envelope.getArity() != 3) {
+                throw new IllegalArgumentException(
+                        "expected Row(before, op, after), got " + envelope.getArity() + " fields");
+            }
+            byte op = op(names != null ? envelope.getField("op") : envelope.getField(1));
+            byte[] before = image(names != null ? envelope.getField("before") : envelope.getField(0));
+            byte[] after = image(names != null ? envelope.getField("after") : envelope.getField(2));
+            batch.put(op).putSized(before).putSized(after);
+        }
+
+        private static byte op(Object op) {
+            String s = op == null ? "" : op.toString();
+            if (s.length() != 1 || s.charAt(0) > 0x7f) {
+                throw new IllegalArgumentException(
+                        "unknown \"op\" value " + (op == null ? "null" : "\"" + s + "\"")
+                                + " (expected \"c\", \"r\", \"u\" or \"d\")");
+            }
+            return (byte) s.charAt(0);
+        }
+
+        private byte[] image(Object image) {
+            if (image == null) {
+                return null;
+            }
+            if (!(image instanceof Row)) {
+                throw new IllegalArgumentException(
+                        "before/after must be a Row, found " + image.getClass().getSimpleName());
+            }
+            return codec.encode((Row) image);
+        }
+
+        @Override
+        public byte[] raw(Row value) {
+            return String.valueOf(value).getBytes(StandardCharsets.UTF_8);
+        }
+    }
+}

@@ -1,0 +1,344 @@
+package dev.cdcjoin.flink.runtime;
+
+import dev.cdcjoin.flink.ChangeRecord;
+import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeJoin;
+import java.io.DataInputStream;
+import java.nio.ByteBuffer;
+import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.state.KeyGroupRange;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
+import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedMultiInput;
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+
+/**
+ * The keyed two-input join operator: its state lives in the native engine ({@link NativeJoin}).
+ *
+ * <p>Both inputs must be keyed by {@link ChangeRecord#getKey()}. Records are appended in arrival
+ * order to one direct buffer ({@code side | kind | key group | row}) and joined in one native call
+ * when the batch is full, after the max flush delay (processing time), before a watermark, in
+ * {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is decoded once
+ * into {@link Row}s carrying their {@link RowKind}.
+ *
+ * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
+ * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
+ * #close()}.
+ */
+public final class NativeJoinOperator extends AbstractStreamOperator<Row>
+        implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, Row>, BoundedMultiInput {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Job accumulator: rows in native state at end of input, all subtasks. */
+    public static final String ACC_STATE_ROWS = "cdcjoin.state.rows";
+    /** Job accumulator: heap bytes of native state at end of input, all subtasks. */
+    public static final String ACC_STATE_HEAP_BYTES = "cdcjoin.state.heapBytes";
+    /** Job accumulator: encoded row bytes in native state at end of input, all subtasks. */
+    public static final String ACC_STATE_ROW_BYTES = "cdcjoin.state.rowBytes";
+    /** Job accumulator: rows emitted, all subtasks. */
+    public static final String ACC_ROWS_OUT = "cdcjoin.rows.out";
+    /** Job accumulator: retractions of rows that were not in state, all subtasks. */
+    public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
+
+    private final JoinDefinition definition;
+    private final int batchSize;
+    private final long maxFlushDelayMs;
+
+    private transient NativeJoin join;
+    private transient int maxParallelism;
+    private transient BatchBuffer batch;
+    private transient boolean timerPending;
+    private transient RowCodec leftCodec;
+    private transient RowCodec rightCodec;
+    private transient int[] projection;
+    private transient StreamRecord<Row> reuse;
+    private transient JoinMetrics metrics;
+
+    /**
+     * A join operator.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     */
+    public NativeJoinOperator(JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
+        if (batchSize < 1 || maxFlushDelayMs < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
+        }
+        this.definition = definition;
+        this.batchSize = batchSize;
+        this.maxFlushDelayMs = maxFlushDelayMs;
+    }
+
+    @Override
+    protected boolean isUsingCustomRawKeyedState() {
+        return true;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        TaskInfo task = getRuntimeContext().getTaskInfo();
+        maxParallelism = task.getMaxNumberOfParallelSubtasks();
+        KeyGroupRange range =
+                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+                        maxParallelism,
+                        task.getNumberOfParallelSubtasks(),
+                        task.getIndexOfThisSubtask());
+        join = new NativeJoin(
+                definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
+        if (context.isRestored()) {
+            restore(context);
+        }
+    }
+
+    private void restore(StateInitializationContext context) throws Exception {
+        ByteBuffer section = DirectBuffers.allocate(64 * 1024);
+        for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
+            // The stream is shared by the handle's key groups: read one section, do not close.
+            DataInputStream in = new DataInputStream(p.getStream());
+            int length = Integer.reverseBytes(in.readInt());
+            if (length < 0) {
+                throw new IllegalStateException(
+                        "corrupt join state of key group " + p.getKeyGroupId());
+            }
+            byte[] payload = new byte[length];
+            in.readFully(payload);
+            section = DirectBuffers.ensure(section, 0, 4L + length);
+            section.clear();
+            section.putInt(length).put(payload);
+            int used = join.restore(section, 4 + length);
+            if (used != 4 + length) {
+                throw new IllegalStateException(
+                        "join state of key group " + p.getKeyGroupId() + " has trailing bytes");
+            }
+        }
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        batch = new BatchBuffer(256 * 1024);
+        leftCodec = new RowCodec(definition.left().schema());
+        rightCodec = new RowCodec(definition.right().schema());
+        projection = definition.projection();
+        reuse = new StreamRecord<>(null);
+        metrics = new JoinMetrics(getMetricGroup());
+        join.stats(metrics.stats);
+    }
+
+    @Override
+    public void processElement1(StreamRecord<ChangeRecord> element) throws Exception {
+        metrics.recordsLeft.inc();
+        append(0, element.getValue());
+    }
+
+    @Override
+    public void processElement2(StreamRecord<ChangeRecord> element) throws Exception {
+        metrics.recordsRight.inc();
+        append(1, element.getValue());
+    }
+
+    private void append(int side, ChangeRecord change) throws Exception {
+        int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
+        batch.put((byte) side).put(change.kind).putShort(keyGroup).putSized(change.row);
+        batch.recordAdded();
+        if (batch.records() >= batchSize) {
+            flush();
+        } else if (!timerPending) {
+            scheduleFlush();
+        }
+    }
+
+    private void scheduleFlush() {
+        timerPending = true;
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        getProcessingTimeService()
+                .registerTimer(
+                        now + maxFlushDelayMs,
+                        time -> {
+                            timerPending = false;
+                            flush();
+                        });
+    }
+
+    /** Joins the buffered batch, if any, and emits its output rows. */
+    public void flush() {
+        int n = batch.records();
+        if (n == 0) {
+            return;
+        }
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        ByteBuffer out = join.processBatch(batch.buffer(), batch.length(), now);
+        batch.clear();
+        metrics.batch(n);
+        emitAll(out);
+        join.stats(metrics.stats);
+    }
+
+    private void emitAll(ByteBuffer out) {
+        Object[] both = new Object[leftCodec.arity() + rightCodec.arity()];
+        int p = 0;
+        while (p < out.limit()) {
+            RowKind kind = RowKind.fromByteValue(out.get(p));
+            p = side(out, p + 1, leftCodec, both, 0);
+            p = side(out, p, rightCodec, both, leftCodec.arity());
+            Object[] values = new Object[projection.length];
+            for (int i = 0; i < projection.length; i++) {
+                values[i] = both[projection[i]];
+            }
+            output.collect(reuse.replace(Row.ofKind(kind, values)));
+            metrics.rowsOut.inc();
+        }
+    }
+
+    /** Decodes one side of an output row at {@code p}; returns the position after it. */
+    private static int side(ByteBuffer out, int p, RowCodec codec, Object[] into, int at) {
+        int length = out.getInt(p);
+        if (length == -1) {
+            java.util.Arrays.fill(into, at, at + codec.arity(), null);
+            return p + 4;
+        }
+        codec.decodeInto(out, p + 4, into, at);
+        return p + 4 + length;
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        if (batch.records() > 0) {
+            throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
+        }
+        ByteBuffer snapshot = join.snapshot();
+        if (snapshot.limit() == 0) {
+            return;
+        }
+        KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
+        byte[] chunk = new byte[64 * 1024];
+        int p = 0;
+        while (p < snapshot.limit()) {
+            int keyGroup = snapshot.getInt(p);
+            int length = 4 + snapshot.getInt(p + 4);
+            out.startNewKeyGroup(keyGroup);
+            for (int done = 0; done < length; ) {
+                int n = Math.min(chunk.length, length - done);
+                snapshot.get(p + 4 + done, chunk, 0, n);
+                out.write(chunk, 0, n);
+                done += n;
+            }
+            p += 4 + length;
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        flush();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flush();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void endInput(int inputId) throws Exception {
+        flush();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flush();
+        publishAccumulators();
+        super.finish();
+    }
+
+    /**
+     * Publishes the final native counters as job accumulators (summed over subtasks): {@value
+     * #ACC_STATE_ROWS}, {@value #ACC_STATE_HEAP_BYTES}, {@value #ACC_STATE_ROW_BYTES}, {@value
+     * #ACC_ROWS_OUT}, {@value #ACC_ABSENT_RETRACTIONS}.
+     */
+    private void publishAccumulators() {
+        long[] s = metrics.stats;
+        accumulate(ACC_STATE_ROWS, s[NativeJoin.STAT_STATE_ROWS]);
+        accumulate(ACC_STATE_HEAP_BYTES, s[NativeJoin.STAT_STATE_HEAP_BYTES]);
+        accumulate(ACC_STATE_ROW_BYTES, s[NativeJoin.STAT_STATE_ROW_BYTES]);
+        accumulate(ACC_ROWS_OUT, s[NativeJoin.STAT_ROWS_OUT]);
+        accumulate(ACC_ABSENT_RETRACTIONS, s[NativeJoin.STAT_ABSENT_RETRACTIONS]);
+    }
+
+    private void accumulate(String name, long value) {
+        try {
+            getRuntimeContext().addAccumulator(name, new LongCounter(value));
+        } catch (UnsupportedOperationException alreadyThere) {
+            // Another join operator of this task published it.
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            super.close();
+        } finally {
+            if (join != null) {
+                join.close();
+                join = null;
+            }
+        }
+    }
+
+    /** The operator's metrics; gauges read the counters copied after each batch. */
+    static final class JoinMetrics {
+        final long[] stats = new long[NativeJoin.STATS_LENGTH];
+        final Counter recordsLeft;
+        final Counter recordsRight;
+        final Counter rowsOut;
+        final Counter batches;
+        private volatile long lastBatchSize;
+
+        JoinMetrics(MetricGroup group) {
+            recordsLeft = group.counter("cdcjoinRecordsInLeft");
+            recordsRight = group.counter("cdcjoinRecordsInRight");
+            rowsOut = group.counter("cdcjoinRowsOut");
+            batches = group.counter("cdcjoinBatches");
+            group.gauge("cdcjoinLastBatchSize", () -> lastBatchSize);
+            group.gauge("cdcjoinStateRows", () -> stats[NativeJoin.STAT_STATE_ROWS]);
+            group.gauge("cdcjoinStateKeys", () -> stats[NativeJoin.STAT_STATE_KEYS]);
+            group.gauge("cdcjoinStateRowBytes", () -> stats[NativeJoin.STAT_STATE_ROW_BYTES]);
+            group.gauge("cdcjoinStateHeapBytes", () -> stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
+            group.gauge(
+                    "cdcjoinAbsentRetractions", () -> stats[NativeJoin.STAT_ABSENT_RETRACTIONS]);
+            group.gauge("cdcjoinExpiredRows", () -> stats[NativeJoin.STAT_EXPIRED_ROWS]);
+        }
+
+        void batch(int size) {
+            batches.inc();
+            lastBatchSize = size;
+        }
+    }
+
+    /**
+     * The native counters after the last batch (see {@code NativeJoin.STAT_*}), for tests and
+     * summaries.
+     *
+     * @return a copy
+     */
+    public long[] nativeStats() {
+        return metrics == null ? new long[NativeJoin.STATS_LENGTH] : metrics.stats.clone();
+    }
+}

@@ -1,0 +1,74 @@
+package dev.cdcjoin.flink;
+
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricConfig;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.reporter.MetricReporter;
+import org.apache.flink.metrics.reporter.MetricReporterFactory;
+
+/**
+ * A metric reporter (in the MiniCluster's JVM) that keeps the join operators' input counters
+ * ({@code cdcjoinRecordsInLeft/Right}) per job, so a test source can wait until the joins have
+ * received every record sent so far: that makes the order in which a two-input operator reads its
+ * inputs deterministic.
+ */
+public final class JoinInputCounters implements MetricReporter {
+
+    /** Configuration key prefix that installs this reporter. */
+    static final String CONFIG_KEY = "metrics.reporter.cdcjoin-test.factory.class";
+
+    private static final Map<String, Set<Counter>> BY_JOB = new ConcurrentHashMap<>();
+
+    /** Creates the reporter (found through {@code META-INF/services}). */
+    public static final class Factory implements MetricReporterFactory {
+        @Override
+        public MetricReporter createMetricReporter(Properties properties) {
+            return new JoinInputCounters();
+        }
+    }
+
+    @Override
+    public void open(MetricConfig config) {}
+
+    @Override
+    public void close() {}
+
+    @Override
+    public void notifyOfAddedMetric(Metric metric, String name, MetricGroup group) {
+        boolean joinInput =
+                name.equals("cdcjoinRecordsInLeft") || name.equals("cdcjoinRecordsInRight");
+        if (metric instanceof Counter && joinInput) {
+            BY_JOB.computeIfAbsent(job(group), j -> ConcurrentHashMap.newKeySet())
+                    .add((Counter) metric);
+        }
+    }
+
+    @Override
+    public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {
+        Set<Counter> counters = BY_JOB.get(job(group));
+        if (counters != null) {
+            counters.remove(metric);
+        }
+    }
+
+    private static String job(MetricGroup group) {
+        return String.valueOf(group.getAllVariables().get("<job_id>"));
+    }
+
+    /** Number of join input counters registered by the job. */
+    static int counters(String jobId) {
+        Set<Counter> c = BY_JOB.get(jobId);
+        return c == null ? 0 : c.size();
+    }
+
+    /** Records received by all join operators of the job, both inputs. */
+    static long received(String jobId) {
+        Set<Counter> c = BY_JOB.get(jobId);
+        return c == null ? 0 : c.stream().mapToLong(Counter::getCount).sum();
+    }
+}

@@ -1,0 +1,283 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.runtime.BatchBuffer;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The JNI surface called directly: decoding, the Java row codec, joining, errors. */
+class NativeBridgeTest {
+
+    static final CdcSchema ALL_TYPES =
+            CdcSchema.of(
+                    Column.notNull("id", "BIGINT"),
+                    Column.nullable("name", "STRING"),
+                    Column.nullable("small", "DECIMAL(10, 2)"),
+                    Column.nullable("big", "DECIMAL(30, 3)"),
+                    Column.nullable("ok", "BOOLEAN"),
+                    Column.nullable("f", "FLOAT"),
+                    Column.nullable("d", "DOUBLE"),
+                    Column.nullable("day", "DATE"),
+                    Column.nullable("ts", "TIMESTAMP(3)"),
+                    Column.nullable("tsn", "TIMESTAMP(9)"),
+                    Column.nullable("blob", "BYTES"),
+                    Column.nullable("n", "INT"));
+
+    static final JoinSide SIDE =
+            new JoinSide("t", ALL_TYPES, List.of("name", "id"), List.of("id"), null);
+
+    static Object[] sample(long id, String name) {
+        return new Object[] {
+            id,
+            name,
+            new BigDecimal("-12.34"),
+            new BigDecimal("-123456789012345678901234.567"),
+            true,
+            1.5f,
+            Double.NaN,
+            LocalDate.of(2024, 2, 29),
+            LocalDateTime.of(1969, 12, 31, 23, 59, 59, 123_000_000),
+            LocalDateTime.of(2024, 1, 1, 0, 0, 0, 1),
+            new byte[] {1, -1},
+            null
+        };
+    }
+
+    /** The decoder's output entries, as "#i kind key=... row=..." or "#i error: ...". */
+    static List<String> entries(ByteBuffer out, RowCodec codec, List<byte[]> rows) {
+        List<String> shown = new ArrayList<>();
+        int p = 12;
+        while (p < out.limit()) {
+            byte tag = out.get(p);
+            int index = out.getInt(p + 1);
+            p += 5;
+            if (tag == 0) {
+                byte kind = out.get(p);
+                int keyLength = out.getInt(p + 1);
+                int rowAt = p + 5 + keyLength;
+                int rowLength = out.getInt(rowAt);
+                byte[] row = new byte[rowLength];
+                out.get(rowAt + 4, row);
+                rows.add(row);
+                Object[] v = codec.decode(out, rowAt + 4);
+                shown.add("#" + index + " " + kind + " " + v[0] + "/" + v[1]);
+                p = rowAt + 4 + rowLength;
+            } else {
+                byte[] msg = new byte[out.getInt(p)];
+                out.get(p + 4, msg);
+                shown.add("#" + index + " error: " + new String(msg, StandardCharsets.UTF_8));
+                p += 4 + msg.length;
+            }
+        }
+        return shown;
+    }
+
+    @Test
+    void javaEncodedRowsAreValidNativeRowsAndRoundTrip() {
+        RowCodec codec = new RowCodec(ALL_TYPES);
+        byte[] a = codec.encode(sample(7, "héllo"));
+        byte[] b = codec.encode(sample(7, null));
+        BatchBuffer batch = new BatchBuffer(16);
+        batch.put((byte) 'c').putSized(null).putSized(a);
+        batch.put((byte) 'u').putSized(a).putSized(b);
+        batch.put((byte) 'd').putSized(Arrays.copyOf(a, 10)).putSized(null);
+        try (NativeDecoder d = new NativeDecoder(SIDE.decoderConfigJson(false))) {
+            ByteBuffer out = d.decodeRows(batch.buffer(), batch.length(), 40);
+            assertEquals(3, out.getInt(0));
+            assertEquals(1, out.getInt(4));
+            List<byte[]> rows = new ArrayList<>();
+            List<String> shown = entries(out, codec, rows);
+            assertEquals("#0 0 7/héllo", shown.get(0));
+            assertEquals("#1 1 7/héllo", shown.get(1));
+            assertEquals("#1 2 7/null", shown.get(2));
+            assertTrue(shown.get(3).startsWith("#2 error: t record #42: the \"before\" row is not"),
+                    shown.get(3));
+            assertArrayEquals(a, rows.get(0));
+            assertArrayEquals(b, rows.get(2));
+            Object[] back = codec.decode(ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+            Object[] expect = sample(7, "héllo");
+            for (int i = 0; i < expect.length; i++) {
+                if (expect[i] instanceof byte[]) {
+                    assertArrayEquals((byte[]) expect[i], (byte[]) back[i]);
+                } else {
+                    assertEquals(expect[i], back[i], "column " + i);
+                }
+            }
+        }
+    }
+
+    @Test
+    void jsonBatchesKeepGoodMessagesAroundBadOnes() {
+        BatchBuffer batch = new BatchBuffer(8);
+        String good = "{\"op\":\"c\",\"after\":{\"id\":1,\"name\":\"x\",\"n\":5}}";
+        batch.putSized(good.getBytes(StandardCharsets.UTF_8));
+        batch.putSized("{\"op\":".getBytes(StandardCharsets.UTF_8));
+        batch.putSized(null);
+        batch.putSized(new byte[0]);
+        batch.putSized("{\"op\":\"d\",\"before\":{\"id\":\"x\"}}".getBytes(StandardCharsets.UTF_8));
+        batch.putSized(good.getBytes(StandardCharsets.UTF_8));
+        try (NativeDecoder d = new NativeDecoder(SIDE.decoderConfigJson(false))) {
+            ByteBuffer out = d.decodeJson(batch.buffer(), batch.length(), 0);
+            assertEquals(2, out.getInt(0));
+            assertEquals(2, out.getInt(4));
+            assertEquals(2, out.getInt(8));
+            List<String> shown = entries(out, new RowCodec(ALL_TYPES), new ArrayList<>());
+            assertEquals("#0 0 1/x", shown.get(0));
+            assertTrue(shown.get(1).startsWith("#1 error: t record #1: malformed JSON"));
+            assertTrue(shown.get(2).startsWith("#4 error: t record #4: column \"id\""), shown.get(2));
+            assertEquals("#5 0 1/x", shown.get(3));
+        }
+    }
+
+    @Test
+    void outputLargerThanTheInitialBufferIsTakenInFull() {
+        StringBuilder name = new StringBuilder();
+        for (int i = 0; i < 200_000; i++) {
+            name.append('n');
+        }
+        BatchBuffer batch = new BatchBuffer(8);
+        String json = "{\"op\":\"c\",\"after\":{\"id\":1,\"name\":\"" + name + "\"}}";
+        batch.putSized(json.getBytes(StandardCharsets.UTF_8));
+        try (NativeDecoder d = new NativeDecoder(SIDE.decoderConfigJson(false))) {
+            ByteBuffer out = d.decodeJson(batch.buffer(), batch.length(), 0);
+            assertEquals(1, out.getInt(0));
+            assertTrue(out.limit() > 400_000);
+        }
+    }
+
+    @Test
+    void misuseThrowsInsteadOfCrashing() {
+        NativeDecoder d = new NativeDecoder(SIDE.decoderConfigJson(false));
+        ByteBuffer heap = ByteBuffer.allocate(16);
+        IllegalArgumentException notDirect =
+                assertThrows(IllegalArgumentException.class, () -> d.decodeJson(heap, 0, 0));
+        assertTrue(notDirect.getMessage().contains("not a direct ByteBuffer"), notDirect.getMessage());
+        ByteBuffer direct = DirectBuffers.allocate(16);
+        IllegalArgumentException tooLong =
+                assertThrows(IllegalArgumentException.class, () -> d.decodeJson(direct, 17, 0));
+        assertTrue(tooLong.getMessage().contains("outside its capacity"));
+        assertThrows(IllegalArgumentException.class, () -> d.decodeJson(direct, -1, 0));
+        assertThrows(IllegalArgumentException.class, () -> d.decodeJson(null, 0, 0));
+        direct.putInt(0, 1000);
+        IllegalArgumentException framing =
+                assertThrows(IllegalArgumentException.class, () -> d.decodeJson(direct, 8, 0));
+        assertTrue(framing.getMessage().contains("malformed batch"), framing.getMessage());
+        d.close();
+        d.close();
+        assertThrows(IllegalStateException.class, () -> d.decodeJson(direct, 0, 0));
+        IllegalArgumentException config =
+                assertThrows(IllegalArgumentException.class, () -> new NativeDecoder("{"));
+        assertTrue(config.getMessage().contains("invalid decoder configuration"));
+    }
+
+    static final CdcSchema USERS =
+            CdcSchema.of(Column.notNull("id", "BIGINT"), Column.nullable("name", "STRING"));
+    static final CdcSchema DOMAINS =
+            CdcSchema.of(
+                    Column.notNull("id", "BIGINT"),
+                    Column.nullable("user_id", "BIGINT"),
+                    Column.nullable("domain", "STRING"));
+
+    static JoinDefinition usersDomains(JoinType type) {
+        return new JoinDefinition(
+                new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
+                new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
+                type,
+                false,
+                null,
+                null);
+    }
+
+    static void record(BatchBuffer b, int side, int kind, int kg, byte[] row) {
+        b.put((byte) side).put((byte) kind).putShort(kg).putSized(row);
+    }
+
+    static List<String> joined(ByteBuffer out) {
+        RowCodec l = new RowCodec(USERS);
+        RowCodec r = new RowCodec(DOMAINS);
+        List<String> rows = new ArrayList<>();
+        int p = 0;
+        while (p < out.limit()) {
+            StringBuilder sb = new StringBuilder().append(out.get(p)).append(' ');
+            p++;
+            for (RowCodec c : new RowCodec[] {l, r}) {
+                int len = out.getInt(p);
+                sb.append(len == -1 ? "null" : Arrays.toString(c.decode(out, p + 4)));
+                p += 4 + (len == -1 ? 0 : len);
+            }
+            rows.add(sb.toString());
+        }
+        return rows;
+    }
+
+    @Test
+    void joinSnapshotRestoreAndErrors() {
+        RowCodec u = new RowCodec(USERS);
+        RowCodec dm = new RowCodec(DOMAINS);
+        BatchBuffer b = new BatchBuffer(8);
+        record(b, 0, 0, 3, u.encode(new Object[] {1L, "alice"}));
+        record(b, 1, 0, 3, dm.encode(new Object[] {10L, 1L, "a.com"}));
+        NativeJoin j = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 127));
+        List<String> rows = joined(j.processBatch(b.buffer(), b.length(), 0));
+        assertEquals(
+                List.of("0 [1, alice]null", "3 [1, alice]null", "0 [1, alice][10, 1, a.com]"),
+                rows);
+        long[] stats = new long[NativeJoin.STATS_LENGTH];
+        j.stats(stats);
+        assertEquals(1, stats[NativeJoin.STAT_RECORDS_LEFT]);
+        assertEquals(3, stats[NativeJoin.STAT_ROWS_OUT]);
+        assertEquals(2, stats[NativeJoin.STAT_STATE_ROWS]);
+
+        ByteBuffer snap = j.snapshot();
+        assertEquals(3, snap.getInt(0));
+        int length = snap.getInt(4);
+        assertEquals(8 + length, snap.limit());
+        ByteBuffer section = DirectBuffers.allocate(4 + length);
+        for (int i = 0; i < 4 + length; i++) {
+            section.put(i, snap.get(4 + i));
+        }
+        NativeJoin restored = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 10));
+        assertEquals(4 + length, restored.restore(section, 4 + length));
+        b.clear();
+        record(b, 1, 3, 3, dm.encode(new Object[] {10L, 1L, "a.com"}));
+        assertEquals(
+                List.of("3 [1, alice][10, 1, a.com]", "0 [1, alice]null"),
+                joined(restored.processBatch(b.buffer(), b.length(), 0)));
+        IllegalArgumentException twice =
+                assertThrows(IllegalArgumentException.class, () -> restored.restore(section, 4 + length));
+        assertTrue(twice.getMessage().contains("restored twice"), twice.getMessage());
+
+        NativeJoin elsewhere = new NativeJoin(usersDomains(JoinType.LEFT).specJson(50, 60));
+        assertThrows(IllegalArgumentException.class, () -> elsewhere.restore(section, 4 + length));
+        b.clear();
+        record(b, 0, 0, 3, new byte[] {1, 2});
+        IllegalStateException invalid =
+                assertThrows(IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length(), 0));
+        assertTrue(invalid.getMessage().contains("invalid row"), invalid.getMessage());
+        b.clear();
+        b.put((byte) 9);
+        assertThrows(IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length(), 0));
+        for (NativeJoin x : new NativeJoin[] {j, restored, elsewhere}) {
+            x.close();
+        }
+        assertThrows(IllegalStateException.class, j::snapshot);
+        assertThrows(IllegalArgumentException.class, () -> new NativeJoin("{}"));
+    }
+}

@@ -1,0 +1,234 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.types.Row;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Checkpoints with failures, and rescaling through savepoints: the native state survives. */
+@SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
+class RecoveryTest {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    static final AtomicLong ROWS_SEEN = new AtomicLong();
+    static final AtomicInteger FAILURES = new AtomicInteger();
+
+    /** Emits event {@code i} of a trace, pausing now and then to spread it over checkpoints. */
+    static final class Emit implements MapFunction<Long, String> {
+        private static final long serialVersionUID = 1L;
+        private final String[] events;
+
+        Emit(List<String> events) {
+            this.events = events.toArray(new String[0]);
+        }
+
+        @Override
+        public String map(Long i) throws Exception {
+            if (i % 2 == 0) {
+                Thread.sleep(1);
+            }
+            return events[i.intValue()];
+        }
+    }
+
+    /** Throws when the job-wide output count reaches 700 and 1800 (once each, across restarts). */
+    static final class FailTwice implements MapFunction<Row, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String map(Row row) {
+            long n = ROWS_SEEN.incrementAndGet();
+            if (n == 700 || n == 1800) {
+                FAILURES.incrementAndGet();
+                throw new RuntimeException("deliberate failure at output row " + n);
+            }
+            return row.toString();
+        }
+    }
+
+    static List<String> encoded(UsersDomainsTrace trace) {
+        List<String> out = new ArrayList<>();
+        trace.events().forEach(e -> out.add((e.users ? "L|" : "R|") + e.json));
+        return out;
+    }
+
+    static CdcJoin join(JoinType type) {
+        return CdcJoin.builder()
+                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
+                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
+                .joinType(type)
+                .batchSize(64)
+                .maxFlushDelay(Duration.ofMillis(20))
+                .build();
+    }
+
+    static SingleOutputStreamOperator<Row> pipeline(CdcJoin join, DataStream<String> events) {
+        CdcJoin.Result r = join.joinStrings(
+                VectorsTest.pick(events, "L|"), VectorsTest.pick(events, "R|"));
+        return r.rows();
+    }
+
+    @Test
+    void failuresMidStreamLoseAndDuplicateNothing() throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(42, 4000, 300);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 5);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        env.configure(conf);
+        env.enableCheckpointing(100);
+        env.setParallelism(2);
+        List<String> events = encoded(trace);
+        DataStream<String> source = env.fromSequence(0, events.size() - 1).setParallelism(1)
+                .map(new Emit(events)).setParallelism(1);
+        DataStream<String> out = pipeline(join(JoinType.FULL), source).map(new FailTwice());
+        List<String> changelog = new ArrayList<>();
+        try (CloseableIterator<String> it = out.executeAndCollect("exactly-once")) {
+            it.forEachRemaining(changelog::add);
+        }
+        assertEquals(2, FAILURES.get(), "the job should have failed twice");
+        assertEquals(ReferenceJoin.usersDomains(trace, JoinType.FULL), Changelogs.materialize(changelog));
+    }
+
+    static final Queue<String> RESCALED = new ConcurrentLinkedQueue<>();
+    static final AtomicLong[] EMITTED = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
+
+    /** Emits a slice of the trace, then (when unbounded) idles until the job is stopped. */
+    static final class Slice implements FlatMapFunction<Long, String> {
+        private static final long serialVersionUID = 1L;
+        private final String[] events;
+        private final int counter;
+
+        Slice(List<String> events, int counter) {
+            this.events = events.toArray(new String[0]);
+            this.counter = counter;
+        }
+
+        @Override
+        public void flatMap(Long i, Collector<String> out) throws Exception {
+            if (i < events.length) {
+                out.collect(events[i.intValue()]);
+                EMITTED[counter].incrementAndGet();
+            } else {
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    /** Runs one slice at {@code parallelism}, from {@code savepoint} if given. */
+    static JobClient runSlice(List<String> slice, int k, int parallelism, String savepoint, boolean bounded)
+            throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        if (savepoint != null) {
+            Configuration conf = new Configuration();
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+            conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+            env.configure(conf);
+        }
+        env.setParallelism(parallelism);
+        env.setMaxParallelism(128);
+        DataStream<String> source = env.fromSequence(0, bounded ? slice.size() - 1 : Long.MAX_VALUE)
+                .uid("source-" + k).setParallelism(1)
+                .flatMap(new Slice(slice, k)).uid("slice-" + k).setParallelism(1);
+        CdcJoin join = join(JoinType.FULL);
+        SingleOutputStreamOperator<ChangeRecord> l =
+                join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
+        SingleOutputStreamOperator<ChangeRecord> r =
+                join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
+        l.uid("decode-users");
+        r.uid("decode-domains");
+        join.joinChanges(l, r).uid("join")
+                .map(row -> {
+                    RESCALED.add(row.toString());
+                    return row.toString();
+                })
+                .sinkTo(new DiscardingSink<>());
+        return env.executeAsync("rescale-" + k);
+    }
+
+    static void awaitEmitted(int k, int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (EMITTED[k].get() < count) {
+            assertTrue(System.nanoTime() < deadline, "slice " + k + " not emitted in time");
+            Thread.sleep(20);
+        }
+    }
+
+    /** Stops with a savepoint, retrying while some task is still being deployed or restored. */
+    static String stopWithSavepoint(JobClient job, Path dir) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return job.stopWithSavepoint(false, dir.toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (attempt >= 50 || !String.valueOf(e.getMessage()).contains("not being executed")) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    @Test
+    void rescalesFromTwoToThreeToOne(@TempDir Path savepoints) throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(7, 3000, 200);
+        List<String> events = encoded(trace);
+        int third = events.size() / 3;
+        List<List<String>> slices = List.of(
+                events.subList(0, third), events.subList(third, 2 * third),
+                events.subList(2 * third, events.size()));
+        String savepoint = null;
+        int[] parallelism = {2, 3, 1};
+        for (int k = 0; k < 2; k++) {
+            JobClient job = runSlice(slices.get(k), k, parallelism[k], savepoint, false);
+            try {
+                awaitEmitted(k, slices.get(k).size());
+                savepoint = stopWithSavepoint(job, savepoints);
+                job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+            } catch (Exception | AssertionError e) {
+                job.cancel();
+                throw e;
+            }
+        }
+        JobClient last = runSlice(slices.get(2), 2, parallelism[2], savepoint, true);
+        last.getJobExecutionResult().get(120, TimeUnit.SECONDS);
+        assertEquals(ReferenceJoin.usersDomains(trace, JoinType.FULL),
+                Changelogs.materialize(new ArrayList<>(RESCALED)));
+    }
+}

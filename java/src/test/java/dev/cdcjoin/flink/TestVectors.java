@@ -1,0 +1,95 @@
+package dev.cdcjoin.flink;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.ColumnType;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+
+/** The shared test vectors of {@code tests/vectors/*.json}. */
+final class TestVectors {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    /** One vector file. */
+    static final class Vector {
+        final String file;
+        final JoinSide left;
+        final JoinSide right;
+        /** Events as {@code "L|json"} or {@code "R|json"} ({@code json} = {@code null} for a tombstone). */
+        final List<String> events;
+        final Map<JoinType, List<String>> expected;
+
+        Vector(String file, JsonNode root) {
+            this.file = file;
+            this.left = side(root.get("left"));
+            this.right = side(root.get("right"));
+            this.events = new ArrayList<>();
+            for (JsonNode e : root.get("events")) {
+                String side = e.get("side").asText().equals("left") ? "L" : "R";
+                events.add(side + "|" + e.get("value").toString());
+            }
+            this.expected = new EnumMap<>(JoinType.class);
+            root.get("expected").properties().forEach(f -> {
+                List<String> rows = new ArrayList<>();
+                f.getValue().forEach(r -> rows.add(r.asText()));
+                expected.put(JoinType.valueOf(f.getKey()), rows);
+            });
+        }
+
+        @Override
+        public String toString() {
+            return file;
+        }
+    }
+
+    static JoinSide side(JsonNode side) {
+        List<Column> columns = new ArrayList<>();
+        for (JsonNode f : side.get("schema").get("fields")) {
+            boolean nullable = !f.has("nullable") || f.get("nullable").asBoolean();
+            columns.add(new Column(f.get("name").asText(), ColumnType.parse(f.get("type").asText()), nullable));
+        }
+        JsonNode pk = side.get("primary_key");
+        return new JoinSide(
+                side.get("name").asText(),
+                CdcSchema.of(columns),
+                strings(side.get("join_key")),
+                pk == null || pk.isNull() ? null : strings(pk),
+                null);
+    }
+
+    static List<String> strings(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    static Path directory() {
+        String base = System.getProperty("cdcjoin.project.basedir", ".");
+        return Paths.get(base, "tests", "vectors");
+    }
+
+    static List<Vector> all() throws IOException {
+        try (Stream<Path> files = Files.list(directory())) {
+            List<Path> paths =
+                    files.filter(p -> p.toString().endsWith(".json")).sorted().collect(Collectors.toList());
+            List<Vector> out = new ArrayList<>();
+            for (Path p : paths) {
+                out.add(new Vector(p.getFileName().toString(), JSON.readTree(p.toFile())));
+            }
+            return out;
+        }
+    }
+
+    private TestVectors() {}
+}
