@@ -147,7 +147,7 @@ fn stats_of(engine: &JoinEngine) -> [i64; STATS_LEN] {
         s.expired_rows,
         z.rows,
         z.keys,
-        z.row_bytes,
+        z.group_bytes,
         z.heap_bytes,
     ]
     .map(|v| v as i64)

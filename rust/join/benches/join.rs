@@ -141,7 +141,7 @@ fn report_state(batches: &[Vec<u8>]) {
     );
     let s = engine.state_size();
     let per = |x: i64| x as f64 / s.rows as f64;
-    let payload = per(s.row_bytes as i64);
+    let payload = per(engine.payload_bytes() as i64);
     eprintln!(
         "state after the trace: {} rows under {} keys, {rows_out} rows emitted",
         s.rows, s.keys

@@ -102,6 +102,10 @@ pub struct JoinStats {
     pub expired_rows: u64,
     /// Rows currently in state (with multiplicity).
     pub stored_rows: u64,
+    /// Join keys currently in state.
+    pub stored_keys: u64,
+    /// Bytes of all stored groups (rows and their headers), kept up to date per record.
+    pub group_bytes: u64,
 }
 
 /// How much state an engine holds.
@@ -109,10 +113,10 @@ pub struct JoinStats {
 pub struct StateSize {
     /// Rows stored (with multiplicity).
     pub rows: u64,
-    /// Distinct join keys stored, both sides.
+    /// Join keys stored.
     pub keys: u64,
-    /// Encoded bytes of the distinct rows stored: the payload.
-    pub row_bytes: u64,
+    /// Bytes of the stored groups: encoded rows and their per-row headers.
+    pub group_bytes: u64,
     /// Heap bytes held by tables and groups (allocator overhead not included).
     pub heap_bytes: u64,
 }
@@ -295,7 +299,7 @@ impl JoinEngine {
         let table = &mut self.key_groups[(rec.key_group - self.range.start) as usize];
         let (sides, now) = (&self.sides, now);
         let before = out.rows();
-        let mut expired = 0;
+        let (mut expired, mut grown, mut keys) = (0, 0i64, 0i64);
         let mut run = |slot: &mut KeySlot| {
             let [left, right] = &mut slot.sides;
             let (mine, theirs) = if rec.side == Side::Left {
@@ -313,14 +317,18 @@ impl JoinEngine {
                 row_buf: &mut self.row_buf,
                 now,
             };
+            let bytes = ctx.mine.bytes().len() + ctx.theirs.bytes().len();
             expired += ctx.expire();
-            ctx.apply(rec.kind, rec.row, out)
+            let applied = ctx.apply(rec.kind, rec.row, out);
+            grown = (ctx.mine.bytes().len() + ctx.theirs.bytes().len()) as i64 - bytes as i64;
+            applied
         };
         let applied = match table.entry(sides, hash_key(&self.key), &self.key) {
             SlotEntry::Occupied(mut o) => {
                 let applied = run(o.get_mut());
                 if o.get().is_empty() {
                     o.remove();
+                    keys = -1;
                 }
                 applied
             }
@@ -328,12 +336,15 @@ impl JoinEngine {
                 let mut slot = KeySlot::default();
                 let applied = run(&mut slot);
                 v.insert(slot);
+                keys = 1;
                 applied
             }
             SlotEntry::Vacant(_) => Applied::Absent,
         };
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
+        self.stats.stored_keys = self.stats.stored_keys.saturating_add_signed(keys);
+        self.stats.group_bytes = self.stats.group_bytes.saturating_add_signed(grown);
         self.stats.records_in[s] += 1;
         self.stats.rows_out += (out.rows() - before) as u64;
         match applied {
@@ -378,6 +389,13 @@ impl JoinEngine {
         }
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
+        self.recount_state();
+    }
+
+    /// Recomputes the key and byte counters from the tables (after sweeps and restores).
+    pub(crate) fn recount_state(&mut self) {
+        self.stats.stored_keys = self.key_groups.iter().map(|t| t.len() as u64).sum();
+        self.stats.group_bytes = self.groups().map(|(_, g)| g.bytes().len() as u64).sum();
     }
 
     /// Every stored group with its side's declaration.
@@ -389,24 +407,28 @@ impl JoinEngine {
             .filter(|(_, g)| !g.is_empty())
     }
 
-    /// Size of the state, for metrics and benchmarks. Walks every group: call it per checkpoint or
-    /// report, not per batch.
+    /// Size of the state, for metrics: kept up to date per record, so cheap to read after every
+    /// batch (it visits each key group's table, not each row).
     pub fn state_size(&self) -> StateSize {
-        let mut size = StateSize {
+        let tables: usize = self.key_groups.iter().map(KeyTable::table_bytes).sum();
+        StateSize {
             rows: self.stats.stored_rows,
-            ..StateSize::default()
-        };
-        for table in &self.key_groups {
-            size.heap_bytes += table.heap_bytes() as u64;
-            size.keys += table.len() as u64;
+            keys: self.stats.stored_keys,
+            group_bytes: self.stats.group_bytes,
+            heap_bytes: self.stats.group_bytes + tables as u64,
         }
-        for (side, g) in self.groups() {
-            size.row_bytes += g
-                .entries(side.entry)
-                .map(|e| e.row.len() as u64)
-                .sum::<u64>();
-        }
-        size
+    }
+
+    /// Encoded bytes of the distinct rows stored (the payload), for benchmarks and tests: walks
+    /// every row.
+    pub fn payload_bytes(&self) -> u64 {
+        self.groups()
+            .map(|(side, g)| {
+                g.entries(side.entry)
+                    .map(|e| e.row.len() as u64)
+                    .sum::<u64>()
+            })
+            .sum()
     }
 }
 

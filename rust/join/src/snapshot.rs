@@ -191,6 +191,7 @@ impl JoinEngine {
                 self.stats.stored_rows += rows;
             }
         }
+        self.recount_state();
         Ok(())
     }
 }

@@ -100,20 +100,13 @@ impl KeyTable {
         });
     }
 
-    /// Heap bytes held: the table's slots and control bytes plus every group's block.
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes of the table itself: its slots and control bytes (groups not included).
+    pub fn table_bytes(&self) -> usize {
         let slots = self.table.capacity();
-        let table = if slots == 0 {
+        if slots == 0 {
             0
         } else {
             slots * std::mem::size_of::<KeySlot>() + slots + 16
-        };
-        let groups: usize = self
-            .table
-            .iter()
-            .flat_map(|s| &s.sides)
-            .map(|g| g.bytes().len())
-            .sum();
-        table + groups
+        }
     }
 }

@@ -183,6 +183,8 @@ proptest! {
         prop_assert!(materialize(out.iter().chain(&rest)).is_empty());
         prop_assert_eq!(engine.stats().stored_rows, 0);
         prop_assert!(engine.key_groups_with_state().is_empty());
+        let size = engine.state_size();
+        prop_assert_eq!((size.keys, size.group_bytes), (0, 0), "incremental counters drifted");
     }
 
     #[test]
@@ -213,6 +215,10 @@ proptest! {
             at += part.restore_key_group(&snapshot[at..]).unwrap();
         }
         prop_assert_eq!(parts[0].stats().stored_rows + parts[1].stats().stored_rows, whole.stats().stored_rows);
+        // The restored instances recount their state; the whole one kept it up to date per record.
+        let sizes = [whole.state_size(), parts[0].state_size(), parts[1].state_size()];
+        prop_assert_eq!(sizes[0].keys, sizes[1].keys + sizes[2].keys);
+        prop_assert_eq!(sizes[0].group_bytes, sizes[1].group_bytes + sizes[2].group_bytes);
 
         let expected = run(&mut whole, keys, tail);
         for (c, want) in tail.iter().zip(expected) {
