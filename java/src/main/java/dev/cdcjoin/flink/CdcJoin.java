@@ -1,15 +1,24 @@
 package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
+import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
@@ -27,12 +36,18 @@ import org.apache.flink.types.Row;
  *     .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
  *     .build();
  * CdcJoin.Result result = join.joinJson(usersBytes, domainsBytes);
- * tableEnv.fromChangelogStream(result.rows());
+ * tableEnv.fromChangelogStream(result.rows());      // or result.rawRows() for a sink of bytes
  * }</pre>
  *
  * <p>The pipeline is: decode each input (at its parallelism) → {@code keyBy} join key → {@link
  * NativeJoinOperator}. Output rows are the left columns then the right columns (or a projection),
- * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}.
+ * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}; or, for
+ * sinks that take bytes, each output row in the native wire format ({@link RawJoinOutput}).
+ *
+ * <p>With {@link Builder#engine(Engine) engine(Engine.JAVA)} the same calls build the pure-Java
+ * join ({@link JavaJoin}: Jackson decoding, Flink keyed state) instead, with the same changelog and
+ * the same {@link Result}; no native code is loaded unless {@link #leftDecoder()} or {@link
+ * #rightDecoder()} is used.
  */
 public final class CdcJoin {
 
@@ -41,6 +56,7 @@ public final class CdcJoin {
     private final int batchSize;
     private final Duration maxFlushDelay;
     private final boolean deleteInsertUpdates;
+    private final Engine engine;
 
     private CdcJoin(Builder b, JoinDefinition definition) {
         this.definition = definition;
@@ -48,6 +64,7 @@ public final class CdcJoin {
         this.batchSize = b.batchSize;
         this.maxFlushDelay = b.maxFlushDelay;
         this.deleteInsertUpdates = b.deleteInsertUpdates;
+        this.engine = b.engine;
     }
 
     /**
@@ -69,6 +86,16 @@ public final class CdcJoin {
     }
 
     /**
+     * The engine that joins (and, for {@link #joinJson}, {@link #joinStrings} and {@link
+     * #joinRows}, decodes).
+     *
+     * @return the engine
+     */
+    public Engine engine() {
+        return engine;
+    }
+
+    /**
      * The output's type, accepted by {@code StreamTableEnvironment.fromChangelogStream}.
      *
      * @return the row type information
@@ -78,7 +105,7 @@ public final class CdcJoin {
     }
 
     /**
-     * The decoder of the left input, configured like this join.
+     * The native decoder of the left input, configured like this join (whatever the engine).
      *
      * @return a decoder
      */
@@ -87,7 +114,7 @@ public final class CdcJoin {
     }
 
     /**
-     * The decoder of the right input, configured like this join.
+     * The native decoder of the right input, configured like this join (whatever the engine).
      *
      * @return a decoder
      */
@@ -111,6 +138,10 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
+        if (engine == Engine.JAVA) {
+            JavaJoin java = javaJoin();
+            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
+        }
         return join(leftDecoder().decodeJson(left), rightDecoder().decodeJson(right));
     }
 
@@ -122,6 +153,10 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinStrings(DataStream<String> left, DataStream<String> right) {
+        if (engine == Engine.JAVA) {
+            JavaJoin java = javaJoin();
+            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
+        }
         return join(leftDecoder().decodeStrings(left), rightDecoder().decodeStrings(right));
     }
 
@@ -133,6 +168,10 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
+        if (engine == Engine.JAVA) {
+            JavaJoin java = javaJoin();
+            return javaResult(java, java.decodeLeftRows(left), java.decodeRightRows(right));
+        }
         return join(leftDecoder().decodeRows(left), rightDecoder().decodeRows(right));
     }
 
@@ -146,16 +185,16 @@ public final class CdcJoin {
     public Result join(
             SingleOutputStreamOperator<ChangeRecord> left,
             SingleOutputStreamOperator<ChangeRecord> right) {
-        SingleOutputStreamOperator<Row> rows =
-                joinChanges(left, right);
         DataStream<BadRecord> bad =
                 left.getSideOutput(DebeziumDecoder.BAD_RECORDS)
                         .union(right.getSideOutput(DebeziumDecoder.BAD_RECORDS));
-        return new Result(rows, bad);
+        return new Result(() -> joinChanges(left, right), () -> joinChangesRaw(left, right), bad);
     }
 
     /**
-     * Joins two change streams: {@code keyBy} join key, then the native join operator.
+     * Joins two change streams: {@code keyBy} join key, then the join operator ({@link
+     * NativeJoinOperator}, or with {@link Engine#JAVA} the rows decoded in Java from their compact
+     * encoding and joined by {@link JavaJoin}).
      *
      * @param left the left table's changes
      * @param right the right table's changes
@@ -163,15 +202,91 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
-        String name = "CdcJoin " + definition.joinType() + ": "
-                + definition.left().name() + " ⋈ " + definition.right().name();
-        return left.connect(right)
-                .keyBy(key, key, TypeInformation.of(JoinKey.class))
+        if (engine == Engine.JAVA) {
+            JavaJoin java = javaJoin();
+            return java.joinChanges(toRows(left, definition.left()), toRows(right, definition.right()));
+        }
+        return keyed(left, right)
                 .transform(
-                        name,
+                        operatorName(),
                         definition.rowTypeInfo(),
-                        new NativeJoinOperator(definition, batchSize, maxFlushDelay.toMillis()));
+                        NativeJoinOperator.rows(definition, batchSize, maxFlushDelay.toMillis()));
+    }
+
+    /**
+     * Joins two change streams into the byte-encoded output ({@link RawJoinOutput}): as {@link
+     * #joinChanges}, but each output row is emitted as the native wire format's bytes.
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return the joined changelog, one {@code byte[]} per output row
+     */
+    public SingleOutputStreamOperator<byte[]> joinChangesRaw(
+            DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        if (engine == Engine.JAVA) {
+            JavaJoin java = javaJoin();
+            return java.joinChangesRaw(
+                    toRows(left, definition.left()), toRows(right, definition.right()));
+        }
+        return keyed(left, right)
+                .transform(
+                        operatorName() + " (bytes)",
+                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                        NativeJoinOperator.bytes(definition, batchSize, maxFlushDelay.toMillis()));
+    }
+
+    private ConnectedStreams<ChangeRecord, ChangeRecord> keyed(
+            DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
+        return left.connect(right).keyBy(key, key, TypeInformation.of(JoinKey.class));
+    }
+
+    private String operatorName() {
+        return "CdcJoin " + definition.joinType() + ": "
+                + definition.left().name() + " ⋈ " + definition.right().name();
+    }
+
+    private JavaJoin javaJoin() {
+        return JavaJoin.of(definition)
+                .badRecordPolicy(policy)
+                .deleteInsertUpdates(deleteInsertUpdates);
+    }
+
+    private static Result javaResult(
+            JavaJoin java,
+            SingleOutputStreamOperator<Row> left,
+            SingleOutputStreamOperator<Row> right) {
+        DataStream<BadRecord> bad =
+                left.getSideOutput(JavaJoin.BAD_RECORDS)
+                        .union(right.getSideOutput(JavaJoin.BAD_RECORDS));
+        return new Result(
+                () -> java.joinChanges(left, right), () -> java.joinChangesRaw(left, right), bad);
+    }
+
+    /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
+    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, JoinSide side) {
+        SingleOutputStreamOperator<Row> rows =
+                changes.map(new ChangeToRow(side.schema()))
+                        .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
+                        .name("ChangeRecord to Row: " + side.name());
+        return changes.getParallelism() > 0 ? rows.setParallelism(changes.getParallelism()) : rows;
+    }
+
+    /** A change's row decoded from its compact encoding, with the change's kind. */
+    static final class ChangeToRow implements MapFunction<ChangeRecord, Row> {
+        private static final long serialVersionUID = 1L;
+        private final RowCodec codec;
+
+        ChangeToRow(CdcSchema schema) {
+            this.codec = new RowCodec(schema);
+        }
+
+        @Override
+        public Row map(ChangeRecord change) {
+            Object[] values =
+                    codec.decode(ByteBuffer.wrap(change.row).order(ByteOrder.LITTLE_ENDIAN), 0);
+            return Row.ofKind(change.rowKind(), values);
+        }
     }
 
     /** Selects a change's join key. */
@@ -184,23 +299,56 @@ public final class CdcJoin {
         }
     }
 
-    /** The outputs of a join: the changelog rows and the records that could not be decoded. */
+    /**
+     * The outputs of a join: the changelog, as rows or as bytes, and the records that could not be
+     * decoded.
+     *
+     * <p>The join operator is added to the job by the first call of {@link #rows()} (rows) or
+     * {@link #rawRows()} (bytes); later calls return the same stream. Calling both adds two join
+     * operators over the same inputs, each holding its own state.
+     */
     public static final class Result {
-        private final SingleOutputStreamOperator<Row> rows;
+        private final Supplier<SingleOutputStreamOperator<Row>> rowsFactory;
+        private final Supplier<SingleOutputStreamOperator<byte[]>> rawFactory;
         private final DataStream<BadRecord> badRecords;
+        private SingleOutputStreamOperator<Row> rows;
+        private SingleOutputStreamOperator<byte[]> raw;
 
-        Result(SingleOutputStreamOperator<Row> rows, DataStream<BadRecord> badRecords) {
-            this.rows = rows;
+        Result(
+                Supplier<SingleOutputStreamOperator<Row>> rows,
+                Supplier<SingleOutputStreamOperator<byte[]>> raw,
+                DataStream<BadRecord> badRecords) {
+            this.rowsFactory = rows;
+            this.rawFactory = raw;
             this.badRecords = badRecords;
         }
 
         /**
          * The joined changelog.
          *
-         * @return rows with their {@code RowKind}
+         * @return rows with their {@code RowKind}, typed by {@link CdcJoin#rowTypeInfo()}
          */
         public SingleOutputStreamOperator<Row> rows() {
+            if (rows == null) {
+                rows = rowsFactory.get();
+            }
             return rows;
+        }
+
+        /**
+         * The joined changelog as bytes, for sinks that take bytes: one {@code byte[]} per output
+         * row, {@code kind u8 | leftLen i32 | left row | rightLen i32 | right row} (little-endian,
+         * length -1 for a null-padded side), each side a whole row of its schema in the compact
+         * row encoding; the output projection is not applied. The native engine emits the bytes it
+         * computed without building a Java object per row. Read them with {@link RawJoinOutput}.
+         *
+         * @return the output rows' bytes: the same changelog as {@link #rows()}
+         */
+        public SingleOutputStreamOperator<byte[]> rawRows() {
+            if (raw == null) {
+                raw = rawFactory.get();
+            }
+            return raw;
         }
 
         /**
@@ -226,6 +374,7 @@ public final class CdcJoin {
         private int batchSize = 1024;
         private Duration maxFlushDelay = Duration.ofMillis(100);
         private boolean deleteInsertUpdates;
+        private Engine engine = Engine.NATIVE;
         private final List<String> projection = new ArrayList<>();
         private final List<String> outputNames = new ArrayList<>();
 
@@ -350,6 +499,18 @@ public final class CdcJoin {
          */
         public Builder deleteInsertUpdates(boolean on) {
             this.deleteInsertUpdates = on;
+            return this;
+        }
+
+        /**
+         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the
+         * pure-Java join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
+         *
+         * @param engine the engine
+         * @return this
+         */
+        public Builder engine(Engine engine) {
+            this.engine = Objects.requireNonNull(engine);
             return this;
         }
 

@@ -130,6 +130,16 @@ public final class JoinDefinition implements Serializable {
     }
 
     /**
+     * Whether a retraction of a row that is not in state fails the job (otherwise it is counted
+     * and emits nothing).
+     *
+     * @return true to fail
+     */
+    public boolean failOnAbsentRetraction() {
+        return failOnAbsentRetraction;
+    }
+
+    /**
      * Output columns as indexes into the left-then-right columns.
      *
      * @return a copy of the projection

@@ -103,6 +103,16 @@ public final class JoinSide implements Serializable {
     }
 
     /**
+     * The state TTL: how long a row is kept after its last write ({@code table.exec.state.ttl}
+     * semantics).
+     *
+     * @return the retention, or {@code null} when rows are kept forever
+     */
+    public Duration ttl() {
+        return ttlMs == null ? null : Duration.ofMillis(ttlMs);
+    }
+
+    /**
      * The native decoder configuration for this table.
      *
      * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code

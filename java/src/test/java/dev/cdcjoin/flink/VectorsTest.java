@@ -63,15 +63,22 @@ class VectorsTest {
         private final String[] events;
         private final long[] changesBefore;
         private final boolean ordered;
+        private final int joins;
         private transient String jobId;
 
         EventAt(List<String> events, boolean ordered) {
+            this(events, ordered, JoinType.values().length);
+        }
+
+        /** With {@code joins} join operators in the job, each receiving every change. */
+        EventAt(List<String> events, boolean ordered, int joins) {
             this.events = events.toArray(new String[0]);
             this.changesBefore = new long[events.size()];
             for (int i = 1; i < events.size(); i++) {
                 changesBefore[i] = changesBefore[i - 1] + changes(events.get(i - 1));
             }
             this.ordered = ordered;
+            this.joins = joins;
         }
 
         @Override
@@ -82,7 +89,6 @@ class VectorsTest {
         @Override
         public String map(Long i) throws Exception {
             if (ordered) {
-                int joins = JoinType.values().length;
                 await(() -> JoinInputCounters.counters(jobId) >= 2 * joins
                         && JoinInputCounters.received(jobId) >= joins * changesBefore[i.intValue()]);
             }

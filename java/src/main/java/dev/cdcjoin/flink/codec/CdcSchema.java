@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
@@ -108,6 +109,21 @@ public final class CdcSchema implements Serializable {
             }
         }
         throw new IllegalArgumentException("unknown column '" + name + "' (schema: " + this + ")");
+    }
+
+    /**
+     * The schema as a Flink ROW data type (exact DECIMAL and TIMESTAMP parameters, NOT NULL where
+     * declared), e.g. for a {@code Schema} in {@code StreamTableEnvironment.fromChangelogStream}.
+     *
+     * @return a ROW data type with one field per column
+     */
+    public DataType dataType() {
+        DataTypes.Field[] fields = new DataTypes.Field[columns.size()];
+        for (int i = 0; i < fields.length; i++) {
+            Column c = columns.get(i);
+            fields[i] = DataTypes.FIELD(c.name(), c.type().dataType(c.isNullable()));
+        }
+        return DataTypes.ROW(fields);
     }
 
     /**

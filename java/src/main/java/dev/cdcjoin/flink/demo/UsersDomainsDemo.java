@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.demo;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.JoinType;
@@ -9,24 +10,48 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
- * The demo: joins a generated users/domains Debezium trace in an embedded Flink MiniCluster,
- * printing the changelog as it comes and a summary at the end.
+ * The demo: joins a generated users/domains Debezium trace (or two Kafka topics of Debezium JSON)
+ * in an embedded Flink MiniCluster, printing the changelog as it comes and a summary at the end.
  *
  * <pre>
  * mvn -q -B package -DskipTests exec:exec -Ddemo.args="--join-type LEFT --changes 20000"
+ * mvn -q -B package -DskipTests exec:exec \
+ *     -Ddemo.args="--kafka-bootstrap localhost:9092 --users-topic shop.public.users --domains-topic shop.public.domains"
  * </pre>
  *
  * Options: {@code --join-type INNER|LEFT|RIGHT|FULL} (default LEFT), {@code --changes N} (default
  * 20000), {@code --users N} (user id space, default 1000), {@code --seed N}, {@code --parallelism
  * N} (default 2), {@code --print N} (rows printed, default 50; -1 for all).
+ *
+ * <p>Kafka instead of the generated trace: {@code --kafka-bootstrap HOST:PORT} reads the record
+ * values (bytes) of {@code --users-topic} (default {@code users}) and {@code --domains-topic}
+ * (default {@code domains}) with flink-connector-kafka, from the earliest offsets, in consumer
+ * group {@code --kafka-group} (default {@code cdcjoin-demo}); the tables must have the demo's
+ * columns ({@code users(id BIGINT, name)}, {@code domains(id BIGINT, user_id BIGINT, domain)}).
+ * The job stops at the offsets that were the latest when it started, unless {@code --follow true}
+ * keeps it reading. Tombstones (null values) are passed on as empty messages, which the decoder
+ * skips and counts.
  */
 public final class UsersDomainsDemo {
 
@@ -40,6 +65,11 @@ public final class UsersDomainsDemo {
         long seed = 1;
         int parallelism = 2;
         long print = 50;
+        String kafkaBootstrap;
+        String usersTopic = "users";
+        String domainsTopic = "domains";
+        String kafkaGroup = "cdcjoin-demo";
+        boolean follow;
 
         static Options parse(String[] given) {
             // Maven passes -Ddemo.args as one argument: split on blanks.
@@ -68,6 +98,21 @@ public final class UsersDomainsDemo {
                         break;
                     case "--print":
                         o.print = Long.parseLong(v);
+                        break;
+                    case "--kafka-bootstrap":
+                        o.kafkaBootstrap = v;
+                        break;
+                    case "--users-topic":
+                        o.usersTopic = v;
+                        break;
+                    case "--domains-topic":
+                        o.domainsTopic = v;
+                        break;
+                    case "--kafka-group":
+                        o.kafkaGroup = v;
+                        break;
+                    case "--follow":
+                        o.follow = Boolean.parseBoolean(v);
                         break;
                     default:
                         throw new IllegalArgumentException("unknown option " + args[i]);
@@ -104,13 +149,6 @@ public final class UsersDomainsDemo {
     @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
     public static void main(String[] args) throws Exception {
         Options o = Options.parse(args);
-        UsersDomainsTrace trace = UsersDomainsTrace.generate(o.seed, o.changes, o.users);
-        List<String> users = new ArrayList<>();
-        List<String> domains = new ArrayList<>();
-        trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
-        System.out.printf("cdcjoin demo: %s JOIN of users (%d messages) and domains (%d messages),"
-                + " parallelism %d%n", o.joinType, users.size(), domains.size(), o.parallelism);
-
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(o.parallelism);
         CdcJoin join = CdcJoin.builder()
@@ -120,7 +158,27 @@ public final class UsersDomainsDemo {
                 .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
                 .maxFlushDelay(Duration.ofMillis(50))
                 .build();
-        CdcJoin.Result result = join.joinStrings(source(env, users), source(env, domains));
+        CdcJoin.Result result;
+        long eventsIn;
+        if (o.kafkaBootstrap != null) {
+            System.out.printf("cdcjoin demo: %s JOIN of Kafka topics %s (users) and %s (domains) at %s,"
+                            + " parallelism %d%n",
+                    o.joinType, o.usersTopic, o.domainsTopic, o.kafkaBootstrap, o.parallelism);
+            result = join.joinJson(
+                    kafka(env, o, o.usersTopic).map(new CountIn()).setParallelism(1),
+                    kafka(env, o, o.domainsTopic).map(new CountIn()).setParallelism(1));
+            eventsIn = -1; // read from the accumulator at the end
+        } else {
+            UsersDomainsTrace trace = UsersDomainsTrace.generate(o.seed, o.changes, o.users);
+            List<String> users = new ArrayList<>();
+            List<String> domains = new ArrayList<>();
+            trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
+            System.out.printf("cdcjoin demo: %s JOIN of users (%d messages) and domains (%d messages),"
+                    + " parallelism %d%n", o.joinType, users.size(), domains.size(), o.parallelism);
+            result = join.joinStrings(source(env, users), source(env, domains));
+            eventsIn = trace.events().size();
+        }
+        result.badRecords().map(new ReportBad()).sinkTo(new DiscardingSink<>());
         CloseableIterator<Row> rows = result.rows().collectAsync();
         long start = System.nanoTime();
         JobClient client = env.executeAsync("cdcjoin users/domains demo");
@@ -137,7 +195,92 @@ public final class UsersDomainsDemo {
             }
         }
         JobExecutionResult done = client.getJobExecutionResult().get();
-        summary(trace.events().size(), out, System.nanoTime() - start, done);
+        if (eventsIn < 0) {
+            eventsIn = acc(done, CountIn.ACCUMULATOR);
+        }
+        summary(eventsIn, out, System.nanoTime() - start, done);
+    }
+
+    /**
+     * A Kafka source of one topic's record values.
+     *
+     * @param env the environment
+     * @param o the options (bootstrap servers, group, whether to follow the topic)
+     * @param topic the topic
+     * @return the values, one source subtask (each table's changes stay in order)
+     */
+    static DataStream<byte[]> kafka(StreamExecutionEnvironment env, Options o, String topic) {
+        return env.fromSource(kafkaSource(o, topic), WatermarkStrategy.noWatermarks(), "kafka " + topic)
+                .setParallelism(1);
+    }
+
+    /** The source of {@link #kafka}: earliest offsets; bounded by the latest unless following. */
+    static KafkaSource<byte[]> kafkaSource(Options o, String topic) {
+        KafkaSourceBuilder<byte[]> b = KafkaSource.<byte[]>builder()
+                .setBootstrapServers(o.kafkaBootstrap)
+                .setTopics(topic)
+                .setGroupId(o.kafkaGroup)
+                .setClientIdPrefix(o.kafkaGroup + "-" + topic)
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setDeserializer(new ValueBytes());
+        if (!o.follow) {
+            b.setBounded(OffsetsInitializer.latest());
+        }
+        return b.build();
+    }
+
+    /** A record's value; a tombstone (null value) becomes an empty message, which decodes to nothing. */
+    static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
+            out.collect(record.value() == null ? new byte[0] : record.value());
+        }
+
+        @Override
+        public TypeInformation<byte[]> getProducedType() {
+            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
+        }
+    }
+
+    /** Prints each undecodable record's reason and counts them in {@value #ACCUMULATOR}. */
+    static final class ReportBad extends RichMapFunction<BadRecord, String> {
+        private static final long serialVersionUID = 1L;
+        static final String ACCUMULATOR = "cdcjoin.demo.badRecords";
+        private transient LongCounter count;
+
+        @Override
+        public void open(OpenContext context) {
+            count = new LongCounter();
+            getRuntimeContext().addAccumulator(ACCUMULATOR, count);
+        }
+
+        @Override
+        public String map(BadRecord bad) {
+            count.add(1);
+            System.out.println("bad record: " + bad.reason);
+            return bad.reason;
+        }
+    }
+
+    /** Counts the messages read in the {@value #ACCUMULATOR} accumulator (summed over inputs). */
+    static final class CountIn extends RichMapFunction<byte[], byte[]> {
+        private static final long serialVersionUID = 1L;
+        static final String ACCUMULATOR = "cdcjoin.demo.eventsIn";
+        private transient LongCounter count;
+
+        @Override
+        public void open(OpenContext context) {
+            count = new LongCounter();
+            getRuntimeContext().addAccumulator(ACCUMULATOR, count);
+        }
+
+        @Override
+        public byte[] map(byte[] message) {
+            count.add(1);
+            return message;
+        }
     }
 
     private static DataStream<String> source(StreamExecutionEnvironment env, List<String> json) {
@@ -158,6 +301,7 @@ public final class UsersDomainsDemo {
                 acc(r, NativeJoinOperator.ACC_STATE_ROW_BYTES));
         System.out.printf("absent retractions:   %,d%n",
                 acc(r, NativeJoinOperator.ACC_ABSENT_RETRACTIONS));
+        System.out.printf("bad records:          %,d%n", acc(r, ReportBad.ACCUMULATOR));
     }
 
     private static long acc(JobExecutionResult r, String name) {

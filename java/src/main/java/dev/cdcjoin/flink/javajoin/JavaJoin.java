@@ -5,6 +5,8 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
 import java.util.Objects;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.EitherTypeInfo;
@@ -257,6 +259,52 @@ public final class JavaJoin {
     }
 
     /**
+     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the
+     * input's parallelism ({@link RowEnvelopeDecodeFunction}).
+     *
+     * @param envelopes the envelopes
+     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     */
+    public SingleOutputStreamOperator<Row> decodeLeftRows(DataStream<Row> envelopes) {
+        return decodeRows(plan.left, envelopes);
+    }
+
+    /**
+     * Splits the right table's {@code Row(before, op, after)} envelopes into changes, at the
+     * input's parallelism ({@link RowEnvelopeDecodeFunction}).
+     *
+     * @param envelopes the envelopes
+     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     */
+    public SingleOutputStreamOperator<Row> decodeRightRows(DataStream<Row> envelopes) {
+        return decodeRows(plan.right, envelopes);
+    }
+
+    private SingleOutputStreamOperator<Row> decodeRows(SidePlan side, DataStream<Row> envelopes) {
+        SingleOutputStreamOperator<Row> out =
+                envelopes.process(
+                                new RowEnvelopeDecodeFunction(
+                                        side.name, side.schema, deleteInsertUpdates, policy),
+                                side.rowType)
+                        .name("JavaJoin split " + side.name);
+        if (envelopes.getParallelism() > 0) {
+            out.setParallelism(envelopes.getParallelism());
+        }
+        return out;
+    }
+
+    /**
+     * Joins two streams of {@code Row(before, op, after)} envelopes.
+     *
+     * @param left the left table's envelopes
+     * @param right the right table's envelopes
+     * @return the joined changelog and the bad records
+     */
+    public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
+        return joinDecoded(decodeLeftRows(left), decodeRightRows(right));
+    }
+
+    /**
      * Joins two streams of Debezium JSON messages given as bytes.
      *
      * @param left the left table's messages
@@ -298,6 +346,40 @@ public final class JavaJoin {
                 .keyBy(new JoinKeySelector(plan.left), new JoinKeySelector(plan.right), plan.keyType)
                 .process(new JavaJoinFunction(plan), plan.outputType)
                 .name(operatorName());
+    }
+
+    /**
+     * Joins two decoded change streams into the byte-encoded output: as {@link #joinChanges}, but
+     * each output row is emitted as {@code kind u8 | leftLen i32 | left | rightLen i32 | right}
+     * with both sides whole in the compact row encoding (the native operator's wire format, read
+     * with {@link dev.cdcjoin.flink.RawJoinOutput}); the projection is not applied.
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return one {@code byte[]} per output row
+     */
+    public SingleOutputStreamOperator<byte[]> joinChangesRaw(
+            DataStream<Row> left, DataStream<Row> right) {
+        JoinPlan raw = plan.withRawOutput();
+        SingleOutputStreamOperator<Row> rows =
+                left.connect(right)
+                        .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
+                        .process(new JavaJoinFunction(raw), raw.outputType)
+                        .name(operatorName() + " (bytes)");
+        return rows.map(new RawField())
+                .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
+                .setParallelism(rows.getParallelism())
+                .name("JavaJoin raw output");
+    }
+
+    /** The single {@code byte[]} field of a raw output row. */
+    static final class RawField implements MapFunction<Row, byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public byte[] map(Row row) {
+            return (byte[]) row.getField(0);
+        }
     }
 
     /**

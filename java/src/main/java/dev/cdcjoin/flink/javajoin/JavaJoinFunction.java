@@ -19,7 +19,9 @@ import org.apache.flink.util.Collector;
  * <p>State per side follows its keys ({@link StateLayout}); TTL, if the definition sets one, is
  * Flink's {@code StateTtlConfig} with {@code OnCreateAndWrite} and {@code NeverReturnExpired}.
  * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric,
- * or fail with {@link AbsentRetractionException} if the definition asks to.
+ * or fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
+ * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
+ * operator.
  *
  * <p>Usually built by {@link JavaJoin#joinChanges}.
  */

@@ -1,7 +1,10 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
@@ -62,9 +65,16 @@ final class JoinCore implements Serializable {
     private final int leftArity;
     private final int rightArity;
 
+    /** Encoders of the two sides' rows, for raw output ({@link JoinPlan#rawOutput}). */
+    private final RowCodec leftCodec;
+
+    private final RowCodec rightCodec;
+
     private transient SideStore left;
     private transient SideStore right;
     private transient Counter absentRetractions;
+    private transient Counter recordsLeft;
+    private transient Counter recordsRight;
     private transient long leftChanges;
     private transient long rightChanges;
     /** Next insertion sequence number of a map entry; checkpointed (as the max over subtasks). */
@@ -76,6 +86,8 @@ final class JoinCore implements Serializable {
         this.plan = plan;
         this.leftArity = plan.left.arity();
         this.rightArity = plan.right.arity();
+        this.leftCodec = plan.rawOutput ? new RowCodec(plan.left.schema) : null;
+        this.rightCodec = plan.rawOutput ? new RowCodec(plan.right.schema) : null;
     }
 
     JoinPlan plan() {
@@ -106,6 +118,9 @@ final class JoinCore implements Serializable {
         left = SideStore.create(plan.left, ctx, this);
         right = SideStore.create(plan.right, ctx, this);
         absentRetractions = ctx.getMetricGroup().counter("absentRetractions");
+        // The native operator's names, so dashboards and tests read both engines alike.
+        recordsLeft = ctx.getMetricGroup().counter("cdcjoinRecordsInLeft");
+        recordsRight = ctx.getMetricGroup().counter("cdcjoinRecordsInRight");
     }
 
     long takeSeq() {
@@ -123,6 +138,7 @@ final class JoinCore implements Serializable {
         SideStore me = inputLeft ? left : right;
         SideStore other = inputLeft ? right : left;
         long index = inputLeft ? leftChanges++ : rightChanges++;
+        (inputLeft ? recordsLeft : recordsRight).inc();
         RowKind kind = row.getKind();
         row.setKind(RowKind.INSERT); // stored rows (and multiset map keys) are kind-neutral
         boolean nullKey = me.plan.hasNullKey(row);
@@ -235,7 +251,9 @@ final class JoinCore implements Serializable {
         Row r = inputLeft ? theirs : mine;
         int[] projection = plan.projection;
         Row o;
-        if (projection == null) {
+        if (plan.rawOutput) {
+            o = Row.of((Object) raw(kind, l, r));
+        } else if (projection == null) {
             o = Row.withPositions(kind, leftArity + rightArity);
             if (l != null) {
                 for (int i = 0; i < leftArity; i++) {
@@ -258,6 +276,24 @@ final class JoinCore implements Serializable {
             }
         }
         out.collect(o);
+    }
+
+    /** {@code kind u8 | leftLen i32 | left | rightLen i32 | right}, little-endian, -1 for null. */
+    private byte[] raw(RowKind kind, Row l, Row r) {
+        byte[] lb = l == null ? null : leftCodec.encode(l);
+        byte[] rb = r == null ? null : rightCodec.encode(r);
+        int length = 1 + 4 + (lb == null ? 0 : lb.length) + 4 + (rb == null ? 0 : rb.length);
+        ByteBuffer buf = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        buf.put(kind.toByteValue());
+        buf.putInt(lb == null ? -1 : lb.length);
+        if (lb != null) {
+            buf.put(lb);
+        }
+        buf.putInt(rb == null ? -1 : rb.length);
+        if (rb != null) {
+            buf.put(rb);
+        }
+        return buf.array();
     }
 
     // ---------------------------------------------------------------------------------------

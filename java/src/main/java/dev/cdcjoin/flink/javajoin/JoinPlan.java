@@ -1,17 +1,15 @@
 package dev.cdcjoin.flink.javajoin;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.ColumnType;
-import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
@@ -29,6 +27,8 @@ final class JoinPlan implements Serializable {
     final int[] projection;
 
     final RowTypeInfo outputType;
+    /** Emit each output row as its native wire-format bytes (see {@link #withRawOutput()}). */
+    final boolean rawOutput;
     /** The join key's type: a row of the key columns' types (the same for both sides). */
     final RowTypeInfo keyType;
 
@@ -38,13 +38,15 @@ final class JoinPlan implements Serializable {
             JoinType joinType,
             boolean failOnAbsentRetraction,
             int[] projection,
-            RowTypeInfo outputType) {
+            RowTypeInfo outputType,
+            boolean rawOutput) {
         this.left = left;
         this.right = right;
         this.joinType = joinType;
         this.failOnAbsentRetraction = failOnAbsentRetraction;
         this.projection = projection;
         this.outputType = outputType;
+        this.rawOutput = rawOutput;
         if (left.joinKey.length != right.joinKey.length) {
             throw new IllegalArgumentException(
                     "join keys differ in length: left has "
@@ -77,18 +79,8 @@ final class JoinPlan implements Serializable {
         this.keyType = new RowTypeInfo(keyTypes, keyNames);
     }
 
-    /**
-     * Resolves a definition. The state TTL of each side and the absent-retraction policy are read
-     * from the definition's native spec ({@link JoinDefinition#specJson}), the one place the
-     * definition exposes them.
-     */
+    /** Resolves a definition. */
     static JoinPlan of(JoinDefinition def) {
-        JsonNode spec;
-        try {
-            spec = new ObjectMapper().readTree(def.specJson(0, 0));
-        } catch (IOException e) {
-            throw new UncheckedIOException("unreadable join spec", e);
-        }
         int[] projection = def.projection();
         int all = def.left().schema().size() + def.right().schema().size();
         boolean identity = projection.length == all;
@@ -97,17 +89,36 @@ final class JoinPlan implements Serializable {
         }
         JoinType type = def.joinType();
         return new JoinPlan(
-                SidePlan.of(def.left(), "left", outer(type, true), ttl(spec.path("left"))),
-                SidePlan.of(def.right(), "right", outer(type, false), ttl(spec.path("right"))),
+                SidePlan.of(def.left(), "left", outer(type, true), ttlMs(def.left())),
+                SidePlan.of(def.right(), "right", outer(type, false), ttlMs(def.right())),
                 type,
-                "FAIL".equals(spec.path("absent_retraction").asText()),
+                def.failOnAbsentRetraction(),
                 identity ? null : projection,
-                def.rowTypeInfo());
+                def.rowTypeInfo(),
+                false);
     }
 
-    private static long ttl(JsonNode side) {
-        JsonNode t = side.path("ttl_ms");
-        return t.isNumber() ? t.asLong() : 0;
+    /**
+     * This plan emitting raw output instead of rows: each output row as one {@code Row} of a
+     * single {@code byte[]} field holding {@code kind | leftLen | left | rightLen | right} (the
+     * native wire format, see {@link dev.cdcjoin.flink.RawJoinOutput}).
+     */
+    JoinPlan withRawOutput() {
+        return new JoinPlan(
+                left,
+                right,
+                joinType,
+                failOnAbsentRetraction,
+                null,
+                new RowTypeInfo(
+                        new TypeInformation<?>[] {PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO},
+                        new String[] {"raw"}),
+                true);
+    }
+
+    private static long ttlMs(JoinSide side) {
+        Duration ttl = side.ttl();
+        return ttl == null ? 0 : ttl.toMillis();
     }
 
     /** Whether a side is outer (its unmatched rows are emitted null-padded). */

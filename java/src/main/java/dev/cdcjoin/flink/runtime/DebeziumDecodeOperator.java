@@ -152,7 +152,11 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
                         });
     }
 
-    /** Decodes the buffered batch, if any, and emits its changes and bad records. */
+    /**
+     * Decodes the buffered batch, if any, and emits its changes and bad records.
+     *
+     * @throws Exception if a record is bad under {@code BadRecordPolicy.FAIL}
+     */
     public void flush() throws Exception {
         int n = batch.records();
         if (n == 0) {

@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
@@ -31,15 +32,23 @@ import org.apache.flink.types.RowKind;
  * <p>Both inputs must be keyed by {@link ChangeRecord#getKey()}. Records are appended in arrival
  * order to one direct buffer ({@code side | kind | key group | row}) and joined in one native call
  * when the batch is full, after the max flush delay (processing time), before a watermark, in
- * {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is decoded once
- * into {@link Row}s carrying their {@link RowKind}.
+ * {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is emitted in one of
+ * two forms, chosen when the operator is created:
+ *
+ * <ul>
+ *   <li>{@link #rows}: decoded once into {@link Row}s carrying their {@link RowKind}, projected to
+ *       the definition's output columns;
+ *   <li>{@link #bytes}: each output row copied as it is, one {@code byte[]} per row in the native
+ *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
+ *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column.
+ * </ul>
  *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
  * #close()}.
  */
-public final class NativeJoinOperator extends AbstractStreamOperator<Row>
-        implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, Row>, BoundedMultiInput {
+public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
+        implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, OUT>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
 
@@ -57,6 +66,8 @@ public final class NativeJoinOperator extends AbstractStreamOperator<Row>
     private final JoinDefinition definition;
     private final int batchSize;
     private final long maxFlushDelayMs;
+    /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
+    private final boolean raw;
 
     private transient NativeJoin join;
     private transient int maxParallelism;
@@ -65,23 +76,47 @@ public final class NativeJoinOperator extends AbstractStreamOperator<Row>
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
     private transient int[] projection;
-    private transient StreamRecord<Row> reuse;
+    private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
 
+    private NativeJoinOperator(
+            JoinDefinition definition, int batchSize, long maxFlushDelayMs, boolean raw) {
+        if (batchSize < 1 || maxFlushDelayMs < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
+        }
+        this.definition = Objects.requireNonNull(definition, "definition");
+        this.batchSize = batchSize;
+        this.maxFlushDelayMs = maxFlushDelayMs;
+        this.raw = raw;
+    }
+
     /**
-     * A join operator.
+     * A join operator emitting {@link Row}s (with their {@link RowKind}) of {@link
+     * JoinDefinition#rowTypeInfo()}.
      *
      * @param definition the join
      * @param batchSize input records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
+     * @return the operator
      */
-    public NativeJoinOperator(JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
-        if (batchSize < 1 || maxFlushDelayMs < 0) {
-            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
-        }
-        this.definition = definition;
-        this.batchSize = batchSize;
-        this.maxFlushDelayMs = maxFlushDelayMs;
+    public static NativeJoinOperator<Row> rows(
+            JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, false);
+    }
+
+    /**
+     * A join operator emitting each output row as the native wire format's bytes, both sides
+     * whole (the definition's projection is not applied): see {@link
+     * dev.cdcjoin.flink.RawJoinOutput}.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @return the operator
+     */
+    public static NativeJoinOperator<byte[]> bytes(
+            JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, true);
     }
 
     @Override
@@ -191,6 +226,34 @@ public final class NativeJoinOperator extends AbstractStreamOperator<Row>
     }
 
     private void emitAll(ByteBuffer out) {
+        if (raw) {
+            emitBytes(out);
+        } else {
+            emitRows(out);
+        }
+    }
+
+    /** Emits each output row as a copy of its bytes. */
+    @SuppressWarnings("unchecked")
+    private void emitBytes(ByteBuffer out) {
+        int p = 0;
+        int limit = out.limit();
+        while (p < limit) {
+            int leftLength = out.getInt(p + 1);
+            int rightAt = p + 5 + Math.max(leftLength, 0);
+            int rightLength = out.getInt(rightAt);
+            int end = rightAt + 4 + Math.max(rightLength, 0);
+            byte[] record = new byte[end - p];
+            out.get(p, record);
+            output.collect(reuse.replace((OUT) record));
+            metrics.rowsOut.inc();
+            p = end;
+        }
+    }
+
+    /** Decodes each output row into a projected {@link Row}. */
+    @SuppressWarnings("unchecked")
+    private void emitRows(ByteBuffer out) {
         Object[] both = new Object[leftCodec.arity() + rightCodec.arity()];
         int p = 0;
         while (p < out.limit()) {
@@ -201,7 +264,7 @@ public final class NativeJoinOperator extends AbstractStreamOperator<Row>
             for (int i = 0; i < projection.length; i++) {
                 values[i] = both[projection[i]];
             }
-            output.collect(reuse.replace(Row.ofKind(kind, values)));
+            output.collect(reuse.replace((OUT) Row.ofKind(kind, values)));
             metrics.rowsOut.inc();
         }
     }

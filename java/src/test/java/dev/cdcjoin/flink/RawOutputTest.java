@@ -1,0 +1,217 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The byte-encoded output ({@link CdcJoin.Result#rawRows()}): decoded with {@link RowCodec}, it is
+ * the {@link Row} output, row for row in the operator harness and as a materialized result in a
+ * job.
+ */
+@SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
+class RawOutputTest {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(4)
+                            .build());
+
+    static CdcJoin.Builder usersDomains(JoinType type) {
+        return CdcJoin.builder()
+                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
+                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
+                .joinType(type)
+                .maxFlushDelay(Duration.ofMillis(20));
+    }
+
+    /**
+     * Decodes a raw record by hand with the two sides' {@link RowCodec}s: left columns then right
+     * columns, null for a null-padded side.
+     */
+    static Row decodeWithRowCodec(byte[] record, RowCodec left, RowCodec right) {
+        ByteBuffer buf = ByteBuffer.wrap(record).order(ByteOrder.LITTLE_ENDIAN);
+        RowKind kind = RowKind.fromByteValue(buf.get(0));
+        Object[] values = new Object[left.arity() + right.arity()];
+        int leftLength = buf.getInt(1);
+        int p = 5;
+        if (leftLength >= 0) {
+            left.decodeInto(buf, p, values, 0);
+            p += leftLength;
+        }
+        int rightLength = buf.getInt(p);
+        p += 4;
+        if (rightLength >= 0) {
+            right.decodeInto(buf, p, values, left.arity());
+            p += rightLength;
+        }
+        assertEquals(record.length, p, "record length");
+        return Row.ofKind(kind, values);
+    }
+
+    /** A harness around one native join operator. */
+    static <OUT> KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT>
+            harness(NativeJoinOperator<OUT> op) throws Exception {
+        KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
+        KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT> h =
+                new KeyedTwoInputStreamOperatorTestHarness<>(
+                        op, key, key, TypeInformation.of(JoinKey.class));
+        h.open();
+        return h;
+    }
+
+    @ParameterizedTest
+    @EnumSource(JoinType.class)
+    void rawOutputDecodesToTheRowOutputRowForRow(JoinType type) throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(5, 1500, 60);
+        CdcJoin all = usersDomains(type).build();
+        // The Row output projected (and reordered); the raw output always carries whole sides.
+        CdcJoin projected =
+                usersDomains(type).select("domain").select("users.id", "uid").select("name").build();
+        JoinDefinition def = projected.definition();
+        NativeJoinOperator<Row> rowsOp = NativeJoinOperator.rows(def, 7, 1000);
+        NativeJoinOperator<byte[]> rawOp = NativeJoinOperator.bytes(def, 7, 1000);
+        List<Row> rows;
+        List<byte[]> raw;
+        try (NativeDecoder users =
+                        new NativeDecoder(def.left().decoderConfigJson(false));
+                NativeDecoder domains =
+                        new NativeDecoder(def.right().decoderConfigJson(false));
+                var rowsHarness = harness(rowsOp);
+                var rawHarness = harness(rawOp)) {
+            for (UsersDomainsTrace.Event e : trace.events()) {
+                for (ChangeRecord c : NativeChanges.decode(e.users ? users : domains, e.json)) {
+                    if (e.users) {
+                        rowsHarness.processElement1(new StreamRecord<>(c));
+                        rawHarness.processElement1(new StreamRecord<>(c));
+                    } else {
+                        rowsHarness.processElement2(new StreamRecord<>(c));
+                        rawHarness.processElement2(new StreamRecord<>(c));
+                    }
+                }
+            }
+            rowsOp.flush();
+            rawOp.flush();
+            rows = new ArrayList<>(rowsHarness.extractOutputValues());
+            raw = new ArrayList<>(rawHarness.extractOutputValues());
+        }
+        assertTrue(rows.size() > 500, "too small a changelog: " + rows.size());
+        assertEquals(rows.size(), raw.size(), "number of output rows");
+
+        RowCodec left = new RowCodec(def.left().schema());
+        RowCodec right = new RowCodec(def.right().schema());
+        RawJoinOutput decoder = new RawJoinOutput(def);
+        RawJoinOutput decoderAll = new RawJoinOutput(all.definition());
+        int[] projection = def.projection();
+        List<String> wholeRows = new ArrayList<>();
+        boolean sawNullSide = false;
+        for (int i = 0; i < rows.size(); i++) {
+            byte[] record = raw.get(i);
+            Row whole = decodeWithRowCodec(record, left, right);
+            Object[] projectedValues = new Object[projection.length];
+            for (int c = 0; c < projection.length; c++) {
+                projectedValues[c] = whole.getField(projection[c]);
+            }
+            Row expected = rows.get(i);
+            assertEquals(expected, Row.ofKind(whole.getKind(), projectedValues), "row #" + i);
+            assertEquals(expected, decoder.toRow(record), "RawJoinOutput, row #" + i);
+            assertEquals(whole, decoderAll.map(record), "RawJoinOutput without projection, #" + i);
+            assertEquals(whole.getKind(), RawJoinOutput.kind(record));
+            byte[] l = RawJoinOutput.left(record);
+            byte[] r = RawJoinOutput.right(record);
+            if (l == null || r == null) {
+                sawNullSide = true;
+                assertEquals(RawJoinOutput.NULL_SIDE,
+                        l == null ? RawJoinOutput.leftLength(record) : RawJoinOutput.rightLength(record));
+            }
+            if (l != null) {
+                assertArrayEquals(
+                        left.encode(Arrays.copyOfRange(rowValues(whole), 0, left.arity())), l);
+            } else {
+                assertNull(whole.getField(0));
+            }
+            if (r != null) {
+                assertArrayEquals(right.encode(Arrays.copyOfRange(rowValues(whole), left.arity(),
+                        left.arity() + right.arity())), r);
+            }
+            wholeRows.add(whole.toString());
+        }
+        assertEquals(type != JoinType.INNER, sawNullSide, "null-padded rows in a " + type + " join");
+        assertEquals(ReferenceJoin.usersDomains(trace, type), Changelogs.materialize(wholeRows));
+    }
+
+    static Object[] rowValues(Row row) {
+        Object[] values = new Object[row.getArity()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = row.getField(i);
+        }
+        return values;
+    }
+
+    @Test
+    void rawRowsInAJobMaterializeToTheRowOutput() throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(9, 3000, 200);
+        List<String> users = new ArrayList<>();
+        List<String> domains = new ArrayList<>();
+        trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        CdcJoin join = usersDomains(JoinType.FULL).batchSize(50).build();
+        CdcJoin.Result result =
+                join.joinStrings(
+                        env.fromData(users).setParallelism(1), env.fromData(domains).setParallelism(1));
+        RowCodec left = new RowCodec(join.definition().left().schema());
+        RowCodec right = new RowCodec(join.definition().right().schema());
+        DataStream<String> raw =
+                result.rawRows().map(b -> "RAW" + decodeWithRowCodec(b, left, right));
+        DataStream<String> rows = result.rows().map(Row::toString);
+        assertEquals(result.rawRows(), result.rawRows(), "one operator per output form");
+        List<String> rawOut = new ArrayList<>();
+        List<String> rowsOut = new ArrayList<>();
+        try (CloseableIterator<String> it = raw.union(rows).executeAndCollect()) {
+            it.forEachRemaining(s -> {
+                if (s.startsWith("RAW")) {
+                    rawOut.add(s.substring(3));
+                } else {
+                    rowsOut.add(s);
+                }
+            });
+        }
+        assertFalse(rawOut.isEmpty());
+        Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
+        assertEquals(expected, Changelogs.materialize(rawOut));
+        assertEquals(expected, Changelogs.materialize(rowsOut));
+    }
+}

@@ -1,0 +1,142 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * State TTL end to end through the join operator, on Flink's processing-time clock: rows written
+ * before a pause longer than the TTL are gone after it (no match, no null-padded retraction, a
+ * delete of one is an absent retraction that emits nothing), expiry itself emits nothing, and rows
+ * written after the pause join as usual. Both engines, every join type, exact changelogs.
+ */
+@SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
+class TtlJobTest {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER =
+            new MiniClusterExtension(
+                    new MiniClusterResourceConfiguration.Builder()
+                            .setNumberTaskManagers(1)
+                            .setNumberSlotsPerTaskManager(2)
+                            .setConfiguration(VectorsTest.reporter())
+                            .build());
+
+    static final Duration TTL = Duration.ofSeconds(2);
+    static final long PAUSE_MS = 5_000;
+
+    /** Passes events on, sleeping {@link #PAUSE_MS} before the first event of phase 2. */
+    static final class PauseBefore implements MapFunction<String, String> {
+        private static final long serialVersionUID = 1L;
+        private final String event;
+
+        PauseBefore(String event) {
+            this.event = event;
+        }
+
+        @Override
+        public String map(String e) throws Exception {
+            if (e.equals(event)) {
+                Thread.sleep(PAUSE_MS);
+            }
+            return e;
+        }
+    }
+
+    @Test
+    void expiredRowsAreGoneAndExpiryEmitsNothing() throws Exception {
+        List<String> events = List.of(
+                // phase 1
+                "L|" + CdcJoinJobTest.user("c", 1, "a"),
+                "L|" + CdcJoinJobTest.user("c", 2, "b"),
+                "L|" + CdcJoinJobTest.user("c", 3, "c"),
+                "R|" + CdcJoinJobTest.domain(10, 1, "a.com"),
+                // phase 2, after the pause: everything above has expired
+                "R|" + CdcJoinJobTest.domain(20, 2, "b.com"),
+                "L|" + CdcJoinJobTest.user("d", 3, "c"),
+                "L|" + CdcJoinJobTest.user("c", 4, "d"),
+                "R|" + CdcJoinJobTest.domain(40, 4, "d.com"),
+                "R|" + CdcJoinJobTest.domain(50, 9, "e.com"));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        env.setBufferTimeout(0);
+        int joins = JoinType.values().length * Engine.values().length;
+        DataStream<String> source =
+                env.fromSequence(0, events.size() - 1)
+                        .map(new VectorsTest.EventAt(events, true, joins))
+                        .map(new PauseBefore(events.get(4)));
+        DataStream<String> left = VectorsTest.pick(source, "L|");
+        DataStream<String> right = VectorsTest.pick(source, "R|");
+        DataStream<String> all = null;
+        for (Engine engine : Engine.values()) {
+            for (JoinType type : JoinType.values()) {
+                CdcJoin join = CdcJoinJobTest.usersDomains()
+                        .joinType(type)
+                        .ttl(TTL)
+                        .batchSize(1)
+                        .engine(engine)
+                        .build();
+                String tag = engine + " " + type + "|";
+                DataStream<String> rows =
+                        join.joinStrings(left, right).rows().map(r -> tag + r);
+                all = all == null ? rows : all.union(rows);
+            }
+        }
+        Map<Engine, Map<JoinType, List<String>>> out = new EnumMap<>(Engine.class);
+        try (CloseableIterator<String> it = all.executeAndCollect("ttl")) {
+            it.forEachRemaining(s -> {
+                int bar = s.indexOf('|');
+                String[] tag = s.substring(0, bar).split(" ");
+                out.computeIfAbsent(Engine.valueOf(tag[0]), e -> new EnumMap<>(JoinType.class))
+                        .computeIfAbsent(JoinType.valueOf(tag[1]), t -> new ArrayList<>())
+                        .add(s.substring(bar + 1));
+            });
+        }
+        Map<JoinType, List<String>> expected = new EnumMap<>(JoinType.class);
+        expected.put(JoinType.INNER, List.of(
+                "+I[1, a, 10, 1, a.com]",
+                "+I[4, d, 40, 4, d.com]"));
+        expected.put(JoinType.LEFT, List.of(
+                "+I[1, a, null, null, null]",
+                "+I[2, b, null, null, null]",
+                "+I[3, c, null, null, null]",
+                "-D[1, a, null, null, null]",
+                "+I[1, a, 10, 1, a.com]",
+                // domain 20 finds no user 2, and emits no -D[2, b, null...]: it has expired;
+                // the delete of user 3 retracts nothing: it has expired
+                "+I[4, d, null, null, null]",
+                "-D[4, d, null, null, null]",
+                "+I[4, d, 40, 4, d.com]"));
+        expected.put(JoinType.RIGHT, List.of(
+                "+I[1, a, 10, 1, a.com]",
+                "+I[null, null, 20, 2, b.com]",
+                "+I[4, d, 40, 4, d.com]",
+                "+I[null, null, 50, 9, e.com]"));
+        expected.put(JoinType.FULL, List.of(
+                "+I[1, a, null, null, null]",
+                "+I[2, b, null, null, null]",
+                "+I[3, c, null, null, null]",
+                "-D[1, a, null, null, null]",
+                "+I[1, a, 10, 1, a.com]",
+                "+I[null, null, 20, 2, b.com]",
+                "+I[4, d, null, null, null]",
+                "-D[4, d, null, null, null]",
+                "+I[4, d, 40, 4, d.com]",
+                "+I[null, null, 50, 9, e.com]"));
+        for (Engine engine : Engine.values()) {
+            assertEquals(expected, out.get(engine), engine.toString());
+        }
+    }
+}
