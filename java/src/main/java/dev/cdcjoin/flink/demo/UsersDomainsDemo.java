@@ -296,7 +296,7 @@ public final class UsersDomainsDemo {
         System.out.printf("wall time:            %.2f s (job start included)%n", seconds);
         System.out.printf("throughput:           %,.0f events/s%n", in / seconds);
         System.out.printf("native state rows:    %,d%n", acc(r, NativeJoinOperator.ACC_STATE_ROWS));
-        System.out.printf("native state bytes:   %,d heap (%,d bytes of encoded rows)%n",
+        System.out.printf("native state bytes:   %,d heap (%,d bytes of stored rows with their headers)%n",
                 acc(r, NativeJoinOperator.ACC_STATE_HEAP_BYTES),
                 acc(r, NativeJoinOperator.ACC_STATE_ROW_BYTES));
         System.out.printf("absent retractions:   %,d%n",

@@ -31,7 +31,7 @@ public final class NativeJoin implements AutoCloseable {
     public static final int STAT_STATE_ROWS = 5;
     /** Index in {@link #stats(long[])}: distinct join keys in state. */
     public static final int STAT_STATE_KEYS = 6;
-    /** Index in {@link #stats(long[])}: encoded bytes of the rows in state. */
+    /** Index in {@link #stats(long[])}: bytes of the rows in state with their per-row headers. */
     public static final int STAT_STATE_ROW_BYTES = 7;
     /** Index in {@link #stats(long[])}: heap bytes held by the state. */
     public static final int STAT_STATE_HEAP_BYTES = 8;
