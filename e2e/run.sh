@@ -4,16 +4,21 @@
 # Everything is installed from package registries (e2e/lib/install.sh), started on 127.0.0.1, and
 # stopped on exit, whatever happens (trap): no process of the run is left behind.
 #
-#   e2e/run.sh                 the scenario; exit 0 iff every check passed
+#   e2e/run.sh                 the scenario with the product's join job; exit 0 iff every check passed
 #
 # Environment (all optional):
 #   E2E_STATEMENTS=3000 E2E_RATE=50    workload size and steady rate (statements per second)
 #   E2E_USERS=300 E2E_DOMAINS=600      rows in the initial snapshot
 #   E2E_SEED=42                        workload seed (deterministic)
-#   E2E_KILL_TM=1                      kill -9 TaskManager tm-2 a third into the workload, restart it
-#   E2E_JOIN_JAR=path.jar              the product's join job (see HOOK below); unset = not run yet
+#   E2E_KILL_TM=1                      kill -9 TaskManager tm-2 two thirds into the workload, restart it
+#   E2E_JOIN=1                         run the product's join job (0: not at all; the mart checks
+#                                      then test themselves: lib/mart.sh selftest)
+#   E2E_JOIN_JAR=path.jar              the join job's JAR (default: e2e/jobs/users-domains-join, built
+#                                      with the product by install.sh join)
 #   E2E_JOIN_CLASS=...                 its entry class (default dev.cdcjoin.flink.e2e.UsersDomainsMartJob)
-#   E2E_JOIN_TYPES="inner left"        which marts to fill: one job per join type
+#   E2E_JOIN_TYPES="inner left"        join jobs started before the workload, one per join type
+#   E2E_LATE_JOIN=left                 the join job submitted a third into the workload, beside the
+#                                      others (its own class loader); "" = none
 #   E2E_CONVERGE_SECS=120              how long the mart may take to converge after the workload
 #   E2E_SKIP_INSTALL=1                 skip install.sh (already installed)
 # Ports, versions, paths: e2e/lib/common.sh.
@@ -30,8 +35,12 @@ USERS=${E2E_USERS:-300}
 DOMAINS=${E2E_DOMAINS:-600}
 SEED=${E2E_SEED:-42}
 KILL_TM=${E2E_KILL_TM:-1}
+JOIN=${E2E_JOIN:-1}
 JOIN_TYPES=${E2E_JOIN_TYPES:-inner left}
+LATE_JOIN=${E2E_LATE_JOIN-left}
 JOIN_CLASS=${E2E_JOIN_CLASS:-dev.cdcjoin.flink.e2e.UsersDomainsMartJob}
+JOIN_JAR=""
+if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_CACHE/jobs/e2e-users-domains-join.jar}; else LATE_JOIN=""; fi
 CONVERGE_SECS=${E2E_CONVERGE_SECS:-120}
 BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
 TOPICS="$E2E_TOPIC_USERS,$E2E_TOPIC_DOMAINS"
@@ -40,6 +49,8 @@ PROOF_CLASS=dev.cdcjoin.e2e.TopicCountJob
 WL=$E2E_RUN/workload
 
 RESULTS=()   # "name|PASS/FAIL/SKIP|detail"
+MART_LINES=()  # one line per mart for the summary
+declare -A JOIN_JOB=()   # mart name (inner, left, left-late, ...) -> Flink job id
 result() { RESULTS+=("$1|$2|$3"); log "check: $1: $2 ($3)"; }
 failed() { local r; for r in "${RESULTS[@]}"; do [[ $r == *"|FAIL|"* ]] && return 0; done; return 1; }
 
@@ -74,6 +85,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
+    [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
 e = json.load(open(sys.argv[1]))
@@ -90,6 +102,8 @@ print("debezium:   expected records users %d, domains %d (by op: %s)" % (e["reco
 fr = e["final_rows"]
 print("sources:    final users %d, domains %d; join rows inner %d, left %d" % (fr["users"], fr["domains"], fr["inner_join"], fr["left_join"]))
 EOF
+    local m
+    for m in "${MART_LINES[@]}"; do echo "mart:       $m"; done
     for r in "${RESULTS[@]}"; do
         IFS='|' read -r name st detail <<<"$r"
         printf '  %-4s  %-34s %s\n' "$st" "$name" "$detail"
@@ -104,7 +118,12 @@ EOF
 # ------------------------------------------------------------------------------------------------
 # 0. install (idempotent) and a clean run directory
 # ------------------------------------------------------------------------------------------------
-[[ ${E2E_SKIP_INSTALL:-0} == 1 ]] || "$LIB/install.sh" all
+if [[ ${E2E_SKIP_INSTALL:-0} != 1 ]]; then
+    targets=(postgres kafka debezium flink jobs)
+    [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] && targets+=(join)
+    "$LIB/install.sh" "${targets[@]}"
+fi
+[[ -z $JOIN_JAR || -f $JOIN_JAR ]] || die "no join job JAR at $JOIN_JAR (e2e/lib/install.sh join builds it)"
 if [[ -d $E2E_RUN && -n $(leftover_pids) ]]; then
     die "processes of a previous run are still alive: $(leftover_pids | tr '\n' ' ') (stop them: e2e/lib/{flink,connect,kafka,postgres}.sh stop)"
 fi
@@ -124,6 +143,18 @@ log "workload: generated $STATEMENTS statements (seed $SEED): $(cat "$WL/generat
 e2e_psql -q -f "$E2E_DIR/sql/schema.sql"
 e2e_psql -q -f "$WL/snapshot.sql"
 log "postgres: schema created, snapshot rows loaded: $(e2e_psql -tAc "select (select count(*) from users) || ' users, ' || (select count(*) from domains) || ' domains'")"
+if [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]]; then
+    # the join job's sink on its own against this Postgres: commit on checkpoint completion, a lost
+    # notification (restore applies the batch, once), an aborted checkpoint, whole-row retractions
+    t=$(date +%s)
+    if mvn -B -q -Dstyle.color=never -f "$E2E_DIR/jobs/users-domains-join/pom.xml" test \
+        -De2e.jdbc.url="jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" >"$E2E_RUN/sink-test.txt" 2>&1; then
+        result "mart sink tests (live Postgres)" PASS "$(grep -ho 'Tests run: [0-9]*, Failures: 0, Errors: 0, Skipped: 0' "$E2E_DIR"/jobs/users-domains-join/target/surefire-reports/*.txt | head -1) in MartSinkOperatorTest, $(($(date +%s) - t)) s"
+    else
+        tail -40 "$E2E_RUN/sink-test.txt"
+        result "mart sink tests (live Postgres)" FAIL "see $E2E_RUN/sink-test.txt and e2e/jobs/users-domains-join/target/surefire-reports"
+    fi
+fi
 
 # ------------------------------------------------------------------------------------------------
 # 2. Kafka (KRaft) and Kafka Connect with Debezium; wait for Debezium's initial snapshot
@@ -153,30 +184,36 @@ else
 fi
 
 # ================================================================================================
-# HOOK: the product's join job. It is submitted here, before the workload, like the proof job:
-# one job per join type, each filling its mart table from the two topics. The arguments below are
-# the contract proposed to the job's author; change join_job_args when the job lands.
+# The product's join job (e2e/jobs/users-domains-join): one job per join type, submitted before the
+# workload like the proof job, each filling its mart from the two topics (Kafka source -> native
+# decode + join -> exactly-once changelog sink into Postgres). join_job_args is the job's contract.
 # ================================================================================================
 join_job_args() {
-    local join=$1 table
-    case $join in inner) table=mart.users_domains ;; left) table=mart.users_domains_left ;; esac
+    local mart=$1
     echo --bootstrap "$BOOTSTRAP" \
         --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" \
-        --group "e2e-join-$join" --join "$join" \
+        --group "e2e-join-$mart" --join "${mart%-late}" \
         --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
-        --mart-table "$table" --checkpoint-ms 2000
+        --mart-table "$("$LIB/mart.sh" table "$mart")" --checkpoint-ms 2000
 }
-declare -A JOIN_JOB=()
-if [[ -n ${E2E_JOIN_JAR:-} ]]; then
-    for j in $JOIN_TYPES; do
-        # shellcheck disable=SC2046
-        JOIN_JOB[$j]=$("$LIB/flink.sh" submit "$E2E_JOIN_JAR" "$JOIN_CLASS" 2 $(join_job_args "$j")) ||
-            { result "join job $j submitted" FAIL "$E2E_JOIN_JAR $JOIN_CLASS: see the REST answer above"; exit 1; }
-        "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120
-        log "join job ($j): ${JOIN_JOB[$j]} RUNNING on $("$LIB/flink.sh" tms "${JOIN_JOB[$j]}" | cut -f2 | sort -u | paste -sd, -)"
-    done
+vertex_names() { curl -fsS "http://$E2E_HOST:$E2E_FLINK_REST_PORT/jobs/$1" | python3 -c 'import json,sys; print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in json.load(sys.stdin)["vertices"]))'; }
+submit_join() {
+    local mart=$1 t
+    t=$(date +%s)
+    # shellcheck disable=SC2046
+    JOIN_JOB[$mart]=$("$LIB/flink.sh" submit "$JOIN_JAR" "$JOIN_CLASS" 2 $(join_job_args "$mart")) ||
+        { result "join job $mart submitted" FAIL "$JOIN_JAR $JOIN_CLASS: see the REST answer above"; exit 1; }
+    "$LIB/flink.sh" wait-running "${JOIN_JOB[$mart]}" 120
+    log "join job ($mart): ${JOIN_JOB[$mart]} RUNNING $(($(date +%s) - t)) s after upload, subtasks on $("$LIB/flink.sh" tms "${JOIN_JOB[$mart]}" | cut -f2 | sort -u | paste -sd, -)"
+    log "join job ($mart): tasks: $(vertex_names "${JOIN_JOB[$mart]}")"
+}
+if [[ -n $JOIN_JAR ]]; then
+    for j in $JOIN_TYPES; do submit_join "$j"; done
+    chained=1
+    for j in $JOIN_TYPES; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
+    result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward)"
 else
-    log "join job: E2E_JOIN_JAR not set: the product's join job is not run (the mart checks below test themselves instead)"
+    log "join job: E2E_JOIN=0: the product's join job is not run (the mart checks below test themselves instead)"
 fi
 # ================================================================================================
 
@@ -191,30 +228,84 @@ FEED_PID=$!
 FEED_T0=$(date +%s)
 DURATION=$(python3 -c "print(int($STATEMENTS / $RATE))")
 
+# a third in: the second jobs, submitted while the first ones run: proof job B (the same JAR as A),
+# and the late join job (the same JAR as the other join jobs: its own class loader, so its own copy
+# of the native library, in TaskManager JVMs where the others have theirs)
 sleep_until $((FEED_T0 + DURATION / 3))
-if [[ $KILL_TM == 1 ]]; then
-    failures_before=$("$LIB/flink.sh" failures "$PROOF_A")
-    t=$(date +%s)
-    "$LIB/flink.sh" kill-tm 2
-    sleep 2
-    "$LIB/flink.sh" start-tm 2
-    wait_until 60 "proof job A noticed the lost TaskManager" \
-        bash -c "[[ \$('$LIB/flink.sh' failures '$PROOF_A') -gt $failures_before ]]"
-    "$LIB/flink.sh" wait-running "$PROOF_A" 120
-    for j in "${!JOIN_JOB[@]}"; do "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120; done
-    result "kill -9 tm-2, jobs recover" PASS "restarted from checkpoint, RUNNING again after $(($(date +%s) - t)) s (completed checkpoints of A: $("$LIB/flink.sh" checkpoints "$PROOF_A"))"
-fi
-
-sleep_until $((FEED_T0 + 2 * DURATION / 3))
 t=$(date +%s)
 PROOF_B=$("$LIB/flink.sh" submit "$PROOF_JAR" "$PROOF_CLASS" 2 "${PROOF_ARGS[@]}" --group e2e-count-b) ||
     die "submission of the second proof job failed"
 "$LIB/flink.sh" wait-running "$PROOF_B" 120
 log "flink: proof job B $PROOF_B (same JAR, its own class loader) RUNNING beside A after $(($(date +%s) - t)) s"
+if [[ -n $LATE_JOIN ]]; then
+    log "join job ($LATE_JOIN-late): a second join job submitted while the others run (its own class loader)"
+    submit_join "$LATE_JOIN-late"
+fi
+
+# two thirds in: kill -9 TaskManager tm-2 (every job has a subtask there), restart it; every job
+# fails over and restores its last completed checkpoint
+sleep_until $((FEED_T0 + 2 * DURATION / 3))
+if [[ $KILL_TM == 1 ]]; then
+    declare -A failures_before=()
+    hit=()   # the jobs with a subtask on tm-2: they must fail over
+    for job in "$PROOF_A" "$PROOF_B" "${JOIN_JOB[@]}"; do
+        failures_before[$job]=$("$LIB/flink.sh" failures "$job")
+        "$LIB/flink.sh" tms "$job" | cut -f2 | grep -qx tm-2 && hit+=("$job")
+    done
+    for j in "${!JOIN_JOB[@]}"; do
+        [[ " ${hit[*]} " == *" ${JOIN_JOB[$j]} "* ]] ||
+            result "join job $j on tm-2 at the kill" FAIL "no subtask on tm-2: the kill does not test it"
+    done
+    cps=""
+    for j in "${!JOIN_JOB[@]}"; do cps+=" $j $("$LIB/flink.sh" checkpoints "${JOIN_JOB[$j]}"),"; done
+    t=$(date +%s)
+    "$LIB/flink.sh" kill-tm 2
+    log "flink: completed checkpoints at the kill: A $("$LIB/flink.sh" checkpoints "$PROOF_A"),${cps%,}"
+    sleep 2
+    "$LIB/flink.sh" start-tm 2
+    for job in "${hit[@]}"; do
+        wait_until 60 "job $job noticed the lost TaskManager" \
+            bash -c "[[ \$('$LIB/flink.sh' failures '$job') -gt ${failures_before[$job]} ]]"
+    done
+    "$LIB/flink.sh" wait-running "$PROOF_A" 120
+    "$LIB/flink.sh" wait-running "$PROOF_B" 120
+    restored=""
+    for j in "${!JOIN_JOB[@]}"; do
+        "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120
+        restored+=" $j from $("$LIB/flink.sh" restored "${JOIN_JOB[$j]}"),"
+    done
+    result "kill -9 tm-2, jobs recover" PASS "${#hit[@]} of $((2 + ${#JOIN_JOB[@]})) jobs had a subtask there, failed over, RUNNING again after $(($(date +%s) - t)) s; restored: A from $("$LIB/flink.sh" restored "$PROOF_A"), B from $("$LIB/flink.sh" restored "$PROOF_B"),${restored%,}"
+fi
 
 wait "$FEED_PID" || { FEED_PID=""; cat "$WL/feed.err"; die "workload failed"; }
 FEED_PID=""
+FEED_END=$(date +%s.%N)
 log "workload: done: $(cat "$WL/feed.json")"
+
+# the marts: time until each equals its join over the source tables, from the workload's last
+# statement (all marts polled together, one comparison each per round)
+MARTS=()
+[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late}"
+declare -A CONVERGED_IN=()
+todo=("${MARTS[@]}")
+while ((${#todo[@]} > 0)); do
+    left=()
+    for m in "${todo[@]}"; do
+        if "$LIB/mart.sh" compare "$m" >"$E2E_RUN/mart-$m.txt" 2>&1; then
+            CONVERGED_IN[$m]=$(python3 -c "import time; print(round(time.time() - $FEED_END, 1))")
+            log "mart: $m converged ${CONVERGED_IN[$m]} s after the workload: $(grep '^COMPARE' "$E2E_RUN/mart-$m.txt")"
+        else
+            left+=("$m")
+        fi
+    done
+    todo=("${left[@]}")
+    ((${#todo[@]} == 0)) && break
+    if python3 -c "import sys, time; sys.exit(0 if time.time() - $FEED_END > $CONVERGE_SECS else 1)"; then
+        log "mart: not converged after ${CONVERGE_SECS}s: ${todo[*]}"
+        break
+    fi
+    sleep 0.5
+done
 
 # ------------------------------------------------------------------------------------------------
 # 5. counts: Debezium records in Kafka, and what the proof jobs read, against the workload's model
@@ -248,20 +339,39 @@ log "flink: cancelling the proof jobs"
 "$LIB/flink.sh" cancel "$PROOF_A"
 
 # ================================================================================================
-# HOOK: the mart, compared row by row with the join over the source tables (e2e/sql/compare.sql).
-# With the product's job: wait until each mart converges. Without it: the comparison tests itself
-# (fills the marts with that very join, perturbs them, checks the keys take upserts), then runs
-# the same convergence wait that the job's marts will go through.
+# The marts, compared row by row with the joins over the source tables (e2e/sql/compare.sql): wait
+# until each converges; then what each job's sink applied (mart.sink_progress), whether the jobs
+# still run, and where each loaded the native library from. Without the join job: the comparison
+# tests itself (fills the marts with that very join, perturbs them, checks the keys take upserts).
 # ================================================================================================
-if [[ -n ${E2E_JOIN_JAR:-} ]]; then
-    for j in $JOIN_TYPES; do
-        if "$LIB/mart.sh" wait "$j" "$CONVERGE_SECS" | tee "$E2E_RUN/mart-$j.txt"; then
-            result "mart converged ($j join)" PASS "$(grep -o 'in [0-9.]* s.*' "$E2E_RUN/mart-$j.txt" | head -1)"
+if [[ -n $JOIN_JAR ]]; then
+    for j in "${MARTS[@]}"; do
+        # converged (above), and still equal now, after the count checks
+        if [[ -n ${CONVERGED_IN[$j]:-} ]] && "$LIB/mart.sh" compare "$j" >"$E2E_RUN/mart-$j.txt" 2>&1; then
+            result "mart = join, row by row ($j)" PASS "converged ${CONVERGED_IN[$j]} s after the workload's last statement, still equal: $(grep -o 'COMPARE.*' "$E2E_RUN/mart-$j.txt")"
         else
-            result "mart converged ($j join)" FAIL "see $E2E_RUN/mart-$j.txt"
+            cat "$E2E_RUN/mart-$j.txt"
+            result "mart = join, row by row ($j)" FAIL "$(grep -o 'COMPARE.*' "$E2E_RUN/mart-$j.txt"); converged: ${CONVERGED_IN[$j]:-never}; see $E2E_RUN/mart-$j.txt"
         fi
-        result "join job $j still RUNNING" "$([[ $("$LIB/flink.sh" status "${JOIN_JOB[$j]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOIN_JOB[$j]}"
+        if out=$("$LIB/mart.sh" sink "$j"); then
+            result "mart sink exactly once ($j)" PASS "$out"
+        else
+            result "mart sink exactly once ($j)" FAIL "$out"
+        fi
+        MART_LINES+=("$("$LIB/mart.sh" table "$j"): $(grep -o 'expected=[0-9]* mart=[0-9]*' "$E2E_RUN/mart-$j.txt" | tail -1) rows, converged ${CONVERGED_IN[$j]:-never} s after the workload; sink: $out")
+        result "join job $j still RUNNING" "$([[ $("$LIB/flink.sh" status "${JOIN_JOB[$j]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOIN_JOB[$j]}, $("$LIB/flink.sh" checkpoints "${JOIN_JOB[$j]}") checkpoints, restored from $("$LIB/flink.sh" restored "${JOIN_JOB[$j]}")"
     done
+    native_args=()
+    for j in "${!JOIN_JOB[@]}"; do native_args+=("$j=${JOIN_JOB[$j]}"); done
+    if out=$(python3 "$LIB/native_check.py" "$E2E_RUN/flink/native" "${native_args[@]}" -- "${TM_OUTS[@]}"); then
+        echo "$out"
+        result "native library in every job and TM" PASS "$(echo "$out" | tail -1 | cut -c4-)"
+    else
+        echo "$out"
+        result "native library in every job and TM" FAIL "$(echo "$out" | grep FAIL | head -3 | paste -sd';' -)"
+    fi
+    for j in "${!JOIN_JOB[@]}"; do "$LIB/flink.sh" cancel "${JOIN_JOB[$j]}"; done
+    log "flink: join jobs cancelled"
 else
     if "$LIB/mart.sh" selftest >"$E2E_RUN/mart-selftest.txt" 2>&1; then
         result "mart comparison self-test" PASS "equal/perturbed/upserted marts judged right ($(grep -c detected "$E2E_RUN/mart-selftest.txt") perturbations caught)"
@@ -278,7 +388,7 @@ else
         fi
     done
     "$LIB/mart.sh" clear
-    result "product join job" SKIP "E2E_JOIN_JAR not set"
+    result "product join job" SKIP "E2E_JOIN=0"
 fi
 # ================================================================================================
 

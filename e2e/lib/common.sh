@@ -40,8 +40,9 @@ E2E_TOPIC_PARTITIONS="${E2E_TOPIC_PARTITIONS:-2}"
 # Debezium's JSON converter: false = plain envelopes {before,after,source,op,...};
 # true = schema-wrapped {schema,payload}. The product's decoder reads both.
 E2E_JSON_SCHEMAS="${E2E_JSON_SCHEMAS:-false}"
-# 4 slots per TaskManager: two proof jobs and two join jobs (inner, left), each at parallelism 2.
-E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-4}"
+# 6 slots per TaskManager: two proof jobs and three join jobs (inner, left, the late one), each at
+# parallelism 2 (one slot per TaskManager each), and room to spare.
+E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-6}"
 
 E2E_JAVA="${E2E_JAVA:-java}"
 E2E_T0="${E2E_T0:-$(date +%s)}"

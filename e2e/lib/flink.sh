@@ -3,7 +3,9 @@
 # laid out from PyPI's apache-flink-libraries (lib/flink-dist-2.3.0.jar and lib/): one JobManager
 # (StandaloneSessionClusterEntrypoint) and TaskManagers (TaskManagerRunner) as separate JVMs,
 # started the way Flink's bin/ scripts start them: the same classpath (lib/*, flink-dist last) and
-# the JVM memory flags that Flink's BashJavaUtils derives from config.yaml.
+# the JVM memory flags that Flink's BashJavaUtils derives from config.yaml. TaskManagers get
+# -Dcdcjoin.native.tmpdir=$E2E_RUN/flink/native: the product's loader extracts its per-class-loader
+# copies of the native library there (checked by run.sh; nothing is left in /tmp).
 # REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT.
 #
 # usage: e2e/lib/flink.sh COMMAND
@@ -18,6 +20,7 @@
 #   status JOB                the job's state
 #   tms JOB                   "vertex-name <tab> taskmanager-id" per subtask (where the job runs)
 #   checkpoints JOB           completed checkpoint count
+#   restored JOB              the checkpoint the job last restored from ("checkpoint N"), or "none"
 #   failures JOB              how many failures (restarts) the job has had
 #   cancel JOB                PATCH /jobs/JOB?mode=cancel and waits until CANCELED
 #   overview                  GET /overview
@@ -128,7 +131,7 @@ start_tm() {
     dyn=$(echo "$res" | sed -n 2p)
     # shellcheck disable=SC2086
     start_bg "taskmanager-$i" "$FDIR/log/taskmanager-$i.out" \
-        "$E2E_JAVA" $jvm $JAVA17_OPTS -XX:+UseG1GC -De2e.tm="tm-$i" \
+        "$E2E_JAVA" $jvm $JAVA17_OPTS -XX:+UseG1GC -De2e.tm="tm-$i" -Dcdcjoin.native.tmpdir="$FDIR/native" \
         -Dlog.file="$FDIR/log/taskmanager-$i.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
         --configDir "$CONF" $dyn -D "taskmanager.resource-id=tm-$i"
@@ -242,8 +245,9 @@ case $cmd in
     status) job_state "$1" ;;
     tms) flink_tms "$1" ;;
     checkpoints) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'print(d["counts"]["completed"])' ;;
+    restored) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'r = (d.get("latest") or {}).get("restored"); print("checkpoint %s" % r["id"] if r else "none")' ;;
     failures) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'print(len((d.get("exceptionHistory") or {}).get("entries") or []))' ;;
     cancel) flink_cancel "$1" ;;
     overview) curl -fsS "$REST/overview"; echo ;;
-    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|checkpoints JOB|cancel JOB|overview" ;;
+    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|checkpoints JOB|restored JOB|cancel JOB|overview" ;;
 esac

@@ -7,7 +7,9 @@
 #   proof job             built with Maven (e2e/jobs/topic-count)        $E2E_CACHE/jobs/
 # Each step is skipped when its output is there and its inputs (pom) did not change.
 #
-# usage: e2e/lib/install.sh [all|postgres|kafka|debezium|flink|jobs]...
+#   join job              the product (repo root) + e2e/jobs/users-domains-join  $E2E_CACHE/jobs/
+#
+# usage: e2e/lib/install.sh [all|postgres|kafka|debezium|flink|jobs|join]...
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -42,6 +44,8 @@ install_tools() {
     command -v mvn >/dev/null || apt_install maven
     command -v curl >/dev/null || apt_install curl
     command -v python3 >/dev/null || apt_install python3
+    command -v unzip >/dev/null || apt_install unzip
+    python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip   # pip download (Flink's wheel)
     local jv
     jv=$("$E2E_JAVA" -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}')
     [[ ${jv%%.*} -ge 17 ]] || die "Java 17+ needed (Kafka 4, Debezium 3, Flink 2); found $jv"
@@ -131,6 +135,37 @@ install_jobs() {
     log "install: proof job ok: $out/e2e-topic-count.jar"
 }
 
+# The product's join job: the product (repository root, Maven + cargo) installed into ~/.m2, then
+# e2e/jobs/users-domains-join packaged with it (maven-shade-plugin) -> $E2E_CACHE/jobs/. Rebuilt
+# when the product's or the job's sources change. The root pom's output goes to
+# $E2E_PRODUCT_BUILD_DIR (-Dcdcjoin.build.dir), not java/target, so that it does not collide with
+# other builds of the same checkout; cargo's to the repository's target/ (E2E_CARGO_TARGET_DIR moves it).
+install_join() {
+    local repo src=$E2E_DIR/jobs/users-domains-join out=$E2E_CACHE/jobs h jar so_built so_job
+    local build=${E2E_PRODUCT_BUILD_DIR:-/tmp/build-e2e-main}
+    repo=$(cd "$E2E_DIR/.." && pwd)
+    jar=$out/e2e-users-domains-join.jar
+    h=$( (cd "$repo" && find pom.xml Cargo.toml Cargo.lock java/src/main rust "$src/pom.xml" "$src/src" \
+        -path rust/fuzz -prune -o -type f ! -path '*/target/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+    if ! stamp_ok "$out/users-domains-join.stamp" "$h" || [[ ! -f $jar ]]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+        command -v cargo >/dev/null || die "cargo (Rust) is needed to build the product's native library: https://rustup.rs"
+        log "install: building the product (mvn install from $repo, -Dcdcjoin.build.dir=$build; cargo builds the native library)"
+        mvn_q -f "$repo/pom.xml" install -DskipTests -Dcdcjoin.build.dir="$build" \
+            ${E2E_CARGO_TARGET_DIR:+-Dcargo.target.dir="$E2E_CARGO_TARGET_DIR"}
+        log "install: building the join job e2e/jobs/users-domains-join (Maven, product + Kafka connector + JDBC driver shaded in)"
+        mvn_q -f "$src/pom.xml" package
+        # ~/.m2 is shared: check that the job bundles the library just built, not another checkout's
+        so_built=$(sha256sum "$build/classes/dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so" | cut -c1-64)
+        so_job=$(unzip -p "$src/target/e2e-users-domains-join-0.jar" dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so | sha256sum | cut -c1-64)
+        [[ $so_built == "$so_job" ]] || die "the job JAR's native library is not the one just built (another install into ~/.m2 in between?): run again"
+        mkdir -p "$out"
+        cp "$src/target/e2e-users-domains-join-0.jar" "$jar"
+        echo "$h" >"$out/users-domains-join.stamp"
+    fi
+    log "install: join job ok: $jar ($(du -m "$jar" | cut -f1) MB, native library $(unzip -l "$jar" | awk '/libcdcjoin_jni/ {print $1}') bytes inside)"
+}
+
 main() {
     local what=("$@")
     [[ ${#what[@]} -gt 0 ]] || what=(all)
@@ -138,12 +173,13 @@ main() {
     install_tools
     for w in "${what[@]}"; do
         case $w in
-            all) install_postgres; install_kafka; install_debezium; install_flink; install_jobs ;;
+            all) install_postgres; install_kafka; install_debezium; install_flink; install_jobs; install_join ;;
             postgres) install_postgres ;;
             kafka) install_kafka ;;
             debezium) install_debezium ;;
             flink) install_flink ;;
             jobs) install_jobs ;;
+            join) install_join ;;
             *) die "unknown install target: $w" ;;
         esac
     done

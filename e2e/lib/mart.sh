@@ -8,7 +8,9 @@
 #                             marts with the join (sql/fill_mart.sql) -> equal; perturbs them
 #                             (a changed name, a lost row, a duplicate) -> must differ; upserts
 #                             through the marts' keys as a changelog sink would -> equal again
-#   clear                     empties both mart tables
+#   sink MART                 what the join job's sink applied (mart.sink_progress); exit 1 on an anomaly
+#   clear                     empties the mart tables
+# MART: inner | left | inner-late | left-late (the late ones: the job submitted mid-run)
 #
 # inner = mart.users_domains      vs users JOIN domains ON users.id = domains.user_id
 # left  = mart.users_domains_left vs users LEFT JOIN domains ON users.id = domains.user_id
@@ -22,8 +24,28 @@ mart_of() {
     case $1 in
         inner) echo "mart.users_domains mart.expected_users_domains" ;;
         left) echo "mart.users_domains_left mart.expected_users_domains_left" ;;
-        *) die "join must be inner or left, not '$1'" ;;
+        inner-late) echo "mart.users_domains_late mart.expected_users_domains" ;;
+        left-late) echo "mart.users_domains_left_late mart.expected_users_domains_left" ;;
+        *) die "mart must be inner, left, inner-late or left-late, not '$1'" ;;
     esac
+}
+
+# table MART: the mart's table name
+table() { mart_of "$1" | cut -d' ' -f1; }
+
+# sink MART: what the join job's sink did to the mart (mart.sink_progress, summed over its
+# subtasks): "batches=N changes=N inserted=N upserted_existing=N deleted=N delete_missed=N
+# subtasks=N rows=N"; exit 1 if an anomaly counter is not 0 or nothing was applied.
+sink() {
+    local t out
+    t=$(table "$1")
+    out=$(e2e_psql -tA -F' ' -c "select 'batches=' || coalesce(sum(batches), 0), 'changes=' || coalesce(sum(changes), 0),
+            'inserted=' || coalesce(sum(inserted), 0), 'upserted_existing=' || coalesce(sum(upserted_existing), 0),
+            'deleted=' || coalesce(sum(deleted), 0), 'delete_missed=' || coalesce(sum(delete_missed), 0),
+            'subtasks=' || count(*), 'rows=' || (select count(*) from $t)
+        from mart.sink_progress where mart_table = '$t'")
+    echo "$out"
+    [[ $out == *" upserted_existing=0 "* && $out == *" delete_missed=0 "* && $out != "batches=0 "* ]]
 }
 
 compare() {
@@ -105,10 +127,10 @@ CREATE TEMP TABLE _r ON COMMIT DROP AS
     SELECT * FROM mart.users_domains WHERE domain_id = (SELECT min(domain_id) FROM mart.users_domains);
 DELETE FROM mart.users_domains WHERE domain_id IN (SELECT domain_id FROM _r);
 INSERT INTO mart.users_domains SELECT * FROM _r
-    ON CONFLICT (domain_id) DO UPDATE SET id = EXCLUDED.id, firstname = EXCLUDED.firstname,
+    ON CONFLICT (id, domain_id) DO UPDATE SET firstname = EXCLUDED.firstname,
         lastname = EXCLUDED.lastname, user_id = EXCLUDED.user_id, domain_name = EXCLUDED.domain_name;
 INSERT INTO mart.users_domains SELECT * FROM _r
-    ON CONFLICT (domain_id) DO UPDATE SET id = EXCLUDED.id, firstname = EXCLUDED.firstname,
+    ON CONFLICT (id, domain_id) DO UPDATE SET firstname = EXCLUDED.firstname,
         lastname = EXCLUDED.lastname, user_id = EXCLUDED.user_id, domain_name = EXCLUDED.domain_name;
 -- an upsert of an existing null-padded row must hit the (id, NULL) key, not add a row
 INSERT INTO mart.users_domains_left
@@ -116,7 +138,7 @@ INSERT INTO mart.users_domains_left
     ON CONFLICT (id, domain_id) DO UPDATE SET firstname = EXCLUDED.firstname, lastname = EXCLUDED.lastname;
 COMMIT;
 EOF
-    expect_same inner "delete + upsert through domain_id"
+    expect_same inner "delete + upsert through (id, domain_id)"
     expect_same left "upsert of a null-padded row through (id, domain_id) NULLS NOT DISTINCT"
     e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left"
     log "selftest: PASS (marts emptied again)"
@@ -129,6 +151,8 @@ case $cmd in
     wait) wait_converged "$@" ;;
     selftest) selftest ;;
     fill) fill "$1" ;;
-    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left" ;;
-    *) die "usage: $0 compare inner|left | wait inner|left [SECS] | selftest | fill inner|left | clear" ;;
+    sink) sink "$1" ;;
+    table) table "$1" ;;
+    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.sink_progress" ;;
+    *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late)" ;;
 esac

@@ -22,15 +22,19 @@ ALTER TABLE domains REPLICA IDENTITY FULL;
 -- (users.id, firstname, lastname, domains.id, user_id, domain_name).
 CREATE SCHEMA mart;
 
--- users JOIN domains ON users.id = domains.user_id: a domain joins at most one user, so
--- domains.id is the upsert key.
+-- users JOIN domains ON users.id = domains.user_id, keyed (users.id, domains.id). domains.id alone
+-- would be a key of the join's result too, but not of its changelog: when a domain moves from user
+-- A to user B, the retraction of (A, d) comes from the join's subtask of key A and the insertion
+-- of (B, d) from the subtask of key B, two streams with no order between them. A key that
+-- includes the join key (users.id) makes every row's changes come from one ordered stream.
 CREATE TABLE mart.users_domains (
     id          integer NOT NULL,
     firstname   text,
     lastname    text,
-    domain_id   integer PRIMARY KEY,
+    domain_id   integer NOT NULL,
     user_id     integer,
-    domain_name text
+    domain_name text,
+    PRIMARY KEY (id, domain_id)
 );
 
 -- users LEFT JOIN domains ON users.id = domains.user_id: a user without domains has one row with
@@ -43,6 +47,31 @@ CREATE TABLE mart.users_domains_left (
     user_id     integer,
     domain_name text,
     CONSTRAINT users_domains_left_key UNIQUE NULLS NOT DISTINCT (id, domain_id)
+);
+
+-- The same two marts for the join job that run.sh submits while the others run (a second job:
+-- its own class loader, its own copy of the native library), E2E_LATE_JOIN.
+CREATE TABLE mart.users_domains_late (LIKE mart.users_domains INCLUDING ALL);
+CREATE TABLE mart.users_domains_left_late (LIKE mart.users_domains_left INCLUDING ALL);
+
+-- The join job's sink (e2e/jobs/users-domains-join, MartSinkOperator) applies one batch of changes
+-- per checkpoint, when the checkpoint completes, in one transaction with its row here: the last
+-- checkpoint applied per (mart, job, subtask), so that a batch is applied once across failures,
+-- and counters of what it did. upserted_existing (an insert whose key was taken) and
+-- delete_missed (a retraction whose row was not there as retracted) stay 0 for a correct changelog.
+CREATE TABLE mart.sink_progress (
+    mart_table        text    NOT NULL,
+    job_id            text    NOT NULL,
+    subtask           integer NOT NULL,
+    checkpoint_id     bigint  NOT NULL,
+    batches           bigint  NOT NULL DEFAULT 0,
+    changes           bigint  NOT NULL DEFAULT 0,
+    inserted          bigint  NOT NULL DEFAULT 0,
+    upserted_existing bigint  NOT NULL DEFAULT 0,
+    deleted           bigint  NOT NULL DEFAULT 0,
+    delete_missed     bigint  NOT NULL DEFAULT 0,
+    updated_at        timestamptz,
+    PRIMARY KEY (mart_table, job_id, subtask)
 );
 
 -- What the mart must equal once the pipeline has converged: the join over the source tables.
