@@ -1,0 +1,134 @@
+package dev.cdcjoin.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Process measurements: CPU time, heap, /proc/self/status. */
+public final class Metrics {
+
+    private Metrics() {}
+
+    private static final com.sun.management.OperatingSystemMXBean OS =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
+
+    /** CPU time of the whole process (all threads, GC and JIT included). */
+    public static long processCpuNanos() {
+        return OS.getProcessCpuTime();
+    }
+
+    /** Heap bytes in use now (live and garbage). */
+    public static long heapUsed() {
+        return MEMORY.getHeapMemoryUsage().getUsed();
+    }
+
+    /** Heap bytes in use after full collections (System.gc() is a full GC with G1 by default). */
+    public static long liveHeapAfterFullGc() {
+        long best = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            best = Math.min(best, heapUsed());
+        }
+        return best;
+    }
+
+    /**
+     * The live heap once it has settled: a finished Flink task's objects stay reachable for a
+     * while after its slot is free (up to seconds on a loaded machine), so this repeats the full
+     * GC every half second until four readings in a row agree within 1 MB (at most 20 s).
+     */
+    public static long settledLiveHeap() throws InterruptedException {
+        long[] last = new long[4];
+        int n = 0;
+        long t0 = System.nanoTime();
+        while (true) {
+            last[n % 4] = liveHeapAfterFullGc();
+            n++;
+            if (n >= 4) {
+                long min = Long.MAX_VALUE;
+                long max = Long.MIN_VALUE;
+                for (long v : last) {
+                    min = Math.min(min, v);
+                    max = Math.max(max, v);
+                }
+                if (max - min < 1_000_000 || System.nanoTime() - t0 > 20_000_000_000L) {
+                    return min;
+                }
+            }
+            Thread.sleep(500);
+        }
+    }
+
+    /** Fields of /proc/self/status in bytes (VmHWM, VmRSS, RssAnon, RssFile). */
+    public static Map<String, Long> procStatus() {
+        Map<String, Long> m = new HashMap<>();
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                String[] kv = line.split(":\\s+");
+                if (kv.length == 2 && kv[1].endsWith(" kB")) {
+                    m.put(kv[0], Long.parseLong(kv[1].substring(0, kv[1].length() - 3).trim()) * 1024);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux: leave empty
+        }
+        return m;
+    }
+
+    /** Busy CPU time of the whole machine, in seconds (from /proc/stat; all processes). */
+    public static double machineBusySeconds() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long busy = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                if (i != 4 && i != 5) { // idle, iowait
+                    busy += Long.parseLong(f[i]);
+                }
+            }
+            return busy / 100.0;
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    /** The 1-minute load average. */
+    public static double loadAverage() {
+        return OS.getSystemLoadAverage();
+    }
+
+    /** Samples heap usage every 10 ms; {@link #takePeak()} returns and resets the maximum. */
+    public static final class HeapSampler extends Thread {
+        private volatile long peak;
+
+        public HeapSampler() {
+            super("bench-heap-sampler");
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            while (true) {
+                long u = heapUsed();
+                if (u > peak) {
+                    peak = u;
+                }
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        public long takePeak() {
+            long p = Math.max(peak, heapUsed());
+            peak = 0;
+            return p;
+        }
+    }
+}

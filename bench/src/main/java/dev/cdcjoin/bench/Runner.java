@@ -1,0 +1,499 @@
+package dev.cdcjoin.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.cdcjoin.flink.CdcJoin;
+import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.javajoin.JavaJoin;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
+import org.apache.flink.runtime.checkpoint.CheckpointStatsStatus;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.types.Row;
+
+/**
+ * Runs one variant of the join, one configuration (parallelism, join type), several times in one
+ * JVM on one embedded MiniCluster, and appends one JSON line per run to {@code --out}.
+ *
+ * <p>Throughput runs read the whole trace flat out; the sources then pause, the harness triggers a
+ * full checkpoint (its size and duration are reported; the barrier also flushes the native
+ * operators' partial batches), reads the sink's checksum, measures the live heap after a full GC
+ * while the state is still held, and releases the sources. Latency runs read the trace at a fixed
+ * rate for a fixed time with probe updates and report the probes' latency percentiles.
+ */
+public final class Runner {
+
+    /** users(id INT NOT NULL, firstname STRING, lastname STRING). */
+    static final CdcSchema USERS = CdcSchema.of(
+            Column.notNull("id", "INT"), Column.nullable("firstname", "STRING"),
+            Column.nullable("lastname", "STRING"));
+    /** domains(id INT NOT NULL, user_id INT, domain_name STRING). */
+    static final CdcSchema DOMAINS = CdcSchema.of(
+            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
+            Column.nullable("domain_name", "STRING"));
+
+    /** The variants. */
+    enum Variant {
+        /** Native decode + native join (CdcJoin), defaults: batch 1024, max flush delay 100 ms. */
+        NATIVE("hashmap"),
+        /** The same with a 5 ms max flush delay (latency-tuned). */
+        NATIVE_5MS("hashmap"),
+        /** Pure-Java decode + join (JavaJoin) on HashMapStateBackend. */
+        JAVA_HEAP("hashmap"),
+        /** Pure-Java decode + join on RocksDB. */
+        JAVA_ROCKSDB("rocksdb"),
+        /** Flink SQL regular join over debezium-json tables, HashMapStateBackend. */
+        SQL_HEAP("hashmap"),
+        /** Flink SQL on RocksDB. */
+        SQL_ROCKSDB("rocksdb");
+
+        final String backend;
+
+        Variant(String backend) {
+            this.backend = backend;
+        }
+    }
+
+    static final class Options {
+        Variant variant;
+        int parallelism = 1;
+        JoinType join = JoinType.LEFT;
+        String trace;
+        int runs = 3;
+        String mode = "throughput";
+        double rate;
+        double seconds = 20;
+        double warmup = 6;
+        String out;
+        long checkpointIntervalMs = 10_000;
+        long timeoutSeconds = 1800;
+        boolean measureState = true;
+        double warmupFraction = 0.3;
+        int runNumber = 1;
+
+        static Options parse(String[] args) {
+            Options o = new Options();
+            for (int i = 0; i < args.length; i += 2) {
+                String v = args[i + 1];
+                switch (args[i]) {
+                    case "--variant": o.variant = Variant.valueOf(v); break;
+                    case "--parallelism": o.parallelism = Integer.parseInt(v); break;
+                    case "--join": o.join = JoinType.valueOf(v); break;
+                    case "--trace": o.trace = v; break;
+                    case "--runs": o.runs = Integer.parseInt(v); break;
+                    case "--mode": o.mode = v; break;
+                    case "--rate": o.rate = Double.parseDouble(v); break;
+                    case "--seconds": o.seconds = Double.parseDouble(v); break;
+                    case "--warmup": o.warmup = Double.parseDouble(v); break;
+                    case "--out": o.out = v; break;
+                    case "--checkpoint-interval-ms": o.checkpointIntervalMs = Long.parseLong(v); break;
+                    case "--timeout-s": o.timeoutSeconds = Long.parseLong(v); break;
+                    case "--measure-state": o.measureState = Boolean.parseBoolean(v); break;
+                    case "--warmup-fraction": o.warmupFraction = Double.parseDouble(v); break;
+                    case "--run-number": o.runNumber = Integer.parseInt(v); break;
+                    default: throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+            return o;
+        }
+    }
+
+    private final Options o;
+    private final Properties trace;
+    private final MiniCluster cluster;
+    private final Metrics.HeapSampler sampler = new Metrics.HeapSampler();
+    private final Path checkpoints;
+
+    Runner(Options o) throws Exception {
+        this.o = o;
+        this.trace = TraceFiles.load(Path.of(o.trace));
+        this.checkpoints = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
+        Configuration conf = new Configuration();
+        conf.set(TaskManagerOptions.NUM_TASK_SLOTS, o.parallelism);
+        conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("512m"));
+        conf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
+        conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
+        conf.set(RestOptions.BIND_PORT, "0");
+        cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf)
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(o.parallelism)
+                .build());
+        cluster.start();
+        sampler.start();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
+        Runner r = new Runner(o);
+        int code = 0;
+        try {
+            if (o.warmupFraction > 0 && !o.mode.equals("latency")) {
+                Map<String, Object> w = r.warmupRun();
+                System.out.println("warm-up: " + new ObjectMapper().writeValueAsString(w));
+                if (!Boolean.TRUE.equals(w.get("ok"))) {
+                    code = 3;
+                }
+            }
+            for (int i = 1; i <= o.runs && code == 0; i++) {
+                Map<String, Object> result = o.mode.equals("latency") ? r.latencyRun(i) : r.throughputRun(i);
+                if (i == o.runs && o.measureState && !o.mode.equals("latency") && Boolean.TRUE.equals(result.get("ok"))) {
+                    result.put("liveHeapIdle", Metrics.settledLiveHeap());
+                    if (System.getProperty("cdcjoin.bench.histo") != null) {
+                        new ProcessBuilder("jmap", "-histo:live", "" + ProcessHandle.current().pid())
+                                .redirectOutput(new java.io.File(System.getProperty("cdcjoin.bench.histo"))).start().waitFor();
+                    }
+                }
+                String line = new ObjectMapper().writeValueAsString(result);
+                System.out.println(line);
+                if (o.out != null) {
+                    Files.writeString(Path.of(o.out), line + "\n", StandardOpenOption.CREATE,
+                            StandardOpenOption.APPEND);
+                }
+                if (!Boolean.TRUE.equals(result.get("ok"))) {
+                    code = 2;
+                }
+            }
+        } catch (Throwable t) {
+            t.printStackTrace();
+            code = 1;
+        } finally {
+            try {
+                r.cluster.closeAsync().get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // exiting anyway
+            }
+            deleteTree(r.checkpoints);
+        }
+        System.exit(code);
+    }
+
+    /** A run over a prefix of the trace, not reported: class loading and JIT warm-up. */
+    Map<String, Object> warmupRun() throws Exception {
+        Map<String, Object> m = base(0);
+        RunControl.reset();
+        TraceSource.Spec spec = spec();
+        spec.fraction = o.warmupFraction;
+        StreamExecutionEnvironment env = env();
+        build(env, spec, false);
+        long t0 = System.nanoTime();
+        JobID job = submit(env);
+        JobResult done = cluster.requestJobResult(job).get(o.timeoutSeconds, TimeUnit.SECONDS);
+        if (!done.isSuccess()) {
+            return failed(m, done);
+        }
+        m.put("messages", RunControl.messagesEmitted.get());
+        m.put("wallSeconds", (System.nanoTime() - t0) / 1e9);
+        m.put("releaseSeconds", awaitReleased());
+        if (o.measureState) {
+            m.put("liveHeapAfter", Metrics.settledLiveHeap()); // the warm-up's state must be gone
+        }
+        m.put("ok", true);
+        return m;
+    }
+
+    private StreamExecutionEnvironment env() {
+        Configuration jobConf = new Configuration();
+        jobConf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
+        env.setParallelism(o.parallelism);
+        env.getConfig().enableObjectReuse();
+        if (o.checkpointIntervalMs > 0) {
+            env.enableCheckpointing(o.checkpointIntervalMs);
+            env.getCheckpointConfig().setCheckpointTimeout(600_000);
+        }
+        return env;
+    }
+
+    /** Builds the job: sources → variant → checksum sink. */
+    private void build(StreamExecutionEnvironment env, TraceSource.Spec spec, boolean probes) {
+        ChecksumSink sink = new ChecksumSink(probes);
+        if (o.variant == Variant.SQL_HEAP || o.variant == Variant.SQL_ROCKSDB) {
+            StreamTableEnvironment t = StreamTableEnvironment.create(env);
+            t.getConfig().set("table.exec.resource.default-parallelism", "" + o.parallelism);
+            String with = " WITH ('connector' = 'cdcjoin-bench-trace', 'format' = 'debezium-json',"
+                    + " 'trace' = '" + spec.dir + "', 'rate' = '" + spec.rate + "', 'max-seconds' = '"
+                    + spec.maxSeconds + "', 'pause-at-end' = '" + spec.pauseAtEnd + "', 'probes' = '"
+                    + spec.probes + "', 'probe-interval-ns' = '" + spec.probeIntervalNanos + "', 'fraction' = '"
+                    + spec.fraction + "', 'topic' = ";
+            t.executeSql("CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
+                    + " PRIMARY KEY (id) NOT ENFORCED)" + with + "'users')");
+            t.executeSql("CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
+                    + " PRIMARY KEY (id) NOT ENFORCED)" + with + "'domains')");
+            String join = o.join == JoinType.LEFT ? "LEFT JOIN" : "JOIN";
+            org.apache.flink.table.api.Table joined = t.sqlQuery(
+                    "SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name"
+                            + " FROM users AS u " + join + " domains AS d ON u.id = d.user_id");
+            t.toChangelogStream(joined).sinkTo(sink).name("checksum sink");
+            return;
+        }
+        DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
+        DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
+        CdcJoin.Builder b = CdcJoin.builder()
+                .left("users", USERS, List.of("id"), List.of("id"))
+                .right("domains", DOMAINS, List.of("user_id"), List.of("id"))
+                .joinType(o.join);
+        if (o.variant == Variant.NATIVE_5MS) {
+            b.maxFlushDelay(Duration.ofMillis(5));
+        }
+        CdcJoin join = b.build();
+        DataStream<Row> rows = o.variant == Variant.NATIVE || o.variant == Variant.NATIVE_5MS
+                ? join.joinJson(users, domains).rows()
+                : JavaJoin.join(users, domains, join.definition());
+        rows.sinkTo(sink).name("checksum sink");
+    }
+
+    private DataStream<byte[]> source(StreamExecutionEnvironment env, TraceSource.Spec spec, String name) {
+        return env.fromSource(new TraceSource<>(spec, new Emitters.Bytes()),
+                WatermarkStrategy.noWatermarks(), name,
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+    }
+
+    private TraceSource.Spec spec() {
+        TraceSource.Spec s = new TraceSource.Spec();
+        s.dir = o.trace;
+        return s;
+    }
+
+    private JobID submit(StreamExecutionEnvironment env) throws Exception {
+        JobGraph graph = env.getStreamGraph().getJobGraph();
+        cluster.submitJob(graph).get();
+        return graph.getJobID();
+    }
+
+    private Map<String, Object> base(int run) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("variant", o.variant.name());
+        m.put("parallelism", o.parallelism);
+        m.put("join", o.join.name());
+        m.put("mode", o.mode);
+        m.put("run", o.runNumber + run - 1);
+        m.put("xmx", Runtime.getRuntime().maxMemory());
+        m.put("loadBefore", Metrics.loadAverage());
+        return m;
+    }
+
+    Map<String, Object> throughputRun(int run) throws Exception {
+        Map<String, Object> m = base(run);
+        RunControl.reset();
+        sampler.takePeak();
+        TraceSource.Spec spec = spec();
+        spec.pauseAtEnd = true;
+        StreamExecutionEnvironment env = env();
+        build(env, spec, false);
+        JobID job = submit(env);
+        CompletableFuture<JobResult> result = cluster.requestJobResult(job);
+        int sources = 2 * o.parallelism;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
+        while (RunControl.exhausted.get() < sources) {
+            if (result.isDone()) {
+                return failed(m, result.get());
+            }
+            if (System.nanoTime() > deadline) {
+                cluster.cancelJob(job);
+                m.put("ok", false);
+                m.put("error", "timeout");
+                return m;
+            }
+            Thread.sleep(2);
+        }
+        long cpuEnd = Metrics.processCpuNanos();
+        double machineEnd = Metrics.machineBusySeconds();
+        long exhaustedAt = RunControl.exhaustedAt;
+        // The final checkpoint: flushes the native batches; its size is the whole final state.
+        long ckptStart = System.nanoTime();
+        Long ckpt = null;
+        for (int attempt = 0; ckpt == null && attempt < 20; attempt++) {
+            try {
+                ckpt = cluster.triggerCheckpoint(job, CheckpointType.FULL).get(600, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                m.put("checkpointRetry", String.valueOf(e.getMessage()));
+                Thread.sleep(500);
+            }
+        }
+        long ckptWall = System.nanoTime() - ckptStart;
+        long messages = RunControl.messagesEmitted.get();
+        long first = RunControl.firstEmit.get();
+        long last = Math.max(RunControl.lastRow.get(), exhaustedAt);
+        double seconds = (last - first) / 1e9;
+        long cpu = cpuEnd - RunControl.cpuAtFirstEmit;
+        m.put("messages", messages);
+        m.put("seconds", seconds);
+        m.put("eventsPerSec", messages / seconds);
+        m.put("cpuSeconds", cpu / 1e9);
+        m.put("cpuNsPerEvent", (double) cpu / messages);
+        // CPU used by other processes meanwhile, in cores: the machine's busy time minus ours.
+        double inputSeconds = (exhaustedAt - first) / 1e9;
+        m.put("backgroundCores", (machineEnd - RunControl.machineAtFirstEmit - cpu / 1e9) / inputSeconds);
+        m.put("rowsOut", RunControl.rowsOut.get());
+        long count = RunControl.signedCount.get();
+        String sum = Long.toHexString(RunControl.checksum.get());
+        String expectedCount = trace.getProperty("expected." + o.join + ".count");
+        String expectedSum = trace.getProperty("expected." + o.join + ".checksum");
+        m.put("resultCount", count);
+        m.put("resultChecksum", sum);
+        m.put("checksumOk", expectedCount.equals("" + count) && expectedSum.equals(sum));
+        m.put("peakHeapUsed", sampler.takePeak());
+        if (ckpt != null) {
+            AbstractCheckpointStats stats = checkpointStats(job, ckpt);
+            if (stats != null) {
+                m.put("checkpointId", ckpt);
+                m.put("checkpointStateSize", stats.getStateSize());
+                m.put("checkpointedSize", stats.getCheckpointedSize());
+                m.put("checkpointDurationMs", stats.getEndToEndDuration());
+            }
+            m.put("checkpointWallMs", ckptWall / 1e6);
+        }
+        if (o.measureState) {
+            m.put("liveHeapAtEnd", Metrics.liveHeapAfterFullGc());
+            Map<String, Long> status = Metrics.procStatus();
+            m.put("rssAtEnd", status.get("VmRSS"));
+            m.put("rssAnonAtEnd", status.get("RssAnon"));
+        }
+        RunControl.release.complete(null);
+        JobResult done = result.get(o.timeoutSeconds, TimeUnit.SECONDS);
+        if (!done.isSuccess()) {
+            return failed(m, done);
+        }
+        m.put("releaseSeconds", awaitReleased());
+        JobExecutionResult r = done.toJobExecutionResult(Runner.class.getClassLoader());
+        Object nativeBytes = r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_HEAP_BYTES);
+        if (nativeBytes != null) {
+            m.put("nativeStateBytes", nativeBytes);
+            m.put("nativeStateRows", r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROWS));
+            m.put("nativeStateRowBytes", r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROW_BYTES));
+        }
+        Map<String, Long> status = Metrics.procStatus();
+        m.put("vmHwm", status.get("VmHWM"));
+        m.put("loadAfter", Metrics.loadAverage());
+        m.put("ok", m.get("checksumOk"));
+        return m;
+    }
+
+    Map<String, Object> latencyRun(int run) throws Exception {
+        Map<String, Object> m = base(run);
+        RunControl.reset();
+        RunControl.enableLatencySamples();
+        sampler.takePeak();
+        TraceSource.Spec spec = spec();
+        spec.rate = o.rate;
+        spec.maxSeconds = o.seconds;
+        spec.probes = 16;
+        spec.probeIntervalNanos = 2_000_000;
+        StreamExecutionEnvironment env = env();
+        build(env, spec, true);
+        JobID job = submit(env);
+        CompletableFuture<JobResult> result = cluster.requestJobResult(job);
+        while (RunControl.firstEmit.get() == Long.MAX_VALUE && !result.isDone()) {
+            Thread.sleep(1);
+        }
+        long first = RunControl.firstEmit.get();
+        RunControl.warmupUntil = first + (long) (o.warmup * 1e9);
+        JobResult done = result.get(o.timeoutSeconds, TimeUnit.SECONDS);
+        if (!done.isSuccess()) {
+            return failed(m, done);
+        }
+        long messages = RunControl.messagesEmitted.get();
+        double seconds = (RunControl.exhaustedAt - first) / 1e9;
+        double own = (Metrics.processCpuNanos() - RunControl.cpuAtFirstEmit) / 1e9;
+        m.put("backgroundCores", (Metrics.machineBusySeconds() - RunControl.machineAtFirstEmit - own)
+                / ((System.nanoTime() - first) / 1e9));
+        m.put("targetRate", o.rate);
+        m.put("messages", messages);
+        m.put("probes", RunControl.probesEmitted.get());
+        m.put("achievedRate", messages / seconds);
+        int n = Math.min(RunControl.latencyCount.get(), RunControl.latencies.length);
+        long[] l = Arrays.copyOf(RunControl.latencies, n);
+        Arrays.sort(l);
+        m.put("latencySamples", n);
+        if (n > 0) {
+            m.put("latencyP50Ms", l[(int) (0.50 * (n - 1))] / 1e6);
+            m.put("latencyP99Ms", l[(int) (0.99 * (n - 1))] / 1e6);
+            m.put("latencyP999Ms", l[(int) (0.999 * (n - 1))] / 1e6);
+            m.put("latencyMaxMs", l[n - 1] / 1e6);
+        }
+        m.put("peakHeapUsed", sampler.takePeak());
+        m.put("vmHwm", Metrics.procStatus().get("VmHWM"));
+        m.put("loadAfter", Metrics.loadAverage());
+        m.put("ok", n > 0);
+        return m;
+    }
+
+    /**
+     * Waits until the finished job's slots are free again: the TaskExecutor holds a finished
+     * task, and with it its heap state, until then (seconds on a loaded machine). Returns the wait.
+     */
+    private double awaitReleased() throws Exception {
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(60)) {
+            var overview = cluster.requestClusterOverview().get();
+            if (overview.getNumSlotsAvailable() == overview.getNumSlotsTotal()
+                    && overview.getNumJobsRunningOrPending() == 0) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        Thread.sleep(500);
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    private AbstractCheckpointStats checkpointStats(JobID job, long id) throws Exception {
+        for (int i = 0; i < 100; i++) {
+            AbstractCheckpointStats s = cluster.getExecutionGraph(job).get()
+                    .getCheckpointStatsSnapshot().getHistory().getCheckpointById(id);
+            if (s != null && s.getStatus() == CheckpointStatsStatus.COMPLETED) {
+                return s;
+            }
+            Thread.sleep(50);
+        }
+        return null;
+    }
+
+    private static Map<String, Object> failed(Map<String, Object> m, JobResult r) {
+        m.put("ok", false);
+        m.put("error", r.getSerializedThrowable()
+                .map(t -> t.getFullStringifiedStackTrace())
+                .map(s -> s.length() > 4000 ? s.substring(0, 4000) : s)
+                .orElse("job failed"));
+        return m;
+    }
+
+    private static void deleteTree(Path p) {
+        try (var walk = Files.walk(p)) {
+            walk.sorted((a, b) -> b.compareTo(a)).forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+}

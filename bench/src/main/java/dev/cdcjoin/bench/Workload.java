@@ -1,0 +1,475 @@
+package dev.cdcjoin.bench;
+
+import java.io.BufferedOutputStream;
+import java.io.DataOutputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.SplittableRandom;
+
+/**
+ * The deterministic users/domains Debezium workload (the shape of {@code rust/workload}):
+ * {@code users(id INT, firstname STRING, lastname STRING)} and {@code domains(id INT, user_id INT,
+ * domain_name STRING)} joined on {@code users.id = domains.user_id}.
+ *
+ * <p>A snapshot ({@code op = r}) of {@code users} users and {@code domains} domains, then changes
+ * drawn from a mix until {@code events} messages: user inserts, user renames (non-key column),
+ * user deletes (their domains deleted first, as a foreign key would), domain inserts, renames
+ * (non-key), moves to another user (join-key change), renumbering (primary-key change: an update
+ * whose before and after ids differ) and deletes. Envelopes carry a full Postgres {@code source}
+ * block (about 550 bytes a message), as the Rust workload's do.
+ *
+ * <p>Written once per trace directory: one file per topic and partition ({@code users-0.bin},
+ * {@code domains-1.bin}, ...), each a sequence of {@code int32 big-endian length | UTF-8 JSON}
+ * ({@code -1} for a Kafka tombstone), and {@code trace.properties} with the sizes and the expected
+ * materialized join result (count and checksum per join type, see {@link RowHash}) computed from
+ * the generator's final tables. A row goes to partition {@code hash(lineage) % partitions}, where a
+ * domain's lineage is the id it was created with, so every change of a row (its renumbering
+ * included) stays in one partition, in order, as in a Kafka topic keyed by the row.
+ */
+public final class Workload {
+
+    /** Change kinds of the mix, with their default weights (those of rust/workload). */
+    static final String DEFAULT_MIX =
+            "insert_user=10,insert_domain=20,rename_user=15,rename_domain=15,move_domain=15,"
+                    + "renumber_domain=5,delete_domain=15,delete_user=5";
+
+    private static final String[] FIRST = {"Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"};
+    private static final String[] LAST = {"Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber"};
+    private static final String[] TLD = {"com", "org", "net", "io"};
+
+    /** Generator options. */
+    public static final class Config {
+        int users = 200_000;
+        int domains = 1_000_000;
+        long events = 5_000_000;
+        long seed = 42;
+        double skew = 1.0;
+        String mix = DEFAULT_MIX;
+        int partitions = 4;
+        boolean tombstones = false;
+
+        static Config parse(List<String> args) {
+            Config c = new Config();
+            for (int i = 0; i < args.size(); i += 2) {
+                String v = args.get(i + 1);
+                switch (args.get(i)) {
+                    case "--users": c.users = Integer.parseInt(v); break;
+                    case "--domains": c.domains = Integer.parseInt(v); break;
+                    case "--events": c.events = Long.parseLong(v); break;
+                    case "--seed": c.seed = Long.parseLong(v); break;
+                    case "--skew": c.skew = Double.parseDouble(v); break;
+                    case "--mix": c.mix = v; break;
+                    case "--partitions": c.partitions = Integer.parseInt(v); break;
+                    case "--tombstones": c.tombstones = Boolean.parseBoolean(v); break;
+                    default: throw new IllegalArgumentException("unknown option " + args.get(i));
+                }
+            }
+            return c;
+        }
+
+        /** A directory name that identifies the trace. */
+        String id() {
+            return "u" + users + "-d" + domains + "-e" + events + "-s" + seed + "-k" + skew + "-p"
+                    + partitions + (tombstones ? "-t" : "")
+                    + (mix.equals(DEFAULT_MIX) ? "" : "-m" + Integer.toHexString(mix.hashCode()));
+        }
+    }
+
+    private static final class User {
+        final int id;
+        final String first;
+        final String last;
+
+        User(int id, String first, String last) {
+            this.id = id;
+            this.first = first;
+            this.last = last;
+        }
+    }
+
+    private static final class Domain {
+        final int id;
+        final int lineage;
+        final int userId;
+        final String name;
+
+        Domain(int id, int lineage, int userId, String name) {
+            this.id = id;
+            this.lineage = lineage;
+            this.userId = userId;
+            this.name = name;
+        }
+    }
+
+    /** Rows by position (uniform or skewed picks) and by id. */
+    private static final class Table<T> {
+        final List<T> rows = new ArrayList<>();
+        final Map<Integer, Integer> pos = new HashMap<>();
+
+        void insert(int id, T row) {
+            pos.put(id, rows.size());
+            rows.add(row);
+        }
+
+        void replace(int id, T row) {
+            rows.set(pos.get(id), row);
+        }
+
+        T remove(int id, java.util.function.ToIntFunction<T> idOf) {
+            Integer at = pos.remove(id);
+            if (at == null) {
+                return null;
+            }
+            T last = rows.remove(rows.size() - 1);
+            if (at < rows.size()) {
+                T row = rows.set(at, last);
+                pos.put(idOf.applyAsInt(last), at);
+                return row;
+            }
+            return last;
+        }
+    }
+
+    private final Config cfg;
+    private final SplittableRandom rng;
+    private final String[] kinds;
+    private final int[] cumulative;
+    private final Table<User> users = new Table<>();
+    private final Table<Domain> domains = new Table<>();
+    private final Map<Integer, List<Integer>> byUser = new HashMap<>();
+    private int nextUser = 1;
+    private int nextDomain = 1;
+    private long ts = 1_700_000_000_000L;
+    private long emitted;
+    private final long[] lsn = new long[2];
+    private final DataOutputStream[][] out;
+    private final long[][] counts;
+    private final long[][] bytes;
+    private final Map<String, Long> ops = new LinkedHashMap<>();
+
+    private Workload(Config cfg, Path dir) throws IOException {
+        this.cfg = cfg;
+        this.rng = new SplittableRandom(cfg.seed);
+        String[] parts = cfg.mix.split(",");
+        kinds = new String[parts.length];
+        cumulative = new int[parts.length];
+        int sum = 0;
+        for (int i = 0; i < parts.length; i++) {
+            String[] kv = parts[i].trim().split("=");
+            kinds[i] = kv[0];
+            sum += Integer.parseInt(kv[1]);
+            cumulative[i] = sum;
+        }
+        out = new DataOutputStream[2][cfg.partitions];
+        counts = new long[2][cfg.partitions];
+        bytes = new long[2][cfg.partitions];
+        for (int t = 0; t < 2; t++) {
+            for (int p = 0; p < cfg.partitions; p++) {
+                OutputStream f = new FileOutputStream(dir.resolve(file(t, p)).toFile());
+                out[t][p] = new DataOutputStream(new BufferedOutputStream(f, 1 << 20));
+            }
+        }
+    }
+
+    static String file(int topic, int partition) {
+        return (topic == 0 ? "users" : "domains") + "-" + partition + ".bin";
+    }
+
+    /**
+     * Generates a trace into {@code dir} unless {@code dir/trace.properties} exists.
+     *
+     * @return the trace's properties
+     */
+    public static Properties generate(Config cfg, Path dir) throws IOException {
+        Path meta = dir.resolve("trace.properties");
+        if (Files.exists(meta)) {
+            return TraceFiles.load(dir);
+        }
+        Files.createDirectories(dir);
+        long t0 = System.nanoTime();
+        Workload w = new Workload(cfg, dir);
+        w.run();
+        Properties p = w.finish();
+        p.setProperty("generate.seconds", String.format("%.1f", (System.nanoTime() - t0) / 1e9));
+        Path tmp = dir.resolve("trace.properties.tmp");
+        try (OutputStream o = Files.newOutputStream(tmp)) {
+            p.store(o, "cdcjoin bench trace");
+        }
+        Files.move(tmp, meta);
+        return p;
+    }
+
+    private void run() throws IOException {
+        for (int i = 0; i < Math.min(cfg.users, cfg.events); i++) {
+            insertUser("r");
+        }
+        while (emitted < Math.min(cfg.events, (long) cfg.users + cfg.domains)) {
+            insertDomain("r");
+        }
+        while (emitted < cfg.events) {
+            change();
+        }
+    }
+
+    private void change() throws IOException {
+        int dice = rng.nextInt(cumulative[cumulative.length - 1]);
+        int k = 0;
+        while (dice >= cumulative[k]) {
+            k++;
+        }
+        switch (kinds[k]) {
+            case "insert_user": insertUser("c"); break;
+            case "insert_domain": insertDomain("c"); break;
+            case "rename_user": renameUser(); break;
+            case "rename_domain": renameDomain(); break;
+            case "move_domain": moveDomain(); break;
+            case "renumber_domain": renumberDomain(); break;
+            case "delete_domain": deleteDomain(); break;
+            case "delete_user": deleteUser(); break;
+            default: throw new IllegalArgumentException("unknown change kind " + kinds[k]);
+        }
+    }
+
+    /** A position in {@code [0, n)}: uniform for skew 1, biased toward 0 above. */
+    private int pickIndex(int n, double skew) {
+        double u = rng.nextDouble();
+        int i = (int) (n * (skew == 1.0 ? u : Math.pow(u, skew)));
+        return Math.min(i, n - 1);
+    }
+
+    private User pickUser() {
+        return users.rows.isEmpty() ? null : users.rows.get(pickIndex(users.rows.size(), cfg.skew));
+    }
+
+    private Domain pickDomain() {
+        return domains.rows.isEmpty() ? null : domains.rows.get(pickIndex(domains.rows.size(), 1.0));
+    }
+
+    private void insertUser(String op) throws IOException {
+        User u = new User(nextUser++, FIRST[rng.nextInt(8)], LAST[rng.nextInt(8)]);
+        users.insert(u.id, u);
+        emit(0, u.id, op, null, json(u));
+    }
+
+    private void insertDomain(String op) throws IOException {
+        User u = pickUser();
+        if (u == null) {
+            insertUser(op);
+            return;
+        }
+        int id = nextDomain++;
+        Domain d = new Domain(id, id, u.id, "site" + id + "." + TLD[id % 4]);
+        domains.insert(id, d);
+        byUser.computeIfAbsent(u.id, x -> new ArrayList<>()).add(id);
+        emit(1, d.lineage, op, null, json(d));
+    }
+
+    private void renameUser() throws IOException {
+        User before = pickUser();
+        if (before == null) {
+            return;
+        }
+        User after = new User(before.id, before.first, LAST[rng.nextInt(8)]);
+        users.replace(before.id, after);
+        emit(0, before.id, "u", json(before), json(after));
+    }
+
+    private void updateDomain(Domain before, Domain after) throws IOException {
+        domains.remove(before.id, d -> d.id);
+        unlink(before.userId, before.id);
+        byUser.computeIfAbsent(after.userId, x -> new ArrayList<>()).add(after.id);
+        domains.insert(after.id, after);
+        emit(1, before.lineage, "u", json(before), json(after));
+    }
+
+    private void unlink(int userId, int domainId) {
+        List<Integer> l = byUser.get(userId);
+        if (l != null) {
+            l.remove(Integer.valueOf(domainId));
+        }
+    }
+
+    private void renameDomain() throws IOException {
+        Domain b = pickDomain();
+        if (b == null) {
+            return;
+        }
+        String name = b.name.startsWith("www.") ? b.name.substring(4) : "www." + b.name;
+        updateDomain(b, new Domain(b.id, b.lineage, b.userId, name));
+    }
+
+    private void moveDomain() throws IOException {
+        Domain b = pickDomain();
+        User to = pickUser();
+        if (b == null || to == null) {
+            return;
+        }
+        updateDomain(b, new Domain(b.id, b.lineage, to.id, b.name));
+    }
+
+    private void renumberDomain() throws IOException {
+        Domain b = pickDomain();
+        if (b == null) {
+            return;
+        }
+        updateDomain(b, new Domain(nextDomain++, b.lineage, b.userId, b.name));
+    }
+
+    private void deleteDomain() throws IOException {
+        Domain d = pickDomain();
+        if (d == null) {
+            return;
+        }
+        domains.remove(d.id, x -> x.id);
+        unlink(d.userId, d.id);
+        emit(1, d.lineage, "d", json(d), null);
+    }
+
+    private void deleteUser() throws IOException {
+        User u = pickUser();
+        if (u == null) {
+            return;
+        }
+        List<Integer> owned = byUser.remove(u.id);
+        if (owned != null) {
+            for (int id : owned) {
+                Domain d = domains.remove(id, x -> x.id);
+                if (d != null) {
+                    emit(1, d.lineage, "d", json(d), null);
+                }
+            }
+        }
+        users.remove(u.id, x -> x.id);
+        emit(0, u.id, "d", json(u), null);
+    }
+
+    private static String json(User u) {
+        return "{\"id\":" + u.id + ",\"firstname\":\"" + u.first + "\",\"lastname\":\"" + u.last + "\"}";
+    }
+
+    private static String json(Domain d) {
+        return "{\"id\":" + d.id + ",\"user_id\":" + d.userId + ",\"domain_name\":\"" + d.name + "\"}";
+    }
+
+    private void emit(int topic, int lineage, String op, String before, String after)
+            throws IOException {
+        ts++;
+        String table = topic == 0 ? "users" : "domains";
+        String json = "{\"before\":" + (before == null ? "null" : before)
+                + ",\"after\":" + (after == null ? "null" : after)
+                + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
+                + "\"name\":\"shop\",\"ts_ms\":" + ts + ",\"snapshot\":\"" + op.equals("r")
+                + "\",\"db\":\"shop\",\"sequence\":\"[\\\"24023928\\\",\\\"24023928\\\"]\","
+                + "\"schema\":\"public\",\"table\":\"" + table + "\",\"txId\":" + (500 + ts % 100_000)
+                + ",\"lsn\":" + (24_023_928 + lsn[topic] * 64) + ",\"xmin\":null},\"op\":\"" + op
+                + "\",\"ts_ms\":" + (ts + 3) + ",\"transaction\":null}";
+        lsn[topic]++;
+        int p = partition(lineage, cfg.partitions);
+        byte[] b = json.getBytes(StandardCharsets.UTF_8);
+        out[topic][p].writeInt(b.length);
+        out[topic][p].write(b);
+        counts[topic][p]++;
+        bytes[topic][p] += b.length;
+        emitted++;
+        ops.merge(table + "." + op, 1L, Long::sum);
+        if (cfg.tombstones && op.equals("d")) {
+            out[topic][p].writeInt(-1);
+            counts[topic][p]++;
+            ops.merge(table + ".tombstone", 1L, Long::sum);
+        }
+    }
+
+    /** The partition of a row lineage (a Kafka-style hash of the key). */
+    static int partition(long lineage, int partitions) {
+        return (int) Long.remainderUnsigned(RowHash.fmix(lineage), partitions);
+    }
+
+    private Properties finish() throws IOException {
+        for (DataOutputStream[] t : out) {
+            for (DataOutputStream o : t) {
+                o.close();
+            }
+        }
+        Properties p = new Properties();
+        p.setProperty("users", "" + cfg.users);
+        p.setProperty("domains", "" + cfg.domains);
+        p.setProperty("events", "" + cfg.events);
+        p.setProperty("seed", "" + cfg.seed);
+        p.setProperty("skew", "" + cfg.skew);
+        p.setProperty("mix", cfg.mix);
+        p.setProperty("partitions", "" + cfg.partitions);
+        p.setProperty("tombstones", "" + cfg.tombstones);
+        long messages = 0;
+        long total = 0;
+        for (int t = 0; t < 2; t++) {
+            for (int k = 0; k < cfg.partitions; k++) {
+                p.setProperty("messages." + file(t, k), "" + counts[t][k]);
+                p.setProperty("bytes." + file(t, k), "" + bytes[t][k]);
+                messages += counts[t][k];
+                total += bytes[t][k];
+            }
+        }
+        p.setProperty("messages", "" + messages);
+        p.setProperty("bytes", "" + total);
+        ops.forEach((k, v) -> p.setProperty("ops." + k, "" + v));
+        p.setProperty("final.users", "" + users.rows.size());
+        p.setProperty("final.domains", "" + domains.rows.size());
+        // The expected materialized join of the final tables.
+        Map<Integer, User> byId = new HashMap<>();
+        for (User u : users.rows) {
+            byId.put(u.id, u);
+        }
+        Map<Integer, Integer> matched = new HashMap<>();
+        long innerCount = 0;
+        long innerSum = 0;
+        for (Domain d : domains.rows) {
+            User u = byId.get(d.userId);
+            if (u != null) {
+                innerCount++;
+                innerSum += RowHash.of(u.id, u.first, u.last, d.id, d.userId, d.name);
+                matched.merge(u.id, 1, Integer::sum);
+            }
+        }
+        long leftCount = innerCount;
+        long leftSum = innerSum;
+        for (User u : users.rows) {
+            if (!matched.containsKey(u.id)) {
+                leftCount++;
+                leftSum += RowHash.of(u.id, u.first, u.last, null, null, null);
+            }
+        }
+        p.setProperty("expected.INNER.count", "" + innerCount);
+        p.setProperty("expected.INNER.checksum", Long.toHexString(innerSum));
+        p.setProperty("expected.LEFT.count", "" + leftCount);
+        p.setProperty("expected.LEFT.checksum", Long.toHexString(leftSum));
+        return p;
+    }
+
+    /** {@code generate --dir D [--users N --domains N --events N --seed N --skew X --mix M --partitions N --tombstones B]} */
+    public static void main(String[] args) throws IOException {
+        List<String> a = new ArrayList<>(List.of(args));
+        Path root = Path.of("/tmp/cdcjoin-bench/traces");
+        int d = a.indexOf("--root");
+        if (d >= 0) {
+            root = Path.of(a.get(d + 1));
+            a.remove(d + 1);
+            a.remove(d);
+        }
+        Config cfg = Config.parse(a);
+        Path dir = root.resolve(cfg.id());
+        Properties p = generate(cfg, dir);
+        System.out.println(dir);
+        p.stringPropertyNames().stream().sorted()
+                .forEach(k -> System.out.println("  " + k + " = " + p.getProperty(k)));
+    }
+}
