@@ -9,10 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
-import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.OutputTag;
@@ -29,7 +27,7 @@ import org.apache.flink.util.OutputTag;
  *
  * @param <IN> the input type ({@code byte[]}, {@code String} or {@code Row} envelopes)
  */
-public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<ChangeRecord>
+public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRecord>
         implements OneInputStreamOperator<IN, ChangeRecord>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
@@ -40,8 +38,6 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
     private final InputEncoder<IN> encoder;
     private final BadRecordPolicy policy;
     private final OutputTag<BadRecord> badRecords;
-    private final int batchSize;
-    private final long maxFlushDelayMs;
 
     private transient NativeDecoder decoder;
     private transient BatchBuffer batch;
@@ -49,7 +45,6 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
     private transient long[] timestamps;
     private transient boolean[] hasTimestamp;
     private transient long firstIndex;
-    private transient boolean timerPending;
     private transient StreamRecord<ChangeRecord> reuse;
     private transient Counter recordsIn;
     private transient Counter changesOut;
@@ -76,16 +71,12 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
             OutputTag<BadRecord> badRecords,
             int batchSize,
             long maxFlushDelayMs) {
-        if (batchSize < 1 || maxFlushDelayMs < 0) {
-            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
-        }
+        super(batchSize, maxFlushDelayMs);
         this.configJson = configJson;
         this.source = source;
         this.encoder = encoder;
         this.policy = policy;
         this.badRecords = badRecords;
-        this.batchSize = batchSize;
-        this.maxFlushDelayMs = maxFlushDelayMs;
     }
 
     @Override
@@ -121,11 +112,7 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
         timestamps[i] = element.getTimestamp();
         hasTimestamp[i] = element.hasTimestamp();
         batch.recordAdded();
-        if (batch.records() >= batchSize) {
-            flush();
-        } else if (!timerPending) {
-            scheduleFlush();
-        }
+        afterAppend(batch.records());
     }
 
     /** Reports a record the Java side could not frame, in order with the batch before it. */
@@ -140,17 +127,6 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
         return source.isEmpty() ? "record #" + index : source + " record #" + index;
     }
 
-    private void scheduleFlush() {
-        timerPending = true;
-        long now = getProcessingTimeService().getCurrentProcessingTime();
-        getProcessingTimeService()
-                .registerTimer(
-                        now + maxFlushDelayMs,
-                        time -> {
-                            timerPending = false;
-                            flush();
-                        });
-    }
 
     /**
      * Decodes the buffered batch, if any, and emits its changes and bad records.
@@ -234,17 +210,7 @@ public final class DebeziumDecodeOperator<IN> extends AbstractStreamOperator<Cha
         return raw.length() <= MAX_RAW_IN_MESSAGE ? raw : raw.substring(0, MAX_RAW_IN_MESSAGE) + "…";
     }
 
-    @Override
-    public void processWatermark(Watermark mark) throws Exception {
-        flush();
-        super.processWatermark(mark);
-    }
 
-    @Override
-    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        flush();
-        super.prepareSnapshotPreBarrier(checkpointId);
-    }
 
     @Override
     public void endInput() throws Exception {

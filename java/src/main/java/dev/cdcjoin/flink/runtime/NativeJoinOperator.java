@@ -18,10 +18,8 @@ import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
-import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -47,7 +45,7 @@ import org.apache.flink.types.RowKind;
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
  * #close()}.
  */
-public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
+public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, OUT>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
@@ -64,15 +62,12 @@ public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
     private final JoinDefinition definition;
-    private final int batchSize;
-    private final long maxFlushDelayMs;
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
 
     private transient NativeJoin join;
     private transient int maxParallelism;
     private transient BatchBuffer batch;
-    private transient boolean timerPending;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
     private transient int[] projection;
@@ -81,12 +76,8 @@ public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
 
     private NativeJoinOperator(
             JoinDefinition definition, int batchSize, long maxFlushDelayMs, boolean raw) {
-        if (batchSize < 1 || maxFlushDelayMs < 0) {
-            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
-        }
+        super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
-        this.batchSize = batchSize;
-        this.maxFlushDelayMs = maxFlushDelayMs;
         this.raw = raw;
     }
 
@@ -192,24 +183,9 @@ public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
         int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
         batch.put((byte) side).put(change.kind).putShort(keyGroup).putSized(change.row);
         batch.recordAdded();
-        if (batch.records() >= batchSize) {
-            flush();
-        } else if (!timerPending) {
-            scheduleFlush();
-        }
+        afterAppend(batch.records());
     }
 
-    private void scheduleFlush() {
-        timerPending = true;
-        long now = getProcessingTimeService().getCurrentProcessingTime();
-        getProcessingTimeService()
-                .registerTimer(
-                        now + maxFlushDelayMs,
-                        time -> {
-                            timerPending = false;
-                            flush();
-                        });
-    }
 
     /** Joins the buffered batch, if any, and emits its output rows. */
     public void flush() {
@@ -307,17 +283,7 @@ public final class NativeJoinOperator<OUT> extends AbstractStreamOperator<OUT>
         }
     }
 
-    @Override
-    public void processWatermark(Watermark mark) throws Exception {
-        flush();
-        super.processWatermark(mark);
-    }
 
-    @Override
-    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        flush();
-        super.prepareSnapshotPreBarrier(checkpointId);
-    }
 
     @Override
     public void endInput(int inputId) throws Exception {

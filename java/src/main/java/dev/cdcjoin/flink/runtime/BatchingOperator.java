@@ -1,0 +1,79 @@
+package dev.cdcjoin.flink.runtime;
+
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+
+/**
+ * An operator that buffers records into a batch handed to native code in one call, and flushes it
+ * when it is full, after the max flush delay (a processing-time timer, so latency stays bounded),
+ * on watermarks, and before every checkpoint barrier (so no record waits across a barrier).
+ * Subclasses also flush at the end of input.
+ *
+ * @param <OUT> the output type
+ */
+public abstract class BatchingOperator<OUT> extends AbstractStreamOperator<OUT> {
+
+    private static final long serialVersionUID = 1L;
+
+    /** Records per native call. */
+    protected final int batchSize;
+
+    private final long maxFlushDelayMs;
+    private transient boolean timerPending;
+
+    /**
+     * A batching operator.
+     *
+     * @param batchSize records per native call, at least 1
+     * @param maxFlushDelayMs longest time a record waits in a batch, at least 0
+     */
+    protected BatchingOperator(int batchSize, long maxFlushDelayMs) {
+        if (batchSize < 1 || maxFlushDelayMs < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1 and maxFlushDelay >= 0");
+        }
+        this.batchSize = batchSize;
+        this.maxFlushDelayMs = maxFlushDelayMs;
+    }
+
+    /**
+     * Hands the buffered batch, if any, to native code and emits what comes back.
+     *
+     * @throws Exception if the batch fails
+     */
+    public abstract void flush() throws Exception;
+
+    /**
+     * Tells the operator that its batch now holds {@code records}: flushes a full batch, or makes
+     * sure a timer will flush a partial one.
+     *
+     * @param records records in the batch
+     * @throws Exception if a flush fails
+     */
+    protected final void afterAppend(int records) throws Exception {
+        if (records >= batchSize) {
+            flush();
+        } else if (!timerPending) {
+            timerPending = true;
+            long now = getProcessingTimeService().getCurrentProcessingTime();
+            getProcessingTimeService()
+                    .registerTimer(
+                            now + maxFlushDelayMs,
+                            time -> {
+                                timerPending = false;
+                                flush();
+                            });
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        flush();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flush();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+}
