@@ -176,6 +176,9 @@ final class Report {
         if (okMb == null) {
             return "> " + bad + " MB";
         }
+        if (bad == null && !o.xmxSizes.isEmpty() && okMb.equals(o.xmxSizes.get(0))) {
+            return "≤ " + okMb + " MB (smallest tried)";
+        }
         return okMb + " MB" + (bad != null ? " (" + bad + " MB fails)" : "");
     }
 
@@ -220,6 +223,11 @@ final class Report {
         method(md);
         Files.writeString(dir.resolve("report.md"), md.toString());
         Files.writeString(dir.resolve("chart.svg"), chart());
+        try {
+            SvgToPng.render(dir.resolve("chart.svg"), dir.resolve("chart.png"));
+        } catch (IOException | RuntimeException | Error e) {
+            System.err.println("chart.png not written: " + e);
+        }
         System.out.println(md);
     }
 
@@ -399,8 +407,9 @@ final class Report {
         md.append("Each source subtask emits its share of the rate on a fixed schedule and, every 2 ms, an update of a probe row (negative ids, ")
                 .append("16 probe users each with one probe domain per subtask) carrying its *scheduled* emission time; the sink takes, for each ")
                 .append("joined probe insertion (+I/+U), now − the newer of the two stamps. So a variant that cannot keep up shows its growing lag. ")
-                .append(f("%.0f", o.latencySeconds)).append(" s per run, the first ").append(f("%.0f", o.latencyWarmup))
-                .append(" s not sampled. Flink's default network buffer timeout (100 ms) applies to all variants; the native operators flush a partial batch after ")
+                .append(f("%.0f", o.latencySeconds)).append(" s per run, after the same unmeasured full-speed warm-up run as the throughput runs (")
+                .append((int) (o.warmupFraction * 100)).append("% of the trace) in the same JVM; the first ").append(f("%.0f", o.latencyWarmup))
+                .append(" s of the run are not sampled. Flink's default network buffer timeout (100 ms) applies to all variants; the native operators flush a partial batch after ")
                 .append("`maxFlushDelay` (default 100 ms; 5 ms in the `native, 5 ms flush` variant).\n\n");
         md.append("| config | rate | variant | achieved rate | samples | p50 ms | p99 ms | p99.9 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String[] c : configs) {
@@ -562,7 +571,11 @@ final class Report {
             }
             md.append("\n");
         }
-        md.append("- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/`.\n");
+        Path notes = dir.resolve("notes.md");
+        if (Files.exists(notes)) {
+            md.append(Files.readString(notes).trim()).append("\n");
+        }
+        md.append("- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/`; the chart also as `chart.png`.\n");
     }
 
     // -------------------------------------------------------------------------------------
@@ -680,6 +693,8 @@ final class Report {
         }
         s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#444\"/><text x=\"%d\" y=\"%d\">native state (dark)</text>\n",
                 x0 + w - 120, y0 + 4, x0 + w - 106, y0 + 13));
+        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"9\">RocksDB: heap only, its native memory is not counted</text>\n",
+                x0 + w - 245, y0 + 28));
     }
 
     private static void axis(StringBuilder s, int x0, int y0, int w, int h, double max, boolean thousands) {
@@ -699,7 +714,7 @@ final class Report {
             return 1;
         }
         double p = Math.pow(10, Math.floor(Math.log10(v)));
-        for (double m : new double[] {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10}) {
+        for (double m : new double[] {1, 1.2, 1.6, 2, 2.4, 3, 4, 6, 8, 10}) {
             if (m * p >= v) {
                 return m * p;
             }

@@ -159,7 +159,7 @@ public final class Runner {
         Runner r = new Runner(o);
         int code = 0;
         try {
-            if (o.warmupFraction > 0 && !o.mode.equals("latency")) {
+            if (o.warmupFraction > 0) {
                 Map<String, Object> w = r.warmupRun();
                 System.out.println("warm-up: " + new ObjectMapper().writeValueAsString(w));
                 if (!Boolean.TRUE.equals(w.get("ok"))) {
@@ -170,10 +170,6 @@ public final class Runner {
                 Map<String, Object> result = o.mode.equals("latency") ? r.latencyRun(i) : r.throughputRun(i);
                 if (i == o.runs && o.measureState && !o.mode.equals("latency") && Boolean.TRUE.equals(result.get("ok"))) {
                     result.put("liveHeapIdle", Metrics.settledLiveHeap());
-                    if (System.getProperty("cdcjoin.bench.histo") != null) {
-                        new ProcessBuilder("jmap", "-histo:live", "" + ProcessHandle.current().pid())
-                                .redirectOutput(new java.io.File(System.getProperty("cdcjoin.bench.histo"))).start().waitFor();
-                    }
                 }
                 String line = new ObjectMapper().writeValueAsString(result);
                 System.out.println(line);

@@ -359,7 +359,7 @@ public final class Suite {
                     List<String> a = runner(v, p, join);
                     a.addAll(List.of("--mode", "latency", "--runs", "1", "--rate", "" + rate,
                             "--seconds", "" + o.latencySeconds, "--warmup", "" + o.latencyWarmup,
-                            "--out", file.toString(), "--warmup-fraction", "0"));
+                            "--out", file.toString(), "--warmup-fraction", "" + o.warmupFraction));
                     long t0 = System.nanoTime();
                     int code = child("latency-" + v + "-p" + p + "-" + join, o.heap, a,
                             (long) (o.latencySeconds * 4 + 120));
