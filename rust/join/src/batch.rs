@@ -3,10 +3,12 @@
 //! ```text
 //! input record := side u8 (0 left, 1 right) | kind u8 (Flink RowKind byte) | key_group u16
 //!                 | row_len u32 | row bytes                                  (little-endian)
-//! output row   := kind u8 | left_len u32 | left bytes | right_len u32 | right bytes
+//! output row   := input u32 | kind u8 | left_len u32 | left bytes | right_len u32 | right bytes
 //! ```
-//! In output rows a length of `u32::MAX` stands for a null side (null padding of outer joins);
-//! each side's bytes are a row in the compact encoding of that side's schema.
+//! In output rows `input` is the index in the batch of the input record that caused the row (so
+//! the caller can give the row that record's timestamp, as Flink's own join does), and a length
+//! of `u32::MAX` stands for a null side (null padding of outer joins); each side's bytes are a row
+//! in the compact encoding of that side's schema.
 
 use crate::spec::Side;
 use cdcjoin_model::RowKind;
@@ -102,12 +104,22 @@ impl<'a> Iterator for BatchReader<'a> {
 pub struct OutputWriter<'a> {
     buf: &'a mut Vec<u8>,
     rows: usize,
+    input: u32,
 }
 
 impl<'a> OutputWriter<'a> {
     /// A writer appending to `buf`.
     pub fn new(buf: &'a mut Vec<u8>) -> OutputWriter<'a> {
-        OutputWriter { buf, rows: 0 }
+        OutputWriter {
+            buf,
+            rows: 0,
+            input: 0,
+        }
+    }
+
+    /// Names the input record (its index in the batch) that the next rows are caused by.
+    pub fn set_input(&mut self, index: usize) {
+        self.input = index as u32;
     }
 
     /// Rows written so far.
@@ -127,6 +139,7 @@ impl<'a> OutputWriter<'a> {
 
     /// Emits `kind[left, right]`, a `None` side being null padding.
     pub fn emit(&mut self, kind: RowKind, left: Option<&[u8]>, right: Option<&[u8]>) {
+        self.buf.extend_from_slice(&self.input.to_le_bytes());
         self.buf.push(kind as u8);
         self.side(left);
         self.side(right);
@@ -137,6 +150,8 @@ impl<'a> OutputWriter<'a> {
 /// One output row, borrowed from an output buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutputRow<'a> {
+    /// Index in the batch of the input record that caused the row.
+    pub input: u32,
     /// Change kind.
     pub kind: RowKind,
     /// Left row, `None` when null-padded.
@@ -156,14 +171,18 @@ impl<'a> OutputRows<'a> {
         OutputRows { buf }
     }
 
+    fn u32(&mut self) -> u32 {
+        let (n, rest) = self.buf.split_at(4);
+        self.buf = rest;
+        u32::from_le_bytes(n.try_into().expect("4 bytes"))
+    }
+
     fn side(&mut self) -> Option<&'a [u8]> {
-        let (len, rest) = self.buf.split_at(4);
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes"));
+        let len = self.u32();
         if len == NULL_SIDE {
-            self.buf = rest;
             return None;
         }
-        let (row, rest) = rest.split_at(len as usize);
+        let (row, rest) = self.buf.split_at(len as usize);
         self.buf = rest;
         Some(row)
     }
@@ -173,12 +192,21 @@ impl<'a> Iterator for OutputRows<'a> {
     type Item = OutputRow<'a>;
 
     fn next(&mut self) -> Option<OutputRow<'a>> {
+        if self.buf.is_empty() {
+            return None;
+        }
+        let input = self.u32();
         let (&kind, rest) = self.buf.split_first()?;
         self.buf = rest;
         let kind = RowKind::from_byte(kind).expect("written by OutputWriter");
         let left = self.side();
         let right = self.side();
-        Some(OutputRow { kind, left, right })
+        Some(OutputRow {
+            input,
+            kind,
+            left,
+            right,
+        })
     }
 }
 
@@ -216,12 +244,14 @@ mod tests {
         let mut buf = Vec::new();
         let mut w = OutputWriter::new(&mut buf);
         w.emit(RowKind::Insert, Some(b"l"), None);
+        w.set_input(3);
         w.emit(RowKind::Delete, None, Some(b"rr"));
         assert_eq!(w.rows(), 2);
         let rows: Vec<_> = OutputRows::new(&buf).collect();
         assert_eq!(
             rows[0],
             OutputRow {
+                input: 0,
                 kind: RowKind::Insert,
                 left: Some(b"l"),
                 right: None
@@ -230,6 +260,7 @@ mod tests {
         assert_eq!(
             rows[1],
             OutputRow {
+                input: 3,
                 kind: RowKind::Delete,
                 left: None,
                 right: Some(b"rr")

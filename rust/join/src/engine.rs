@@ -264,6 +264,7 @@ impl JoinEngine {
         let mut w = OutputWriter::new(out);
         for rec in BatchReader::new(batch) {
             let (index, rec) = rec.map_err(JoinError::Batch)?;
+            w.set_input(index);
             self.process(index, &rec, now, &mut w)?;
         }
         Ok(w.rows())

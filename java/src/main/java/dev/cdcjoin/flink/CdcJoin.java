@@ -5,6 +5,7 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import dev.cdcjoin.flink.serialization.JoinKeySerializer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -15,7 +16,6 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.streaming.api.datastream.ConnectedStreams;
@@ -238,7 +238,7 @@ public final class CdcJoin {
     private ConnectedStreams<ChangeRecord, ChangeRecord> keyed(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
         KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
-        return left.connect(right).keyBy(key, key, TypeInformation.of(JoinKey.class));
+        return left.connect(right).keyBy(key, key, JoinKeySerializer.TYPE_INFO);
     }
 
     private String operatorName() {

@@ -1,12 +1,16 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.serialization.ChangeRecordSerializer;
 import java.util.Objects;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.types.RowKind;
 
 /**
  * One change of a CDC table as decoded natively: its {@link RowKind}, its join key and the row in
- * the compact row encoding. A Flink POJO; the input of the native join.
+ * the compact row encoding; the input of the native join. Flink serializes it with {@link
+ * ChangeRecordSerializer}.
  */
+@TypeInfo(ChangeRecordSerializer.Factory.class)
 public final class ChangeRecord {
 
     /** The change kind, as {@link RowKind#toByteValue()}. */
@@ -18,7 +22,7 @@ public final class ChangeRecord {
     /** The row, in the compact row encoding of its table's schema. */
     public byte[] row;
 
-    /** An empty record, for Flink's POJO serializer. */
+    /** An empty record. */
     public ChangeRecord() {}
 
     /**

@@ -2,6 +2,7 @@ package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.runtime.DebeziumDecodeOperator;
 import dev.cdcjoin.flink.runtime.InputEncoder;
+import dev.cdcjoin.flink.serialization.ChangeRecordSerializer;
 import java.time.Duration;
 import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -32,7 +33,7 @@ public final class DebeziumDecoder {
             new OutputTag<>("cdcjoin-bad-records", TypeInformation.of(BadRecord.class));
 
     private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
-            TypeInformation.of(ChangeRecord.class);
+            ChangeRecordSerializer.TYPE_INFO;
 
     private final JoinSide table;
     private BadRecordPolicy policy = BadRecordPolicy.FAIL;

@@ -1,29 +1,39 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.serialization.JoinKeySerializer;
 import java.util.Arrays;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
  * A join key: the key columns of a row in the compact row encoding. Equal keys have equal bytes,
  * so {@link #hashCode()} and {@link #equals(Object)} work on the content and the class can be used
- * with {@code keyBy}. A Flink POJO.
+ * with {@code keyBy}. Immutable; the hash is computed once, since Flink asks for it at least twice
+ * per record (the partitioner and the keyed operator). Flink serializes it with {@link
+ * JoinKeySerializer}.
  */
+@TypeInfo(JoinKeySerializer.Factory.class)
 public final class JoinKey {
 
-    /** The encoded key columns. */
-    public byte[] bytes;
-
-    /** An empty key, for Flink's POJO serializer. */
-    public JoinKey() {
-        this.bytes = new byte[0];
-    }
+    private final byte[] bytes;
+    private int hash;
+    private boolean hashed;
 
     /**
-     * A key over these bytes (not copied).
+     * A key over these bytes (not copied: the caller must not change them afterwards).
      *
      * @param bytes the encoded key columns
      */
     public JoinKey(byte[] bytes) {
         this.bytes = bytes;
+    }
+
+    /**
+     * The encoded key columns (not a copy: do not change them).
+     *
+     * @return the bytes
+     */
+    public byte[] bytes() {
+        return bytes;
     }
 
     @Override
@@ -33,7 +43,11 @@ public final class JoinKey {
 
     @Override
     public int hashCode() {
-        return Arrays.hashCode(bytes);
+        if (!hashed) {
+            hash = Arrays.hashCode(bytes);
+            hashed = true;
+        }
+        return hash;
     }
 
     @Override

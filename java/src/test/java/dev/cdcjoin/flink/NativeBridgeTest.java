@@ -215,8 +215,8 @@ class NativeBridgeTest {
         List<String> rows = new ArrayList<>();
         int p = 0;
         while (p < out.limit()) {
-            StringBuilder sb = new StringBuilder().append(out.get(p)).append(' ');
-            p++;
+            StringBuilder sb = new StringBuilder().append(out.get(p + 4)).append(' ');
+            p += 5;
             for (RowCodec c : new RowCodec[] {l, r}) {
                 int len = out.getInt(p);
                 sb.append(len == -1 ? "null" : Arrays.toString(c.decode(out, p + 4)));

@@ -313,7 +313,7 @@ public final class RowCodec implements Serializable {
             case DECIMAL:
                 return readDecimal(buf, at, types[i]);
             case STRING:
-                return new String(variable(buf, start, at), StandardCharsets.UTF_8);
+                return string(buf, start, at);
             case BYTES:
                 return variable(buf, start, at);
             case DATE:
@@ -321,6 +321,15 @@ public final class RowCodec implements Serializable {
             default:
                 return readTimestamp(buf.getLong(at), types[i].precision());
         }
+    }
+
+    /** A string column, decoded in place from a heap buffer's array. */
+    private static String string(ByteBuffer buf, int start, int slot) {
+        if (!buf.hasArray()) {
+            return new String(variable(buf, start, slot), StandardCharsets.UTF_8);
+        }
+        int from = buf.arrayOffset() + start + buf.getInt(slot);
+        return new String(buf.array(), from, buf.getInt(slot + 4), StandardCharsets.UTF_8);
     }
 
     private static byte[] variable(ByteBuffer buf, int start, int slot) {

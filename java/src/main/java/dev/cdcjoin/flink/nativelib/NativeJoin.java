@@ -6,8 +6,9 @@ import java.nio.ByteBuffer;
  * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range.
  *
  * <p>Input batches are direct buffers of records {@code side u8 | kind u8 | keyGroup u16 | len u32
- * | row}; the output is rows {@code kind u8 | leftLen u32 | left | rightLen u32 | right}, a length
- * of {@code 0xFFFFFFFF} standing for a null side (all little-endian).
+ * | row}; the output is rows {@code input u32 | kind u8 | leftLen u32 | left | rightLen u32 |
+ * right}, {@code input} being the index of the input record that caused the row and a length of
+ * {@code 0xFFFFFFFF} standing for a null side (all little-endian).
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * state; any later call throws {@link IllegalStateException}.

@@ -42,8 +42,8 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
     private transient NativeDecoder decoder;
     private transient BatchBuffer batch;
     private transient Object[] inputs;
-    private transient long[] timestamps;
-    private transient boolean[] hasTimestamp;
+    private transient BatchTimestamps timestamps;
+    private transient HeapCopy heapCopy;
     private transient long firstIndex;
     private transient StreamRecord<ChangeRecord> reuse;
     private transient Counter recordsIn;
@@ -85,8 +85,8 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         decoder = new NativeDecoder(configJson);
         batch = new BatchBuffer(64 * 1024);
         inputs = new Object[batchSize];
-        timestamps = new long[batchSize];
-        hasTimestamp = new boolean[batchSize];
+        timestamps = new BatchTimestamps(batchSize);
+        heapCopy = new HeapCopy();
         reuse = new StreamRecord<>(null);
         recordsIn = getMetricGroup().counter("cdcjoinRecordsIn");
         changesOut = getMetricGroup().counter("cdcjoinChangesOut");
@@ -109,8 +109,7 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         }
         int i = batch.records();
         inputs[i] = value;
-        timestamps[i] = element.getTimestamp();
-        hasTimestamp[i] = element.hasTimestamp();
+        timestamps.set(i, element);
         batch.recordAdded();
         afterAppend(batch.records());
     }
@@ -126,7 +125,6 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
     private String position(long index) {
         return source.isEmpty() ? "record #" + index : source + " record #" + index;
     }
-
 
     /**
      * Decodes the buffered batch, if any, and emits its changes and bad records.
@@ -144,7 +142,7 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
                         : decoder.decodeJson(batch.buffer(), batch.length(), firstIndex);
         batches.inc();
         tombstones.inc(out.getInt(8));
-        emitAll(out);
+        emitAll(heapCopy.of(out));
         firstIndex += n;
         batch.clear();
         Arrays.fill(inputs, 0, n, null);
@@ -173,13 +171,7 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         int rowAt = p + 5 + key.length;
         byte[] row = bytes(out, rowAt + 4, out.getInt(rowAt));
         ChangeRecord change = new ChangeRecord(kind, new JoinKey(key), row);
-        if (hasTimestamp[index]) {
-            output.collect(reuse.replace(change, timestamps[index]));
-        } else {
-            reuse.replace(change);
-            reuse.eraseTimestamp();
-            output.collect(reuse);
-        }
+        output.collect(timestamps.stamp(reuse, change, index));
         changesOut.inc();
         return rowAt + 4 + row.length;
     }
@@ -209,7 +201,6 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         String raw = r.rawAsString();
         return raw.length() <= MAX_RAW_IN_MESSAGE ? raw : raw.substring(0, MAX_RAW_IN_MESSAGE) + "…";
     }
-
 
 
     @Override

@@ -41,6 +41,9 @@ import org.apache.flink.types.RowKind;
  *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column.
  * </ul>
  *
+ * <p>Every output row carries the timestamp of the input record that caused it, as in Flink's own
+ * join operator.
+ *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
  * #close()}.
@@ -70,7 +73,11 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
-    private transient int[] projection;
+    /** Per output column: whether it comes from the left side, and its index there. */
+    private transient boolean[] projectedLeft;
+    private transient int[] projectedColumn;
+    private transient BatchTimestamps timestamps;
+    private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
 
@@ -161,7 +168,15 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         batch = new BatchBuffer(256 * 1024);
         leftCodec = new RowCodec(definition.left().schema());
         rightCodec = new RowCodec(definition.right().schema());
-        projection = definition.projection();
+        int[] projection = definition.projection();
+        projectedLeft = new boolean[projection.length];
+        projectedColumn = new int[projection.length];
+        for (int i = 0; i < projection.length; i++) {
+            projectedLeft[i] = projection[i] < leftCodec.arity();
+            projectedColumn[i] = projection[i] - (projectedLeft[i] ? 0 : leftCodec.arity());
+        }
+        timestamps = new BatchTimestamps(batchSize);
+        heapCopy = new HeapCopy();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
         join.stats(metrics.stats);
@@ -170,22 +185,23 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     @Override
     public void processElement1(StreamRecord<ChangeRecord> element) throws Exception {
         metrics.recordsLeft.inc();
-        append(0, element.getValue());
+        append(0, element);
     }
 
     @Override
     public void processElement2(StreamRecord<ChangeRecord> element) throws Exception {
         metrics.recordsRight.inc();
-        append(1, element.getValue());
+        append(1, element);
     }
 
-    private void append(int side, ChangeRecord change) throws Exception {
+    private void append(int side, StreamRecord<ChangeRecord> element) throws Exception {
+        ChangeRecord change = element.getValue();
         int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
+        timestamps.set(batch.records(), element);
         batch.put((byte) side).put(change.kind).putShort(keyGroup).putSized(change.row);
         batch.recordAdded();
         afterAppend(batch.records());
     }
-
 
     /** Joins the buffered batch, if any, and emits its output rows. */
     public void flush() {
@@ -201,59 +217,52 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         join.stats(metrics.stats);
     }
 
-    private void emitAll(ByteBuffer out) {
-        if (raw) {
-            emitBytes(out);
-        } else {
-            emitRows(out);
-        }
-    }
-
-    /** Emits each output row as a copy of its bytes. */
-    @SuppressWarnings("unchecked")
-    private void emitBytes(ByteBuffer out) {
+    /**
+     * Emits the rows of a batch's output ({@code input i32 | kind u8 | leftLen i32 | left |
+     * rightLen i32 | right}, see {@code cdcjoin_join::batch}), each with the timestamp of the input
+     * record that caused it.
+     */
+    private void emitAll(ByteBuffer direct) {
+        ByteBuffer out = heapCopy.of(direct);
         int p = 0;
-        int limit = out.limit();
-        while (p < limit) {
-            int leftLength = out.getInt(p + 1);
-            int rightAt = p + 5 + Math.max(leftLength, 0);
+        while (p < out.limit()) {
+            int input = out.getInt(p);
+            int leftAt = p + 5;
+            int leftLength = out.getInt(leftAt);
+            int rightAt = leftAt + 4 + Math.max(leftLength, 0);
             int rightLength = out.getInt(rightAt);
             int end = rightAt + 4 + Math.max(rightLength, 0);
-            byte[] record = new byte[end - p];
-            out.get(p, record);
-            output.collect(reuse.replace((OUT) record));
+            OUT row = raw
+                    ? bytes(out, p + 4, end)
+                    : row(out, out.get(p + 4), leftLength < 0 ? -1 : leftAt + 4,
+                            rightLength < 0 ? -1 : rightAt + 4);
+            output.collect(timestamps.stamp(reuse, row, input));
             metrics.rowsOut.inc();
             p = end;
         }
     }
 
-    /** Decodes each output row into a projected {@link Row}. */
+    /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */
     @SuppressWarnings("unchecked")
-    private void emitRows(ByteBuffer out) {
-        Object[] both = new Object[leftCodec.arity() + rightCodec.arity()];
-        int p = 0;
-        while (p < out.limit()) {
-            RowKind kind = RowKind.fromByteValue(out.get(p));
-            p = side(out, p + 1, leftCodec, both, 0);
-            p = side(out, p, rightCodec, both, leftCodec.arity());
-            Object[] values = new Object[projection.length];
-            for (int i = 0; i < projection.length; i++) {
-                values[i] = both[projection[i]];
-            }
-            output.collect(reuse.replace((OUT) Row.ofKind(kind, values)));
-            metrics.rowsOut.inc();
-        }
+    private OUT bytes(ByteBuffer out, int from, int to) {
+        return (OUT) java.util.Arrays.copyOfRange(out.array(), from, to);
     }
 
-    /** Decodes one side of an output row at {@code p}; returns the position after it. */
-    private static int side(ByteBuffer out, int p, RowCodec codec, Object[] into, int at) {
-        int length = out.getInt(p);
-        if (length == -1) {
-            java.util.Arrays.fill(into, at, at + codec.arity(), null);
-            return p + 4;
+    /**
+     * The projected {@link Row} of an output row whose sides start at {@code leftAt} and {@code
+     * rightAt} ({@code -1}: null-padded). Only the projected columns are decoded.
+     */
+    @SuppressWarnings("unchecked")
+    private OUT row(ByteBuffer out, byte kind, int leftAt, int rightAt) {
+        Object[] values = new Object[projectedColumn.length];
+        for (int i = 0; i < values.length; i++) {
+            int at = projectedLeft[i] ? leftAt : rightAt;
+            if (at >= 0) {
+                RowCodec codec = projectedLeft[i] ? leftCodec : rightCodec;
+                values[i] = codec.read(out, at, projectedColumn[i]);
+            }
         }
-        codec.decodeInto(out, p + 4, into, at);
-        return p + 4 + length;
+        return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
     }
 
     @Override
@@ -282,7 +291,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             p += 4 + length;
         }
     }
-
 
 
     @Override
