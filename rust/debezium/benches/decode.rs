@@ -8,6 +8,7 @@
 
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_model::{DataType, Field, Schema};
+use cdcjoin_workload::XorShift;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 
@@ -41,22 +42,6 @@ fn domains_schema() -> Schema {
     ])
 }
 
-/// A deterministic pseudo-random sequence (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const NAMES: &[&str] = &[
     "alice", "bob", "carol", "dave", "eve", "mallory", "trent", "peggy", "victor", "walter",
 ];
@@ -75,8 +60,8 @@ fn base64_decimal(unscaled: u64) -> String {
     base64::engine::general_purpose::STANDARD.encode(&bytes[first..])
 }
 
-fn user_row(rng: &mut Rng, id: u64) -> String {
-    let name = NAMES[rng.below(NAMES.len() as u64) as usize];
+fn user_row(rng: &mut XorShift, id: u64) -> String {
+    let name = NAMES[rng.index(NAMES.len())];
     let created = 1_700_000_000_000_000 + rng.below(30_000_000_000_000);
     format!(
         r#"{{"id":{id},"email":"{name}.{id}@example-{d}.com","full_name":"{cap} {id} O\u0027Neil","domain_id":{d},"balance":"{bal}","active":{act},"created_at":{created},"updated_at":{upd}}}"#,
@@ -88,8 +73,8 @@ fn user_row(rng: &mut Rng, id: u64) -> String {
     )
 }
 
-fn domain_row(rng: &mut Rng, id: u64) -> String {
-    let owner = NAMES[rng.below(NAMES.len() as u64) as usize];
+fn domain_row(rng: &mut XorShift, id: u64) -> String {
+    let owner = NAMES[rng.index(NAMES.len())];
     format!(
         r#"{{"id":{id},"name":"domain-{id}.example.org","owner":"{owner}","plan":"{plan}","seats":{seats},"created_at":{created}}}"#,
         plan = ["free", "team", "enterprise"][rng.below(3) as usize],
@@ -113,11 +98,11 @@ struct Message {
 }
 
 fn workload(wrapped: bool) -> Vec<Message> {
-    let mut rng = Rng(0x5eed_cafe_f00d_d00d);
+    let mut rng = XorShift(0x5eed_cafe_f00d_d00d);
     (0..BATCH as u64)
         .map(|i| {
             let table = usize::from(rng.below(10) >= 7);
-            let row = |rng: &mut Rng| match table {
+            let row = |rng: &mut XorShift| match table {
                 0 => user_row(rng, i % 5000),
                 _ => domain_row(rng, i % 1000),
             };

@@ -4,6 +4,7 @@
 //! Java-owned buffer, so Java never holds a pointer into native memory that could dangle. Every
 //! length is checked against the buffer's capacity.
 
+use jni::objects::JByteBuffer;
 use jni::sys::{jobject, JNIEnv};
 use jni::EnvUnowned;
 
@@ -40,13 +41,14 @@ impl RawEnv {
         Ok((addr, cap as usize))
     }
 
-    /// The first `len` bytes of the direct buffer `buf`.
+    /// The first `len` bytes of the direct buffer `buf` (errors name it the "input buffer").
     ///
     /// # Safety
     /// The returned slice must not outlive the native call that passed `buf`, and the buffer
     /// must not be written while the slice is in use (Java's thread is inside this call).
-    pub unsafe fn input<'a>(&self, buf: jobject, len: i32, what: &str) -> NativeResult<&'a [u8]> {
-        let (addr, cap) = self.direct(buf, what)?;
+    pub unsafe fn input<'a>(&self, buf: &'a JByteBuffer<'_>, len: i32) -> NativeResult<&'a [u8]> {
+        let what = "input buffer";
+        let (addr, cap) = self.direct(buf.as_raw(), what)?;
         if len < 0 || len as usize > cap {
             return Err(NativeError::IllegalArgument(format!(
                 "{what}: length {len} is outside its capacity {cap}"
@@ -59,10 +61,11 @@ impl RawEnv {
         Ok(unsafe { std::slice::from_raw_parts(addr, len as usize) })
     }
 
-    /// Copies `data` to the start of the direct buffer `buf` and returns its length, or returns
-    /// `-(data.len())` without copying when the buffer is too small.
-    pub fn output(&self, buf: jobject, data: &[u8], what: &str) -> NativeResult<i64> {
-        let (addr, cap) = self.direct(buf, what)?;
+    /// Copies `data` to the start of the direct buffer `buf` (errors name it the "output
+    /// buffer") and returns its length, or returns `-(data.len())` without copying when the
+    /// buffer is too small.
+    pub fn output(&self, buf: &JByteBuffer<'_>, data: &[u8]) -> NativeResult<i64> {
+        let (addr, cap) = self.direct(buf.as_raw(), "output buffer")?;
         if data.len() > cap {
             return Ok(-(data.len() as i64));
         }

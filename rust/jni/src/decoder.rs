@@ -1,16 +1,22 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeDecoder`: Debezium batches decoded by
 //! [`cdcjoin_debezium::batch::BatchDecoder`].
 
-use cdcjoin_debezium::batch::BatchDecoder;
+use cdcjoin_debezium::batch::{BatchDecoder, BatchSummary};
 use jni::objects::{JByteBuffer, JClass, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
 
-use crate::buffers::RawEnv;
-use crate::errors::{jni_entry, jni_entry_fast, NativeError, NativeResult};
+use crate::calls::Output;
+use crate::errors::{NativeError, NativeResult};
 use crate::handles::Registry;
 
 static DECODERS: Registry<BatchDecoder> = Registry::new("NativeDecoder");
+
+impl Output for BatchDecoder {
+    fn output(&self) -> &[u8] {
+        BatchDecoder::output(self)
+    }
+}
 
 /// `static native long create(String configJson)`: a decoder handle.
 #[unsafe(no_mangle)]
@@ -19,29 +25,21 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_create<'lo
     _class: JClass<'local>,
     config: JString<'local>,
 ) -> jlong {
-    jni_entry(&mut env, "NativeDecoder.create", |env| {
-        let json = config.try_to_string(env)?;
-        let decoder =
-            BatchDecoder::from_json(json.as_bytes()).map_err(NativeError::IllegalArgument)?;
-        Ok(DECODERS.insert(decoder))
+    DECODERS.create_from_json(&mut env, "NativeDecoder.create", &config, |json| {
+        BatchDecoder::from_json(json.as_bytes()).map_err(NativeError::IllegalArgument)
     })
 }
 
-/// Decodes one batch with `decode` and copies the output to `out` (see [`RawEnv::output`]).
-fn decode_batch(
-    raw: RawEnv,
-    handle: jlong,
-    input: &JByteBuffer<'_>,
-    len: i32,
-    out: &JByteBuffer<'_>,
-    decode: impl FnOnce(&mut BatchDecoder, &[u8]) -> Result<(), String>,
-) -> NativeResult<jlong> {
-    DECODERS.with(handle, |d| {
-        // SAFETY: the slice is used only during this call, while Java waits for it.
-        let batch = unsafe { raw.input(input.as_raw(), len, "input buffer")? };
-        decode(d, batch).map_err(NativeError::IllegalArgument)?;
-        raw.output(out.as_raw(), d.output(), "output buffer")
-    })
+/// The batch step of `decodeJson` and `decodeRows`: `decode` from message `first_index` on.
+fn decoding(
+    decode: fn(&mut BatchDecoder, &[u8], u64) -> Result<BatchSummary, String>,
+    first_index: jlong,
+) -> impl FnOnce(&mut BatchDecoder, &[u8]) -> NativeResult<()> {
+    move |d, batch| {
+        decode(d, batch, first_index as u64)
+            .map(drop)
+            .map_err(NativeError::IllegalArgument)
+    }
 }
 
 /// `static native long decodeJson(long handle, ByteBuffer in, int len, long firstIndex,
@@ -57,12 +55,9 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_decodeJson
     first_index: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeDecoder.decodeJson", || {
-        decode_batch(raw, handle, &input, len, &out, |d, b| {
-            d.decode_json(b, first_index as u64).map(drop)
-        })
-    })
+    let context = "NativeDecoder.decodeJson";
+    let decode = decoding(BatchDecoder::decode_json, first_index);
+    DECODERS.with_batch(&mut env, context, handle, &input, len, &out, decode)
 }
 
 /// `static native long decodeRows(long handle, ByteBuffer in, int len, long firstIndex,
@@ -77,12 +72,9 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_decodeRows
     first_index: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeDecoder.decodeRows", || {
-        decode_batch(raw, handle, &input, len, &out, |d, b| {
-            d.decode_rows(b, first_index as u64).map(drop)
-        })
-    })
+    let context = "NativeDecoder.decodeRows";
+    let decode = decoding(BatchDecoder::decode_rows, first_index);
+    DECODERS.with_batch(&mut env, context, handle, &input, len, &out, decode)
 }
 
 /// `static native long takeOutput(long handle, ByteBuffer out)`: copies the last batch's output.
@@ -93,12 +85,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_takeOutput
     handle: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeDecoder.takeOutput", || {
-        DECODERS.with(handle, |d| {
-            raw.output(out.as_raw(), d.output(), "output buffer")
-        })
-    })
+    DECODERS.take_output(&mut env, "NativeDecoder.takeOutput", handle, &out)
 }
 
 /// `static native void free(long handle)`: releases the decoder; unknown handles are ignored.
@@ -108,8 +95,5 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_free<'loca
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    jni_entry_fast(&mut env, "NativeDecoder.free", || {
-        DECODERS.remove(handle);
-        Ok(())
-    })
+    DECODERS.free(&mut env, "NativeDecoder.free", handle)
 }

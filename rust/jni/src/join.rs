@@ -5,8 +5,8 @@ use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
 
-use crate::buffers::RawEnv;
-use crate::errors::{jni_entry, jni_entry_fast, NativeError, NativeResult};
+use crate::calls::Output;
+use crate::errors::{jni_entry, NativeError, NativeResult};
 use crate::handles::Registry;
 
 /// A join engine and the buffer its last output (or snapshot) was written to.
@@ -20,8 +20,20 @@ static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
 /// Number of values `stats` writes.
 const STATS_LEN: usize = 9;
 
+/// `e` as an `IllegalArgumentException`: the caller passed something the engine rejects.
 fn invalid(e: impl ToString) -> NativeError {
     NativeError::IllegalArgument(e.to_string())
+}
+
+/// `e` as an `IllegalStateException`: the engine failed on a batch or a snapshot.
+fn failed(e: impl ToString) -> NativeError {
+    NativeError::IllegalState(e.to_string())
+}
+
+impl Output for NativeJoin {
+    fn output(&self) -> &[u8] {
+        &self.out
+    }
 }
 
 /// `static native long create(String specJson)`: a join handle for a `JoinSpec` as JSON.
@@ -31,15 +43,14 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local
     _class: JClass<'local>,
     spec: JString<'local>,
 ) -> jlong {
-    jni_entry(&mut env, "NativeJoin.create", |env| {
-        let json = spec.try_to_string(env)?;
+    JOINS.create_from_json(&mut env, "NativeJoin.create", &spec, |json| {
         let spec: JoinSpec =
-            serde_json::from_str(&json).map_err(|e| invalid(format!("invalid join spec: {e}")))?;
+            serde_json::from_str(json).map_err(|e| invalid(format!("invalid join spec: {e}")))?;
         let engine = JoinEngine::new(&spec).map_err(invalid)?;
-        Ok(JOINS.insert(NativeJoin {
+        Ok(NativeJoin {
             engine,
             out: Vec::new(),
-        }))
+        })
     })
 }
 
@@ -56,16 +67,13 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_processBatch<
     now_ms: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeJoin.processBatch", || {
-        JOINS.with(handle, |j| {
-            // SAFETY: the slice is used only during this call, while Java waits for it.
-            let batch = unsafe { raw.input(input.as_raw(), len, "input buffer")? };
-            j.out.clear();
-            let result = j.engine.process_batch(batch, now_ms, &mut j.out);
-            result.map_err(|e| NativeError::IllegalState(e.to_string()))?;
-            raw.output(out.as_raw(), &j.out, "output buffer")
-        })
+    let context = "NativeJoin.processBatch";
+    JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
+        j.out.clear();
+        j.engine
+            .process_batch(batch, now_ms, &mut j.out)
+            .map(drop)
+            .map_err(failed)
     })
 }
 
@@ -77,41 +85,50 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeOutput<'l
     handle: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeJoin.takeOutput", || {
-        JOINS.with(handle, |j| {
-            raw.output(out.as_raw(), &j.out, "output buffer")
-        })
-    })
+    JOINS.take_output(&mut env, "NativeJoin.takeOutput", handle, &out)
 }
 
-/// Writes `(key_group u32 | section)*` for every key group holding state.
-fn snapshot_all(j: &mut NativeJoin) -> NativeResult<()> {
+/// Writes `(key_group u32 | section)*` for the key groups holding state from `from` on, in key
+/// group order, stopping after the section that brings the output to `max_bytes` or more: a
+/// checkpoint takes the state in chunks, never all of it in one buffer.
+fn snapshot_chunk(j: &mut NativeJoin, from: i32, max_bytes: i32) -> NativeResult<()> {
+    if from < 0 || max_bytes < 1 {
+        return Err(invalid(format!(
+            "snapshot chunk from key group {from} of at most {max_bytes} bytes: both must be positive"
+        )));
+    }
     j.out.clear();
+    let from = u16::try_from(from).unwrap_or(u16::MAX);
     for kg in j.engine.key_groups_with_state() {
+        if kg < from {
+            continue;
+        }
+        if j.out.len() >= max_bytes as usize {
+            break;
+        }
         j.out.extend_from_slice(&u32::from(kg).to_le_bytes());
-        let taken = j.engine.snapshot_key_group(kg, &mut j.out);
-        taken.map_err(|e| NativeError::IllegalState(e.to_string()))?;
+        j.engine
+            .snapshot_key_group(kg, &mut j.out)
+            .map_err(failed)?;
     }
     Ok(())
 }
 
-/// `static native long snapshot(long handle, ByteBuffer out)`: the state as
-/// `(keyGroup u32 | section)*`, each section self-delimiting (`len u32 | payload`); the length,
-/// or minus the needed capacity (then call `takeOutput`).
+/// `static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes)`:
+/// a chunk of the state (see [`snapshot_chunk`]) as `(keyGroup u32 | section)*`, each section
+/// self-delimiting (`len u32 | payload`); the length, or minus the needed capacity (then call
+/// `takeOutput`).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
     out: JByteBuffer<'local>,
+    from_key_group: i32,
+    max_bytes: i32,
 ) -> jlong {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeJoin.snapshot", || {
-        JOINS.with(handle, |j| {
-            snapshot_all(j)?;
-            raw.output(out.as_raw(), &j.out, "output buffer")
-        })
+    JOINS.with_output(&mut env, "NativeJoin.snapshot", handle, &out, |j| {
+        snapshot_chunk(j, from_key_group, max_bytes)
     })
 }
 
@@ -125,14 +142,10 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_restore<'loca
     input: JByteBuffer<'local>,
     len: i32,
 ) -> i32 {
-    let raw = RawEnv::of(&env);
-    jni_entry_fast(&mut env, "NativeJoin.restore", || {
-        JOINS.with(handle, |j| {
-            // SAFETY: the slice is used only during this call, while Java waits for it.
-            let section = unsafe { raw.input(input.as_raw(), len, "input buffer")? };
-            let used = j.engine.restore_key_group(section).map_err(invalid)?;
-            Ok(used as i32)
-        })
+    let context = "NativeJoin.restore";
+    JOINS.with_input(&mut env, context, handle, &input, len, |j, section| {
+        let used = j.engine.restore_key_group(section).map_err(invalid)?;
+        Ok(used as i32)
     })
 }
 
@@ -179,8 +192,5 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_free<'local>(
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    jni_entry_fast(&mut env, "NativeJoin.free", || {
-        JOINS.remove(handle);
-        Ok(())
-    })
+    JOINS.free(&mut env, "NativeJoin.free", handle)
 }

@@ -3,11 +3,13 @@
 //!
 //! Every exported function is an `extern "system"` JNI entry point of the form
 //! `Java_<package>_<Class>_<method>(EnvUnowned, JClass|JObject, args...)` and
-//! runs its body through [`errors::jni_entry`] or [`errors::jni_entry_fast`],
-//! so Rust errors and panics surface as Java exceptions and never unwind into
-//! the JVM.
+//! runs its body through [`errors::jni_entry`] or [`errors::jni_entry_fast`]
+//! (directly, or through the shared call shapes of the `calls` module), so
+//! Rust errors and panics surface as Java exceptions and never unwind into the
+//! JVM.
 
 mod buffers;
+mod calls;
 mod decoder;
 pub mod errors;
 mod handles;

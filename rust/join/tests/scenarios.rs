@@ -3,7 +3,9 @@
 
 mod support;
 
-use cdcjoin_join::{JoinEngine, JoinError, JoinType, KeyGroupRange, RetractionPolicy, Side};
+use cdcjoin_join::{
+    JoinEngine, JoinError, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side,
+};
 use cdcjoin_model::RowKind::{self, *};
 use support::*;
 
@@ -36,39 +38,50 @@ fn r(kind: RowKind, r: Row) -> Change {
     }
 }
 
-fn engine(jt: JoinType) -> (JoinEngine, [Keys; 2]) {
-    (
-        JoinEngine::new(&spec(jt, Keys::Pk, Keys::Pk, ALL)).unwrap(),
-        [Keys::Pk, Keys::Pk],
-    )
+/// Both sides keyed by a primary key and joined on `k`.
+const PK: [Keys; 2] = [Keys::Pk, Keys::Pk];
+
+/// The spec of a `jt` join of two [`PK`] sides over all key groups.
+fn pk_spec(jt: JoinType) -> JoinSpec {
+    spec(jt, PK[0], PK[1], ALL)
 }
 
-fn at(engine: &mut JoinEngine, keys: [Keys; 2], now: i64, c: Change) -> Vec<String> {
+fn engine(jt: JoinType) -> (JoinEngine, [Keys; 2]) {
+    (JoinEngine::new(&pk_spec(jt)).unwrap(), PK)
+}
+
+/// The printed output of each of `changes`, fed one batch each to a fresh `jt` join.
+fn emitted(jt: JoinType, changes: &[Change]) -> Vec<Vec<String>> {
+    let (mut e, k) = engine(jt);
+    run(&mut e, k, changes)
+}
+
+/// The error of `engine` on one batch of all `changes`.
+fn failure(engine: &mut JoinEngine, changes: &[Change]) -> JoinError {
     let mut batch = Vec::new();
-    c.batch(keys, &mut batch);
-    let mut out = Vec::new();
-    engine.process_batch(&batch, now, &mut out).unwrap();
-    print_output(&out)
+    changes.iter().for_each(|c| c.batch(PK, &mut batch));
+    engine
+        .process_batch(&batch, 0, &mut Vec::new())
+        .unwrap_err()
+}
+
+/// Seed 004: a left and a right row that match, then an update of each.
+fn seed_004() -> [Change; 6] {
+    [
+        l(Insert, row(1, 1, "left1")),
+        r(Insert, row(2, 1, "right1")),
+        l(UpdateBefore, row(1, 1, "left1")),
+        l(UpdateAfter, row(1, 1, "left2")),
+        r(UpdateBefore, row(2, 1, "right1")),
+        r(UpdateAfter, row(2, 1, "right2")),
+    ]
 }
 
 /// Seed 004, inner join: only matched pairs; updates keep their -U/+U kinds.
 #[test]
 fn inner_join_forwards_update_kinds() {
-    let (mut e, k) = engine(JoinType::Inner);
-    let out = run(
-        &mut e,
-        k,
-        &[
-            l(Insert, row(1, 1, "left1")),
-            r(Insert, row(2, 1, "right1")),
-            l(UpdateBefore, row(1, 1, "left1")),
-            l(UpdateAfter, row(1, 1, "left2")),
-            r(UpdateBefore, row(2, 1, "right1")),
-            r(UpdateAfter, row(2, 1, "right2")),
-        ],
-    );
     assert_eq!(
-        out,
+        emitted(JoinType::Inner, &seed_004()),
         vec![
             vec![],
             vec!["+I[1, 1, left1, 2, 1, right1]"],
@@ -84,21 +97,8 @@ fn inner_join_forwards_update_kinds() {
 /// and re-emits the null padding (FLINK-17337).
 #[test]
 fn left_join_sequence() {
-    let (mut e, k) = engine(JoinType::Left);
-    let out = run(
-        &mut e,
-        k,
-        &[
-            l(Insert, row(1, 1, "left1")),
-            r(Insert, row(2, 1, "right1")),
-            l(UpdateBefore, row(1, 1, "left1")),
-            l(UpdateAfter, row(1, 1, "left2")),
-            r(UpdateBefore, row(2, 1, "right1")),
-            r(UpdateAfter, row(2, 1, "right2")),
-        ],
-    );
     assert_eq!(
-        out,
+        emitted(JoinType::Left, &seed_004()),
         vec![
             vec!["+I[1, 1, left1, null, null, null]"],
             vec![
@@ -122,19 +122,9 @@ fn left_join_sequence() {
 /// Seed 004, right join: the mirror image.
 #[test]
 fn right_join_sequence() {
-    let (mut e, k) = engine(JoinType::Right);
-    let out = run(
-        &mut e,
-        k,
-        &[
-            r(Insert, row(2, 1, "right1")),
-            l(Insert, row(1, 1, "left1")),
-            l(UpdateBefore, row(1, 1, "left1")),
-            l(UpdateAfter, row(1, 1, "left2")),
-        ],
-    );
+    let [left1, right1, left1_before, left2, ..] = seed_004();
     assert_eq!(
-        out,
+        emitted(JoinType::Right, &[right1, left1, left1_before, left2]),
         vec![
             vec!["+I[null, null, null, 2, 1, right1]"],
             vec![
@@ -157,10 +147,8 @@ fn right_join_sequence() {
 /// back when it goes.
 #[test]
 fn full_join_one_to_many() {
-    let (mut e, k) = engine(JoinType::Full);
-    let out = run(
-        &mut e,
-        k,
+    let out = emitted(
+        JoinType::Full,
         &[
             r(Insert, row(10, 1, "a")),
             r(Insert, row(11, 1, "b")),
@@ -238,23 +226,18 @@ fn duplicate_rows_without_primary_key() {
 /// Null join keys never match but are stored, so outer padding is retracted.
 #[test]
 fn null_keys_never_match() {
-    let (mut e, k) = engine(JoinType::Full);
     let nul = |id, v: &str| Row {
         id,
         k: None,
         v: v.into(),
     };
-    let out = run(
-        &mut e,
-        k,
-        &[
-            l(Insert, nul(1, "l")),
-            r(Insert, nul(2, "r")),
-            l(Delete, nul(1, "l")),
-        ],
-    );
+    let changes = [
+        l(Insert, nul(1, "l")),
+        r(Insert, nul(2, "r")),
+        l(Delete, nul(1, "l")),
+    ];
     assert_eq!(
-        out,
+        emitted(JoinType::Full, &changes),
         vec![
             vec!["+I[1, null, l, null, null, null]"],
             vec!["+I[null, null, null, 2, null, r]"],
@@ -266,23 +249,25 @@ fn null_keys_never_match() {
 /// Retractions of absent rows: ignored and counted, or an error naming the record.
 #[test]
 fn absent_retraction_policies() {
-    let k = [Keys::Pk, Keys::Pk];
-    let mut ignore = spec(JoinType::Inner, Keys::Pk, Keys::Pk, ALL);
+    let mut ignore = pk_spec(JoinType::Inner);
     ignore.absent_retraction = RetractionPolicy::Ignore;
     let mut e = JoinEngine::new(&ignore).unwrap();
     let out = run(
         &mut e,
-        k,
+        PK,
         &[r(Insert, row(2, 1, "r")), l(Delete, row(1, 1, "ghost"))],
     );
     assert_eq!(out[1], Vec::<String>::new());
     assert_eq!(e.stats().absent_retractions, 1);
 
-    let (mut e, k) = engine(JoinType::Inner);
-    let mut batch = Vec::new();
-    r(Insert, row(2, 1, "r")).batch(k, &mut batch);
-    l(UpdateBefore, row(1, 1, "ghost")).batch(k, &mut batch);
-    let err = e.process_batch(&batch, 0, &mut Vec::new()).unwrap_err();
+    let mut e = engine(JoinType::Inner).0;
+    let err = failure(
+        &mut e,
+        &[
+            r(Insert, row(2, 1, "r")),
+            l(UpdateBefore, row(1, 1, "ghost")),
+        ],
+    );
     assert!(matches!(err, JoinError::AbsentRetraction { index: 1, .. }));
     assert_eq!(
         err.to_string(),
@@ -293,32 +278,31 @@ fn absent_retraction_policies() {
 /// TTL: rows expire `ttl` after their last write, silently; other keys are swept.
 #[test]
 fn ttl_expires_rows_silently() {
-    let mut s = spec(JoinType::Left, Keys::Pk, Keys::Pk, ALL);
+    let mut s = pk_spec(JoinType::Left);
     s.left.ttl_ms = Some(100);
     s.right.ttl_ms = Some(100);
     s.absent_retraction = RetractionPolicy::Ignore;
     let mut e = JoinEngine::new(&s).unwrap();
-    let k = [Keys::Pk, Keys::Pk];
     assert_eq!(
-        at(&mut e, k, 0, l(Insert, row(1, 1, "l"))),
+        run_at(&mut e, PK, 0, &l(Insert, row(1, 1, "l"))),
         vec!["+I[1, 1, l, null, null, null]"]
     );
     // A match at t=50 rewrites the left row's counter: it now expires at 150.
-    assert_eq!(at(&mut e, k, 50, r(Insert, row(2, 1, "r"))).len(), 2);
+    assert_eq!(run_at(&mut e, PK, 50, &r(Insert, row(2, 1, "r"))).len(), 2);
     assert_eq!(
-        at(&mut e, k, 140, r(Insert, row(3, 1, "s"))),
+        run_at(&mut e, PK, 140, &r(Insert, row(3, 1, "s"))),
         vec!["+I[1, 1, l, 3, 1, s]"]
     );
     // At 245 every row of key 1 (last written at 50 and 140) is gone: the delete finds nothing.
     assert_eq!(
-        at(&mut e, k, 245, r(Delete, row(2, 1, "r"))),
+        run_at(&mut e, PK, 245, &r(Delete, row(2, 1, "r"))),
         Vec::<String>::new()
     );
     assert_eq!(e.stats().absent_retractions, 1);
     assert_eq!(e.stats().expired_rows, 3);
     // A key never touched again is freed by the sweep.
-    at(&mut e, k, 246, l(Insert, row(7, 3, "other")));
-    at(&mut e, k, 1000, l(Insert, row(8, 4, "later")));
+    run_at(&mut e, PK, 246, &l(Insert, row(7, 3, "other")));
+    run_at(&mut e, PK, 1000, &l(Insert, row(8, 4, "later")));
     assert_eq!(e.stats().stored_rows, 1);
     assert_eq!(e.key_groups_with_state(), vec![4]);
 }
@@ -347,9 +331,7 @@ fn errors_name_the_record() {
     );
     small.absent_retraction = RetractionPolicy::Ignore;
     let mut e = JoinEngine::new(&small).unwrap();
-    let mut batch = Vec::new();
-    l(Insert, row(1, 5, "x")).batch(k, &mut batch);
-    let err = e.process_batch(&batch, 0, &mut Vec::new()).unwrap_err();
+    let err = failure(&mut e, &[l(Insert, row(1, 5, "x"))]);
     assert_eq!(
         err.to_string(),
         "batch record #0: key group 5 is outside this instance's range 0..=0"
@@ -370,7 +352,7 @@ fn snapshot_errors() {
         .unwrap_err()
         .to_string()
         .contains("restored twice"));
-    let mut inner = JoinEngine::new(&spec(JoinType::Inner, Keys::Pk, Keys::Pk, ALL)).unwrap();
+    let mut inner = engine(JoinType::Inner).0;
     assert!(inner
         .restore_key_group(&snap)
         .unwrap_err()

@@ -7,6 +7,10 @@
 //! domains first, as a foreign key would). Envelopes carry a full Postgres `source` block, so decode
 //! benchmarks parse what a real connector sends. The same seed always gives the same trace.
 
+mod xorshift;
+
+pub use xorshift::XorShift;
+
 use cdcjoin_model::{DataType, Field, Schema};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

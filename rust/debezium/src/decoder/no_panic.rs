@@ -5,25 +5,11 @@
 use super::tests::users_schema;
 use super::*;
 use cdcjoin_model::RowKind;
+use cdcjoin_workload::XorShift;
 
-/// xorshift64*: deterministic pseudo-random numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a [u8]]) -> &'a [u8] {
-        items[self.below(items.len())]
-    }
+/// One of `items`, picked by `rng`.
+fn pick<'a>(rng: &mut XorShift, items: &[&'a [u8]]) -> &'a [u8] {
+    items[rng.index(items.len())]
 }
 
 /// Fragments that make random bytes look like (broken) JSON envelopes.
@@ -107,22 +93,22 @@ fn check(d: &mut Decoder, sink: &mut ChangeSink, input: &[u8]) {
     }
 }
 
-fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+fn mutate(rng: &mut XorShift, seed: &[u8]) -> Vec<u8> {
     let mut v = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(v.len() + 1);
-        match rng.below(5) {
-            0 if at < v.len() => v[at] = rng.next() as u8,
+    for _ in 0..1 + rng.index(4) {
+        let at = rng.index(v.len() + 1);
+        match rng.index(5) {
+            0 if at < v.len() => v[at] = rng.next_u64() as u8,
             1 if at < v.len() => {
                 v.remove(at);
             }
             2 => {
-                let token = rng.pick(TOKENS);
+                let token = pick(rng, TOKENS);
                 v.splice(at..at, token.iter().copied());
             }
             3 => v.truncate(at),
             _ => {
-                let end = (at + rng.below(16)).min(v.len());
+                let end = (at + rng.index(16)).min(v.len());
                 let copy = v[at..end].to_vec();
                 v.splice(at..at, copy);
             }
@@ -131,13 +117,13 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
     v
 }
 
-fn random_bytes(rng: &mut Rng) -> Vec<u8> {
+fn random_bytes(rng: &mut XorShift) -> Vec<u8> {
     let mut v = Vec::new();
-    for _ in 0..rng.below(40) {
-        if rng.below(3) == 0 {
-            v.push(rng.next() as u8);
+    for _ in 0..rng.index(40) {
+        if rng.index(3) == 0 {
+            v.push(rng.next_u64() as u8);
         } else {
-            v.extend_from_slice(rng.pick(TOKENS));
+            v.extend_from_slice(pick(rng, TOKENS));
         }
     }
     v
@@ -147,7 +133,7 @@ fn random_bytes(rng: &mut Rng) -> Vec<u8> {
 fn random_and_mutated_inputs_never_panic() {
     let mut d = Decoder::new(DecoderConfig::new(users_schema())).unwrap();
     let mut sink = ChangeSink::new();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     for seed in SEEDS {
         check(&mut d, &mut sink, seed.as_bytes());
     }
@@ -155,7 +141,7 @@ fn random_and_mutated_inputs_never_panic() {
         let input = if i % 2 == 0 {
             random_bytes(&mut rng)
         } else {
-            let seed = SEEDS[rng.below(SEEDS.len())];
+            let seed = SEEDS[rng.index(SEEDS.len())];
             mutate(&mut rng, seed.as_bytes())
         };
         check(&mut d, &mut sink, &input);

@@ -137,20 +137,25 @@ pub fn print_output(buf: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `changes` one batch each through `engine`; returns the printed output per change.
+/// Runs `change` as one batch at time `now_ms` through `engine`; returns the printed output.
+pub fn run_at(
+    engine: &mut JoinEngine,
+    keys: [Keys; 2],
+    now_ms: i64,
+    change: &Change,
+) -> Vec<String> {
+    let mut batch = Vec::new();
+    change.batch(keys, &mut batch);
+    let mut out = Vec::new();
+    engine
+        .process_batch(&batch, now_ms, &mut out)
+        .unwrap_or_else(|e| panic!("{change:?}: {e}"));
+    print_output(&out)
+}
+
+/// Runs `changes` one batch each at time 0 through `engine`; returns the printed output per change.
 pub fn run(engine: &mut JoinEngine, keys: [Keys; 2], changes: &[Change]) -> Vec<Vec<String>> {
-    changes
-        .iter()
-        .map(|c| {
-            let mut batch = Vec::new();
-            c.batch(keys, &mut batch);
-            let mut out = Vec::new();
-            engine
-                .process_batch(&batch, 0, &mut out)
-                .unwrap_or_else(|e| panic!("{c:?}: {e}"));
-            print_output(&out)
-        })
-        .collect()
+    changes.iter().map(|c| run_at(engine, keys, 0, c)).collect()
 }
 
 /// Applies printed changelog rows to a multiset; panics on a retraction of an absent row.

@@ -57,7 +57,7 @@ public final class Suite {
             "--add-opens=java.sql/java.sql=ALL-UNNAMED");
 
     static final class Options {
-        long events = 1_000_000;
+        long events = 5_000_000;
         Integer users;
         Integer domains;
         long seed = 42;

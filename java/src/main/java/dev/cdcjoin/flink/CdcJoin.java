@@ -18,6 +18,7 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -206,11 +207,11 @@ public final class CdcJoin {
             JavaJoin java = javaJoin();
             return java.joinChanges(toRows(left, definition.left()), toRows(right, definition.right()));
         }
-        return keyed(left, right)
+        return withManagedMemory(keyed(left, right)
                 .transform(
                         operatorName(),
                         definition.rowTypeInfo(),
-                        NativeJoinOperator.rows(definition, batchSize, maxFlushDelay.toMillis()));
+                        NativeJoinOperator.rows(definition, batchSize, maxFlushDelay.toMillis())));
     }
 
     /**
@@ -228,11 +229,22 @@ public final class CdcJoin {
             return java.joinChangesRaw(
                     toRows(left, definition.left()), toRows(right, definition.right()));
         }
-        return keyed(left, right)
+        return withManagedMemory(keyed(left, right)
                 .transform(
                         operatorName() + " (bytes)",
                         PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                        NativeJoinOperator.bytes(definition, batchSize, maxFlushDelay.toMillis()));
+                        NativeJoinOperator.bytes(definition, batchSize, maxFlushDelay.toMillis())));
+    }
+
+    /**
+     * Declares that the native join's state is Flink managed memory (operator scope), so that the
+     * operator accounts it there; see {@code ManagedMemoryAccount}.
+     */
+    private static <T> SingleOutputStreamOperator<T> withManagedMemory(
+            SingleOutputStreamOperator<T> join) {
+        join.getTransformation()
+                .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
+        return join;
     }
 
     private ConnectedStreams<ChangeRecord, ChangeRecord> keyed(

@@ -6,7 +6,6 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.Schema;
@@ -29,12 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class DecimalTableTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
 
     static final CdcSchema ACCOUNTS = CdcSchema.of(DataTypes.ROW(
             DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),

@@ -16,7 +16,6 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -38,13 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class EnginesTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .setConfiguration(VectorsTest.reporter())
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withInputCounters(4);
 
     static Stream<Vector> vectors() throws Exception {
         return VectorsTest.vectors();
@@ -93,7 +86,7 @@ class EnginesTest {
         for (JoinType type : JoinType.values()) {
             CdcJoin.Result result = join(v, type, engine).joinStrings(left, right);
             DataStream<String> rows =
-                    result.rows().map(new VectorsTest.Tag(type))
+                    result.rows().map(new Changelogs.Tag(type))
                             .union(result.rawRows().map(new TagBytes(type)));
             all = all == null ? rows : all.union(rows);
         }

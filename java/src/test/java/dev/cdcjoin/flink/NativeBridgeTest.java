@@ -245,7 +245,7 @@ class NativeBridgeTest {
         assertEquals(3, stats[NativeJoin.STAT_ROWS_OUT]);
         assertEquals(2, stats[NativeJoin.STAT_STATE_ROWS]);
 
-        ByteBuffer snap = j.snapshot();
+        ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
         assertEquals(3, snap.getInt(0));
         int length = snap.getInt(4);
         assertEquals(8 + length, snap.limit());
@@ -277,7 +277,46 @@ class NativeBridgeTest {
         for (NativeJoin x : new NativeJoin[] {j, restored, elsewhere}) {
             x.close();
         }
-        assertThrows(IllegalStateException.class, j::snapshot);
+        assertThrows(IllegalStateException.class, () -> j.snapshot(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new NativeJoin("{}"));
+    }
+
+    /** A snapshot is taken in chunks: key groups in order, from a given one, up to a size. */
+    @Test
+    void snapshotsComeInChunksOfWholeKeyGroups() {
+        RowCodec u = new RowCodec(USERS);
+        BatchBuffer b = new BatchBuffer(256);
+        for (int kg : new int[] {9, 3, 40}) {
+            record(b, 0, 0, kg, u.encode(new Object[] {(long) kg, "user " + kg}));
+        }
+        try (NativeJoin j = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 127))) {
+            j.processBatch(b.buffer(), b.length(), 0);
+            int whole = j.snapshot(0, Integer.MAX_VALUE).limit();
+            List<Integer> keyGroups = new ArrayList<>();
+            int chunks = 0;
+            int bytes = 0;
+            int from = 0;
+            for (ByteBuffer c = j.snapshot(from, 1); c.limit() > 0; c = j.snapshot(from, 1)) {
+                chunks++;
+                bytes += c.limit();
+                for (int p = 0; p < c.limit(); p += 8 + c.getInt(p + 4)) {
+                    keyGroups.add(c.getInt(p));
+                    from = c.getInt(p) + 1;
+                }
+            }
+            assertEquals(List.of(3, 9, 40), keyGroups);
+            assertEquals(3, chunks, "one section per chunk of at least 1 byte");
+            assertEquals(whole, bytes);
+            assertEquals(0, j.snapshot(41, Integer.MAX_VALUE).limit());
+            assertEquals(2, countSections(j.snapshot(4, Integer.MAX_VALUE)));
+        }
+    }
+
+    private static int countSections(ByteBuffer chunk) {
+        int n = 0;
+        for (int p = 0; p < chunk.limit(); p += 8 + chunk.getInt(p + 4)) {
+            n++;
+        }
+        return n;
     }
 }

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -40,12 +39,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SqlEquivalenceTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> cases() {
         return Stream.of(
@@ -79,10 +73,10 @@ class SqlEquivalenceTest {
         for (JoinType type : JoinType.values()) {
             DataStream<String> nativeRows =
                     shape.join(type).batchSize(32).build().joinChanges(left, right)
-                            .map(new VectorsTest.Tag(type)).map(s -> "native|" + s);
+                            .map(new Changelogs.Tag(type)).map(s -> "native|" + s);
             Table sql = tEnv.sqlQuery(sql(shape, type));
             DataStream<String> sqlRows =
-                    tEnv.toChangelogStream(sql).map(new VectorsTest.Tag(type)).map(s -> "sql|" + s);
+                    tEnv.toChangelogStream(sql).map(new Changelogs.Tag(type)).map(s -> "sql|" + s);
             DataStream<String> both = nativeRows.union(sqlRows);
             all = all == null ? both : all.union(both);
         }

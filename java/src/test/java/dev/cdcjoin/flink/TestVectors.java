@@ -1,5 +1,7 @@
 package dev.cdcjoin.flink;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
@@ -16,19 +18,23 @@ import java.util.stream.Stream;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
-/** The shared test vectors of {@code tests/vectors/*.json}. */
-final class TestVectors {
+/** The shared test vectors of {@code tests/vectors/*.json}, for the tests of both engines. */
+public final class TestVectors {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
     /** One vector file. */
-    static final class Vector {
-        final String file;
-        final JoinSide left;
-        final JoinSide right;
+    public static final class Vector {
+        /** The file's name. */
+        public final String file;
+        /** The left table. */
+        public final JoinSide left;
+        /** The right table. */
+        public final JoinSide right;
         /** Events as {@code "L|json"} or {@code "R|json"} ({@code json} = {@code null} for a tombstone). */
-        final List<String> events;
-        final Map<JoinType, List<String>> expected;
+        public final List<String> events;
+        /** The exact changelog of each join type. */
+        public final Map<JoinType, List<String>> expected;
 
         Vector(String file, JsonNode root) {
             this.file = file;
@@ -53,7 +59,7 @@ final class TestVectors {
         }
     }
 
-    static JoinSide side(JsonNode side) {
+    private static JoinSide side(JsonNode side) {
         List<Column> columns = new ArrayList<>();
         for (JsonNode f : side.get("schema").get("fields")) {
             boolean nullable = !f.has("nullable") || f.get("nullable").asBoolean();
@@ -68,18 +74,24 @@ final class TestVectors {
                 null);
     }
 
-    static List<String> strings(JsonNode array) {
+    private static List<String> strings(JsonNode array) {
         List<String> out = new ArrayList<>();
         array.forEach(n -> out.add(n.asText()));
         return out;
     }
 
-    static Path directory() {
+    private static Path directory() {
         String base = System.getProperty("cdcjoin.project.basedir", ".");
         return Paths.get(base, "tests", "vectors");
     }
 
-    static List<Vector> all() throws IOException {
+    /**
+     * Every vector, by file name.
+     *
+     * @return the vectors (at least one)
+     * @throws IOException if a file cannot be read
+     */
+    public static List<Vector> all() throws IOException {
         try (Stream<Path> files = Files.list(directory())) {
             List<Path> paths =
                     files.filter(p -> p.toString().endsWith(".json")).sorted().collect(Collectors.toList());
@@ -87,6 +99,7 @@ final class TestVectors {
             for (Path p : paths) {
                 out.add(new Vector(p.getFileName().toString(), JSON.readTree(p.toFile())));
             }
+            assertFalse(out.isEmpty(), "no vectors in " + directory());
             return out;
         }
     }

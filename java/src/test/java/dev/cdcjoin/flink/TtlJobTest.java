@@ -8,7 +8,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -26,13 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TtlJobTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(2)
-                            .setConfiguration(VectorsTest.reporter())
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withInputCounters(2);
 
     static final Duration TTL = Duration.ofSeconds(2);
     static final long PAUSE_MS = 5_000;

@@ -1,26 +1,19 @@
 package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.cdcjoin.flink.TestVectors.Vector;
-import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.flink.types.Row;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -30,28 +23,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  * join), all four join types in one job: exact changelog at parallelism 1, same materialized
  * result at parallelism 4.
  */
-@SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
 class VectorsTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .setConfiguration(reporter())
-                            .build());
-
-    static Configuration reporter() {
-        Configuration conf = new Configuration();
-        conf.setString(JoinInputCounters.CONFIG_KEY, JoinInputCounters.Factory.class.getName());
-        return conf;
-    }
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withInputCounters(4);
 
     static Stream<Vector> vectors() throws Exception {
-        List<Vector> all = TestVectors.all();
-        assertFalse(all.isEmpty(), "no vectors in " + TestVectors.directory());
-        return all.stream();
+        return TestVectors.all().stream();
     }
 
     /**
@@ -122,21 +100,6 @@ class VectorsTest {
         }
     }
 
-    /** Prefixes each row with its join type. */
-    static final class Tag extends RichMapFunction<Row, String> {
-        private static final long serialVersionUID = 1L;
-        private final JoinType type;
-
-        Tag(JoinType type) {
-            this.type = type;
-        }
-
-        @Override
-        public String map(Row row) {
-            return type + "|" + row;
-        }
-    }
-
     /** Runs the vector through one job; the changelog of each join type, in emission order. */
     static Map<JoinType, List<String>> run(Vector v, int parallelism, boolean ordered) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -155,20 +118,10 @@ class VectorsTest {
         DataStream<String> all = null;
         for (JoinType type : JoinType.values()) {
             DataStream<String> rows =
-                    join(v, type).joinChanges(l, r).map(new Tag(type));
+                    join(v, type).joinChanges(l, r).map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }
-        Map<JoinType, List<String>> out = new EnumMap<>(JoinType.class);
-        for (JoinType type : JoinType.values()) {
-            out.put(type, new ArrayList<>());
-        }
-        try (CloseableIterator<String> it = all.executeAndCollect(v.file)) {
-            it.forEachRemaining(s -> {
-                int bar = s.indexOf('|');
-                out.get(JoinType.valueOf(s.substring(0, bar))).add(s.substring(bar + 1));
-            });
-        }
-        return out;
+        return Changelogs.collectByType(all, v.file);
     }
 
     static DataStream<String> pick(DataStream<String> events, String prefix) {

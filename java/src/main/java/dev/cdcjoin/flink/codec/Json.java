@@ -2,7 +2,10 @@ package dev.cdcjoin.flink.codec;
 
 import java.util.List;
 
-/** Minimal JSON writing for the configurations handed to the native library. */
+/**
+ * Minimal JSON writing: the configurations handed to the native library, and the quoted values in
+ * the Java decoder's error messages.
+ */
 public final class Json {
 
     private Json() {}

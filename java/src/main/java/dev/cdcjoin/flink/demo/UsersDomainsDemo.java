@@ -81,41 +81,18 @@ public final class UsersDomainsDemo {
             for (int i = 0; i + 1 < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
-                    case "--join-type":
-                        o.joinType = JoinType.valueOf(v.toUpperCase(Locale.ROOT));
-                        break;
-                    case "--changes":
-                        o.changes = Integer.parseInt(v);
-                        break;
-                    case "--users":
-                        o.users = Integer.parseInt(v);
-                        break;
-                    case "--seed":
-                        o.seed = Long.parseLong(v);
-                        break;
-                    case "--parallelism":
-                        o.parallelism = Integer.parseInt(v);
-                        break;
-                    case "--print":
-                        o.print = Long.parseLong(v);
-                        break;
-                    case "--kafka-bootstrap":
-                        o.kafkaBootstrap = v;
-                        break;
-                    case "--users-topic":
-                        o.usersTopic = v;
-                        break;
-                    case "--domains-topic":
-                        o.domainsTopic = v;
-                        break;
-                    case "--kafka-group":
-                        o.kafkaGroup = v;
-                        break;
-                    case "--follow":
-                        o.follow = Boolean.parseBoolean(v);
-                        break;
-                    default:
-                        throw new IllegalArgumentException("unknown option " + args[i]);
+                    case "--join-type" -> o.joinType = JoinType.valueOf(v.toUpperCase(Locale.ROOT));
+                    case "--changes" -> o.changes = Integer.parseInt(v);
+                    case "--users" -> o.users = Integer.parseInt(v);
+                    case "--seed" -> o.seed = Long.parseLong(v);
+                    case "--parallelism" -> o.parallelism = Integer.parseInt(v);
+                    case "--print" -> o.print = Long.parseLong(v);
+                    case "--kafka-bootstrap" -> o.kafkaBootstrap = v;
+                    case "--users-topic" -> o.usersTopic = v;
+                    case "--domains-topic" -> o.domainsTopic = v;
+                    case "--kafka-group" -> o.kafkaGroup = v;
+                    case "--follow" -> o.follow = Boolean.parseBoolean(v);
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             if (args.length % 2 != 0) {
@@ -244,41 +221,64 @@ public final class UsersDomainsDemo {
         }
     }
 
-    /** Prints each undecodable record's reason and counts them in {@value #ACCUMULATOR}. */
-    static final class ReportBad extends RichMapFunction<BadRecord, String> {
+    /**
+     * Counts the records it maps in an accumulator (summed over subtasks).
+     *
+     * @param <I> the input type
+     * @param <O> the output type
+     */
+    abstract static class CountingMap<I, O> extends RichMapFunction<I, O> {
         private static final long serialVersionUID = 1L;
-        static final String ACCUMULATOR = "cdcjoin.demo.badRecords";
+        private final String accumulator;
         private transient LongCounter count;
+
+        CountingMap(String accumulator) {
+            this.accumulator = accumulator;
+        }
 
         @Override
         public void open(OpenContext context) {
             count = new LongCounter();
-            getRuntimeContext().addAccumulator(ACCUMULATOR, count);
+            getRuntimeContext().addAccumulator(accumulator, count);
         }
 
         @Override
-        public String map(BadRecord bad) {
+        public O map(I record) {
             count.add(1);
+            return apply(record);
+        }
+
+        /** Maps one record, already counted. */
+        abstract O apply(I record);
+    }
+
+    /** Prints each undecodable record's reason and counts them in {@value #ACCUMULATOR}. */
+    static final class ReportBad extends CountingMap<BadRecord, String> {
+        private static final long serialVersionUID = 1L;
+        static final String ACCUMULATOR = "cdcjoin.demo.badRecords";
+
+        ReportBad() {
+            super(ACCUMULATOR);
+        }
+
+        @Override
+        String apply(BadRecord bad) {
             System.out.println("bad record: " + bad.reason);
             return bad.reason;
         }
     }
 
     /** Counts the messages read in the {@value #ACCUMULATOR} accumulator (summed over inputs). */
-    static final class CountIn extends RichMapFunction<byte[], byte[]> {
+    static final class CountIn extends CountingMap<byte[], byte[]> {
         private static final long serialVersionUID = 1L;
         static final String ACCUMULATOR = "cdcjoin.demo.eventsIn";
-        private transient LongCounter count;
 
-        @Override
-        public void open(OpenContext context) {
-            count = new LongCounter();
-            getRuntimeContext().addAccumulator(ACCUMULATOR, count);
+        CountIn() {
+            super(ACCUMULATOR);
         }
 
         @Override
-        public byte[] map(byte[] message) {
-            count.add(1);
+        byte[] apply(byte[] message) {
             return message;
         }
     }

@@ -1,10 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -27,21 +25,14 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
 
     private static final long serialVersionUID = 1L;
 
-    /** The table's name. */
-    private final String source;
-
-    /** Its columns. */
-    private final CdcSchema schema;
-
-    /** Updates as {@code -D}/{@code +I}. */
-    private final boolean deleteInsertUpdates;
+    /** The table and how its updates are emitted. */
+    private final TableInput table;
 
     /** What to do with bad records. */
-    private final BadRecordPolicy policy;
+    private final BadRecords badRecords;
 
     private transient DebeziumJsonDecoder decoder;
     private transient Counter tombstones;
-    private transient Counter badRecords;
     private transient long index;
 
     /**
@@ -55,17 +46,15 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
      */
     public DebeziumDecodeFunction(
             String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.source = Objects.requireNonNull(source, "source");
-        this.schema = Objects.requireNonNull(schema, "schema");
-        this.deleteInsertUpdates = deleteInsertUpdates;
-        this.policy = Objects.requireNonNull(policy, "policy");
+        this.table = new TableInput(source, schema, deleteInsertUpdates);
+        this.badRecords = new BadRecords(policy);
     }
 
     @Override
     public void open(OpenContext openContext) {
-        decoder = new DebeziumJsonDecoder(source, schema, deleteInsertUpdates);
+        decoder = table.jsonDecoder();
         tombstones = getRuntimeContext().getMetricGroup().counter("tombstones");
-        badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+        badRecords.open(getRuntimeContext());
         index = 0;
     }
 
@@ -77,11 +66,7 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
                 tombstones.inc();
             }
         } catch (DebeziumDecodeException e) {
-            badRecords.inc();
-            if (policy == BadRecordPolicy.FAIL) {
-                throw e;
-            }
-            ctx.output(JavaJoin.BAD_RECORDS, new BadRecord(source, i, raw(message), e.getMessage()));
+            badRecords.reject(e, ctx, table.source, i, () -> raw(message));
         }
     }
 

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
+import dev.cdcjoin.flink.codec.Json;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigDecimal;
@@ -1081,7 +1082,7 @@ public final class DebeziumJsonDecoder {
     private static String found(JsonParser p, JsonToken t) throws IOException {
         switch (t) {
             case VALUE_STRING:
-                return excerpt(quote(p.getText()));
+                return excerpt(Json.quote(p.getText()));
             case START_OBJECT:
             case START_ARRAY:
                 StringWriter w = new StringWriter();
@@ -1100,21 +1101,5 @@ public final class DebeziumJsonDecoder {
             return text;
         }
         return text.substring(0, text.offsetByCodePoints(0, MAX_FOUND)) + "…";
-    }
-
-    /** A JSON string literal. */
-    static String quote(String s) {
-        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                sb.append('\\').append(c);
-            } else if (c < 0x20) {
-                sb.append(String.format("\\u%04x", (int) c));
-            } else {
-                sb.append(c);
-            }
-        }
-        return sb.append('"').toString();
     }
 }

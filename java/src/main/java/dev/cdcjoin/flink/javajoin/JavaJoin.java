@@ -211,7 +211,7 @@ public final class JavaJoin {
      * @return a new decoder
      */
     public DebeziumJsonDecoder leftDecoder() {
-        return new DebeziumJsonDecoder(plan.left.name, plan.left.schema, deleteInsertUpdates);
+        return input(plan.left).jsonDecoder();
     }
 
     /**
@@ -220,7 +220,12 @@ public final class JavaJoin {
      * @return a new decoder
      */
     public DebeziumJsonDecoder rightDecoder() {
-        return new DebeziumJsonDecoder(plan.right.name, plan.right.schema, deleteInsertUpdates);
+        return input(plan.right).jsonDecoder();
+    }
+
+    /** A side's table as decode functions take it. */
+    private TableInput input(SidePlan side) {
+        return new TableInput(side.name, side.schema, deleteInsertUpdates);
     }
 
     /**
@@ -395,12 +400,7 @@ public final class JavaJoin {
         SingleOutputStreamOperator<Either<Row, Row>> changes =
                 messages.process(
                                 new OrderedDecodeFunction<T>(
-                                        plan.left.name,
-                                        plan.left.schema,
-                                        plan.right.name,
-                                        plan.right.schema,
-                                        deleteInsertUpdates,
-                                        policy),
+                                        input(plan.left), input(plan.right), policy),
                                 new EitherTypeInfo<>(plan.left.rowType, plan.right.rowType))
                         .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name);
         if (messages.getParallelism() > 0) {

@@ -19,6 +19,7 @@ import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.tuple.Tuple3;
@@ -410,14 +411,19 @@ final class JoinCore implements Serializable {
         abstract void setMatches(Match m, int matchCount) throws Exception;
     }
 
-    /** Join key contains the primary key, inner side: {@code ValueState<Row>}. */
-    static final class ValueStore extends SideStore {
-        private final ValueState<Row> state;
-        private Row current;
+    /**
+     * A side with at most one row under the join key (the join key contains the primary key), in
+     * a {@code ValueState}: see {@link ValueStore} and {@link OuterValueStore}.
+     *
+     * @param <V> the state's value
+     */
+    abstract static class SingleValueStore<V> extends SideStore {
+        final ValueState<V> state;
+        V current;
 
-        ValueStore(SidePlan plan, RuntimeContext ctx, String name) {
+        SingleValueStore(SidePlan plan, RuntimeContext ctx, ValueStateDescriptor<V> descriptor) {
             super(plan);
-            state = ctx.getState(withTtl(new ValueStateDescriptor<>(name, plan.rowType), plan));
+            state = ctx.getState(withTtl(descriptor, plan));
         }
 
         @Override
@@ -431,6 +437,20 @@ final class JoinCore implements Serializable {
         }
 
         @Override
+        void unstore() throws Exception {
+            state.clear();
+            current = null;
+        }
+    }
+
+    /** Join key contains the primary key, inner side: {@code ValueState<Row>}. */
+    static final class ValueStore extends SingleValueStore<Row> {
+
+        ValueStore(SidePlan plan, RuntimeContext ctx, String name) {
+            super(plan, ctx, new ValueStateDescriptor<>(name, plan.rowType));
+        }
+
+        @Override
         Row storedRow() {
             return current;
         }
@@ -438,12 +458,6 @@ final class JoinCore implements Serializable {
         @Override
         void store(Row row, int matchCount) throws Exception {
             state.update(row);
-            current = null;
-        }
-
-        @Override
-        void unstore() throws Exception {
-            state.clear();
             current = null;
         }
 
@@ -466,28 +480,13 @@ final class JoinCore implements Serializable {
     }
 
     /** Join key contains the primary key, outer side: {@code ValueState<Tuple2<row, matches>>}. */
-    static final class OuterValueStore extends SideStore {
-        private final ValueState<Tuple2<Row, Integer>> state;
-        private Tuple2<Row, Integer> current;
+    static final class OuterValueStore extends SingleValueStore<Tuple2<Row, Integer>> {
 
         OuterValueStore(SidePlan plan, RuntimeContext ctx, String name) {
-            super(plan);
-            state =
-                    ctx.getState(
-                            withTtl(
-                                    new ValueStateDescriptor<>(
-                                            name, new TupleTypeInfo<>(plan.rowType, Types.INT)),
-                                    plan));
-        }
-
-        @Override
-        void locate(Row row) throws Exception {
-            current = state.value();
-        }
-
-        @Override
-        boolean found() {
-            return current != null;
+            super(
+                    plan,
+                    ctx,
+                    new ValueStateDescriptor<>(name, new TupleTypeInfo<>(plan.rowType, Types.INT)));
         }
 
         @Override
@@ -501,12 +500,6 @@ final class JoinCore implements Serializable {
             v.f0 = row;
             v.f1 = matchCount;
             state.update(v);
-            current = null;
-        }
-
-        @Override
-        void unstore() throws Exception {
-            state.clear();
             current = null;
         }
 
@@ -532,14 +525,26 @@ final class JoinCore implements Serializable {
         }
     }
 
-    /** A primary key the join key does not contain: {@code MapState<pk, (row, matches, seq)>}. */
-    static final class PrimaryKeyStore extends SideStore {
-        private final MapState<Row, Tuple3<Row, Integer, Long>> state;
+    /**
+     * A side whose rows sit in a {@code MapState<key, (first, matches, seq)>} under the join key,
+     * visited in insertion order ({@code seq}). The two map layouts differ only in the map key and
+     * in what the value's first field holds: see {@link PrimaryKeyStore} and {@link MultisetStore}.
+     *
+     * @param <T> the value's first field
+     */
+    abstract static class MapStore<T> extends SideStore {
+        private final MapState<Row, Tuple3<T, Integer, Long>> state;
         private final JoinCore core;
         private Row currentKey;
-        private Tuple3<Row, Integer, Long> current;
+        private Tuple3<T, Integer, Long> current;
 
-        PrimaryKeyStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
+        MapStore(
+                SidePlan plan,
+                RuntimeContext ctx,
+                String name,
+                JoinCore core,
+                TypeInformation<Row> keyType,
+                TypeInformation<T> firstType) {
             super(plan);
             this.core = core;
             state =
@@ -547,15 +552,29 @@ final class JoinCore implements Serializable {
                             withTtl(
                                     new MapStateDescriptor<>(
                                             name,
-                                            plan.primaryKeyType,
-                                            new TupleTypeInfo<>(
-                                                    plan.rowType, Types.INT, Types.LONG)),
+                                            keyType,
+                                            new TupleTypeInfo<>(firstType, Types.INT, Types.LONG)),
                                     plan));
         }
 
+        /** The map key of {@code row}. */
+        abstract Row mapKey(Row row);
+
+        /** The first field once {@code row} is stored over {@code stored} (null if it is new). */
+        abstract T added(Row row, T stored);
+
+        /** The first field once one copy is removed from {@code stored}, or null if none is left. */
+        abstract T removed(T stored);
+
+        /** The row of a map entry. */
+        abstract Row row(Row key, T first);
+
+        /** How many copies of its row a map entry holds. */
+        abstract int copies(T first);
+
         @Override
         void locate(Row row) throws Exception {
-            currentKey = plan.primaryKey(row);
+            currentKey = mapKey(row);
             current = state.get(currentKey);
         }
 
@@ -566,16 +585,16 @@ final class JoinCore implements Serializable {
 
         @Override
         Row storedRow() {
-            return current.f0;
+            return row(currentKey, current.f0);
         }
 
         @Override
         void store(Row row, int matchCount) throws Exception {
-            Tuple3<Row, Integer, Long> v = current;
+            Tuple3<T, Integer, Long> v = current;
             if (v == null) {
-                v = new Tuple3<>(row, matchCount, core.takeSeq());
+                v = new Tuple3<>(added(row, null), matchCount, core.takeSeq());
             } else {
-                v.f0 = row; // an upsert keeps the replaced row's place
+                v.f0 = added(row, v.f0); // an existing entry keeps its place
                 v.f1 = matchCount;
             }
             state.put(currentKey, v);
@@ -585,91 +604,10 @@ final class JoinCore implements Serializable {
 
         @Override
         void unstore() throws Exception {
-            state.remove(currentKey);
-            current = null;
-            currentKey = null;
-        }
-
-        @Override
-        Matches matches() throws Exception {
-            for (Map.Entry<Row, Tuple3<Row, Integer, Long>> e : state.entries()) {
-                Tuple3<Row, Integer, Long> v = e.getValue();
-                Match m = matches.add();
-                m.key = e.getKey();
-                m.value = v;
-                m.row = v.f0;
-                m.count = 1;
-                m.matches = v.f1;
-                m.seq = v.f2;
-            }
-            matches.sortBySeq();
-            return matches;
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        void setMatches(Match m, int matchCount) throws Exception {
-            Tuple3<Row, Integer, Long> v = (Tuple3<Row, Integer, Long>) m.value;
-            v.f1 = matchCount;
-            state.put(m.key, v);
-        }
-    }
-
-    /** No primary key: a multiset, {@code MapState<row, (count, matches, seq)>}. */
-    static final class MultisetStore extends SideStore {
-        private final MapState<Row, Tuple3<Integer, Integer, Long>> state;
-        private final JoinCore core;
-        private Row currentKey;
-        private Tuple3<Integer, Integer, Long> current;
-
-        MultisetStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
-            super(plan);
-            this.core = core;
-            state =
-                    ctx.getMapState(
-                            withTtl(
-                                    new MapStateDescriptor<>(
-                                            name,
-                                            plan.rowType,
-                                            new TupleTypeInfo<>(Types.INT, Types.INT, Types.LONG)),
-                                    plan));
-        }
-
-        @Override
-        void locate(Row row) throws Exception {
-            currentKey = row;
-            current = state.get(row);
-        }
-
-        @Override
-        boolean found() {
-            return current != null;
-        }
-
-        @Override
-        Row storedRow() {
-            return currentKey; // equal to the stored row
-        }
-
-        @Override
-        void store(Row row, int matchCount) throws Exception {
-            Tuple3<Integer, Integer, Long> v = current;
-            if (v == null) {
-                v = new Tuple3<>(1, matchCount, core.takeSeq());
-            } else {
-                v.f0 = v.f0 + 1;
-                v.f1 = matchCount;
-            }
-            state.put(row, v);
-            current = null;
-            currentKey = null;
-        }
-
-        @Override
-        void unstore() throws Exception {
-            Tuple3<Integer, Integer, Long> v = current;
-            if (v.f0 > 1) {
-                v.f0 = v.f0 - 1;
+            Tuple3<T, Integer, Long> v = current;
+            T rest = removed(v.f0);
+            if (rest != null) {
+                v.f0 = rest;
                 state.put(currentKey, v);
             } else {
                 state.remove(currentKey);
@@ -680,13 +618,13 @@ final class JoinCore implements Serializable {
 
         @Override
         Matches matches() throws Exception {
-            for (Map.Entry<Row, Tuple3<Integer, Integer, Long>> e : state.entries()) {
-                Tuple3<Integer, Integer, Long> v = e.getValue();
+            for (Map.Entry<Row, Tuple3<T, Integer, Long>> e : state.entries()) {
+                Tuple3<T, Integer, Long> v = e.getValue();
                 Match m = matches.add();
                 m.key = e.getKey();
                 m.value = v;
-                m.row = m.key;
-                m.count = v.f0;
+                m.row = row(m.key, v.f0);
+                m.count = copies(v.f0);
                 m.matches = v.f1;
                 m.seq = v.f2;
             }
@@ -697,9 +635,75 @@ final class JoinCore implements Serializable {
         @Override
         @SuppressWarnings("unchecked")
         void setMatches(Match m, int matchCount) throws Exception {
-            Tuple3<Integer, Integer, Long> v = (Tuple3<Integer, Integer, Long>) m.value;
+            Tuple3<T, Integer, Long> v = (Tuple3<T, Integer, Long>) m.value;
             v.f1 = matchCount;
             state.put(m.key, v);
+        }
+    }
+
+    /** A primary key the join key does not contain: {@code MapState<pk, (row, matches, seq)>}. */
+    static final class PrimaryKeyStore extends MapStore<Row> {
+
+        PrimaryKeyStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
+            super(plan, ctx, name, core, plan.primaryKeyType, plan.rowType);
+        }
+
+        @Override
+        Row mapKey(Row row) {
+            return plan.primaryKey(row);
+        }
+
+        @Override
+        Row added(Row row, Row stored) {
+            return row; // an upsert replaces the row
+        }
+
+        @Override
+        Row removed(Row stored) {
+            return null;
+        }
+
+        @Override
+        Row row(Row key, Row first) {
+            return first;
+        }
+
+        @Override
+        int copies(Row first) {
+            return 1;
+        }
+    }
+
+    /** No primary key: a multiset, {@code MapState<row, (count, matches, seq)>}. */
+    static final class MultisetStore extends MapStore<Integer> {
+
+        MultisetStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
+            super(plan, ctx, name, core, plan.rowType, Types.INT);
+        }
+
+        @Override
+        Row mapKey(Row row) {
+            return row;
+        }
+
+        @Override
+        Integer added(Row row, Integer stored) {
+            return stored == null ? 1 : stored + 1;
+        }
+
+        @Override
+        Integer removed(Integer stored) {
+            return stored > 1 ? stored - 1 : null;
+        }
+
+        @Override
+        Row row(Row key, Integer first) {
+            return key; // equal to the stored row
+        }
+
+        @Override
+        int copies(Integer first) {
+            return first;
         }
     }
 }

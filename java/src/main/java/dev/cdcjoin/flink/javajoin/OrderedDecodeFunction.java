@@ -1,8 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.codec.CdcSchema;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -20,41 +18,28 @@ class OrderedDecodeFunction<T> extends ProcessFunction<Either<T, T>, Either<Row,
 
     private static final long serialVersionUID = 1L;
 
-    private final String leftSource;
-    private final CdcSchema leftSchema;
-    private final String rightSource;
-    private final CdcSchema rightSchema;
-    private final boolean deleteInsertUpdates;
-    private final BadRecordPolicy policy;
+    private final TableInput leftInput;
+    private final TableInput rightInput;
+    private final BadRecords badRecords;
 
     private transient DebeziumJsonDecoder left;
     private transient DebeziumJsonDecoder right;
     private transient Counter tombstones;
-    private transient Counter badRecords;
     private transient long leftIndex;
     private transient long rightIndex;
 
-    OrderedDecodeFunction(
-            String leftSource,
-            CdcSchema leftSchema,
-            String rightSource,
-            CdcSchema rightSchema,
-            boolean deleteInsertUpdates,
-            BadRecordPolicy policy) {
-        this.leftSource = leftSource;
-        this.leftSchema = leftSchema;
-        this.rightSource = rightSource;
-        this.rightSchema = rightSchema;
-        this.deleteInsertUpdates = deleteInsertUpdates;
-        this.policy = policy;
+    OrderedDecodeFunction(TableInput leftInput, TableInput rightInput, BadRecordPolicy policy) {
+        this.leftInput = leftInput;
+        this.rightInput = rightInput;
+        this.badRecords = new BadRecords(policy);
     }
 
     @Override
     public void open(OpenContext openContext) {
-        left = new DebeziumJsonDecoder(leftSource, leftSchema, deleteInsertUpdates);
-        right = new DebeziumJsonDecoder(rightSource, rightSchema, deleteInsertUpdates);
+        left = leftInput.jsonDecoder();
+        right = rightInput.jsonDecoder();
         tombstones = getRuntimeContext().getMetricGroup().counter("tombstones");
-        badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+        badRecords.open(getRuntimeContext());
     }
 
     @Override
@@ -77,17 +62,8 @@ class OrderedDecodeFunction<T> extends ProcessFunction<Either<T, T>, Either<Row,
                 tombstones.inc();
             }
         } catch (DebeziumDecodeException e) {
-            badRecords.inc();
-            if (policy == BadRecordPolicy.FAIL) {
-                throw e;
-            }
-            ctx.output(
-                    JavaJoin.BAD_RECORDS,
-                    new BadRecord(
-                            isLeft ? leftSource : rightSource,
-                            i,
-                            DebeziumDecodeFunction.raw(m),
-                            e.getMessage()));
+            String source = (isLeft ? leftInput : rightInput).source;
+            badRecords.reject(e, ctx, source, i, () -> DebeziumDecodeFunction.raw(m));
         }
     }
 }

@@ -1,16 +1,13 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.Objects;
 import java.util.Set;
 import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -38,13 +35,13 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
 
     private static final long serialVersionUID = 1L;
 
-    private final String source;
-    private final CdcSchema schema;
-    private final boolean deleteInsertUpdates;
-    private final BadRecordPolicy policy;
+    /** The table and how its updates are emitted. */
+    private final TableInput table;
+
+    /** What to do with bad records. */
+    private final BadRecords badRecords;
 
     private transient RowCodec codec;
-    private transient Counter badRecords;
     private transient long index;
 
     /**
@@ -58,16 +55,14 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
      */
     public RowEnvelopeDecodeFunction(
             String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.source = Objects.requireNonNull(source, "source");
-        this.schema = Objects.requireNonNull(schema, "schema");
-        this.deleteInsertUpdates = deleteInsertUpdates;
-        this.policy = Objects.requireNonNull(policy, "policy");
+        this.table = new TableInput(source, schema, deleteInsertUpdates);
+        this.badRecords = new BadRecords(policy);
     }
 
     @Override
     public void open(OpenContext openContext) {
-        codec = new RowCodec(schema);
-        badRecords = getRuntimeContext().getMetricGroup().counter("badRecords");
+        codec = new RowCodec(table.schema);
+        badRecords.open(getRuntimeContext());
         index = 0;
     }
 
@@ -78,12 +73,12 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
         try {
             changes = split(envelope, i);
         } catch (DebeziumDecodeException e) {
-            badRecords.inc();
-            if (policy == BadRecordPolicy.FAIL) {
-                throw e;
-            }
-            byte[] raw = String.valueOf(envelope).getBytes(StandardCharsets.UTF_8);
-            ctx.output(JavaJoin.BAD_RECORDS, new BadRecord(source, i, raw, e.getMessage()));
+            badRecords.reject(
+                    e,
+                    ctx,
+                    table.source,
+                    i,
+                    () -> String.valueOf(envelope).getBytes(StandardCharsets.UTF_8));
             return;
         }
         for (Row change : changes) {
@@ -94,12 +89,12 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
     /** The changes of one envelope, or an exception naming the record. */
     private Row[] split(Row envelope, long i) {
         if (envelope == null) {
-            throw new DebeziumDecodeException(source, i, "null envelope");
+            throw new DebeziumDecodeException(table.source, i, "null envelope");
         }
         Set<String> names = envelope.getFieldNames(false);
         if (names == null && envelope.getArity() != 3) {
             throw new DebeziumDecodeException(
-                    source,
+                    table.source,
                     i,
                     "expected Row(before, op, after), got " + envelope.getArity() + " fields");
         }
@@ -118,7 +113,7 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
             after = image(names != null ? envelope.getField("after") : envelope.getField(2));
             return changes(opText.charAt(0), before, after);
         } catch (IllegalArgumentException e) {
-            throw new DebeziumDecodeException(source, i, e.getMessage());
+            throw new DebeziumDecodeException(table.source, i, e.getMessage());
         }
     }
 
@@ -131,9 +126,10 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
             case 'u':
                 need(before, "before", "UPDATE");
                 need(after, "after", "UPDATE");
+                boolean deleteInsert = table.deleteInsertUpdates;
                 return new Row[] {
-                    Row.ofKind(deleteInsertUpdates ? RowKind.DELETE : RowKind.UPDATE_BEFORE, before),
-                    Row.ofKind(deleteInsertUpdates ? RowKind.INSERT : RowKind.UPDATE_AFTER, after)
+                    Row.ofKind(deleteInsert ? RowKind.DELETE : RowKind.UPDATE_BEFORE, before),
+                    Row.ofKind(deleteInsert ? RowKind.INSERT : RowKind.UPDATE_AFTER, after)
                 };
             case 'd':
                 return new Row[] {Row.ofKind(RowKind.DELETE, need(before, "before", "DELETE"))};

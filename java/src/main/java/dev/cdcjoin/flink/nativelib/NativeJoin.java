@@ -69,19 +69,26 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     /**
-     * Snapshots the state: {@code (keyGroup u32 | len u32 | payload)*}, one section per key
-     * group holding state; a section is {@code len u32 | payload}.
+     * Snapshots part of the state: {@code (keyGroup u32 | len u32 | payload)*}, one section ({@code
+     * len u32 | payload}) per key group holding state, from {@code fromKeyGroup} on in key group
+     * order, stopping after the section that brings the output to {@code maxBytes} or more. Taken
+     * chunk by chunk, a snapshot holds about {@code maxBytes} plus one key group's section outside
+     * the native state, however large the state is.
      *
-     * @return the snapshot (position 0, limit = length), valid until the next call
+     * @param fromKeyGroup the first key group to look at
+     * @param maxBytes the size after which no further section is added
+     * @return the chunk (position 0, limit = length; empty when no key group from {@code
+     *     fromKeyGroup} on holds state), valid until the next call
      */
-    public ByteBuffer snapshot() {
+    public ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
         long h = open();
-        long r = snapshot(h, output);
+        long r = snapshot(h, output, fromKeyGroup, maxBytes);
         return collect(h, r);
     }
 
     /**
-     * Restores one section (as written by {@link #snapshot()}, without the key group prefix).
+     * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
+     * prefix).
      *
      * @param in direct buffer holding the section at positions {@code [0, length)}
      * @param length bytes
@@ -129,7 +136,7 @@ public final class NativeJoin implements AutoCloseable {
 
     static native long takeOutput(long handle, ByteBuffer out);
 
-    static native long snapshot(long handle, ByteBuffer out);
+    static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
 
     static native int restore(long handle, ByteBuffer in, int length);
 

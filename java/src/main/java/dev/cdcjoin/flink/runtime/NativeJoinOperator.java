@@ -6,6 +6,7 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.apache.flink.api.common.TaskInfo;
@@ -64,6 +65,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Job accumulator: retractions of rows that were not in state, all subtasks. */
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
+    /** Bytes of native state a checkpoint takes from the engine at a time. */
+    public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
+
     private final JoinDefinition definition;
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
@@ -80,6 +84,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
+    private transient ManagedMemoryAccount memory;
 
     private NativeJoinOperator(
             JoinDefinition definition, int batchSize, long maxFlushDelayMs, boolean raw) {
@@ -134,6 +139,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                         task.getIndexOfThisSubtask());
         join = new NativeJoin(
                 definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
+        memory = ManagedMemoryAccount.of(this, getContainingTask());
         if (context.isRestored()) {
             restore(context);
         }
@@ -179,7 +185,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         heapCopy = new HeapCopy();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
-        join.stats(metrics.stats);
+        updateStats();
     }
 
     @Override
@@ -214,7 +220,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         batch.clear();
         metrics.batch(n);
         emitAll(out);
+        updateStats();
+    }
+
+    /** Copies the native counters and accounts the state's memory as managed memory. */
+    private void updateStats() {
         join.stats(metrics.stats);
+        memory.track(metrics.stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
     }
 
     /**
@@ -265,33 +277,49 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
     }
 
+    /**
+     * Writes the native state as raw keyed state, one section per key group, taken from the
+     * engine in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies
+     * the whole state at once.
+     */
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
         if (batch.records() > 0) {
             throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
         }
-        ByteBuffer snapshot = join.snapshot();
-        if (snapshot.limit() == 0) {
-            return;
+        KeyedStateCheckpointOutputStream out = null;
+        byte[] copy = new byte[64 * 1024];
+        int from = 0;
+        for (ByteBuffer chunk = join.snapshot(from, SNAPSHOT_CHUNK_BYTES);
+                chunk.limit() > 0;
+                chunk = join.snapshot(from, SNAPSHOT_CHUNK_BYTES)) {
+            if (out == null) {
+                out = context.getRawKeyedOperatorStateOutput();
+            }
+            from = writeSections(chunk, out, copy) + 1;
         }
-        KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
-        byte[] chunk = new byte[64 * 1024];
+    }
+
+    /** Writes a chunk's sections, each to its key group; returns the last key group written. */
+    private static int writeSections(
+            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy) throws IOException {
         int p = 0;
-        while (p < snapshot.limit()) {
-            int keyGroup = snapshot.getInt(p);
-            int length = 4 + snapshot.getInt(p + 4);
+        int keyGroup = -1;
+        while (p < chunk.limit()) {
+            keyGroup = chunk.getInt(p);
+            int length = 4 + chunk.getInt(p + 4);
             out.startNewKeyGroup(keyGroup);
             for (int done = 0; done < length; ) {
-                int n = Math.min(chunk.length, length - done);
-                snapshot.get(p + 4 + done, chunk, 0, n);
-                out.write(chunk, 0, n);
+                int n = Math.min(copy.length, length - done);
+                chunk.get(p + 4 + done, copy, 0, n);
+                out.write(copy, 0, n);
                 done += n;
             }
             p += 4 + length;
         }
+        return keyGroup;
     }
-
 
     @Override
     public void endInput(int inputId) throws Exception {
@@ -335,6 +363,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             if (join != null) {
                 join.close();
                 join = null;
+            }
+            if (memory != null) {
+                memory.releaseAll();
             }
         }
     }

@@ -2,7 +2,9 @@ package dev.cdcjoin.flink.javajoin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.cdcjoin.flink.Changelogs;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.MiniClusters;
 import dev.cdcjoin.flink.javajoin.Traces.Keys;
 import dev.cdcjoin.flink.javajoin.Traces.Trace;
 import java.util.ArrayList;
@@ -10,14 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateBackendOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Either;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -33,12 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class JavaJoinRandomTraceTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
@@ -60,40 +53,23 @@ class JavaJoinRandomTraceTest {
             Keys keys, long seed, int parallelism, String backend, boolean ordered)
             throws Exception {
         Trace trace = Traces.generate(seed, 3000, 60, 200, 300);
-        Configuration conf = new Configuration();
-        conf.set(StateBackendOptions.STATE_BACKEND, backend);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(parallelism);
+        StreamExecutionEnvironment env = Support.env(parallelism, backend);
         List<Either<byte[], byte[]>> messages =
                 trace.events.stream().map(Support.Event::either).collect(Collectors.toList());
         // One source (parallelism 1): each table's messages stay in order up to the keyBy.
         DataStream<Either<byte[], byte[]>> source = env.fromData(messages, Support.EITHER_BYTES);
-        DataStream<byte[]> left =
-                source.filter(new Support.PickSide(true))
-                        .setParallelism(1)
-                        .map(new Support.Unwrap())
-                        .returns(Support.BYTES)
-                        .setParallelism(1);
-        DataStream<byte[]> right =
-                source.filter(new Support.PickSide(false))
-                        .setParallelism(1)
-                        .map(new Support.Unwrap())
-                        .returns(Support.BYTES)
-                        .setParallelism(1);
+        DataStream<byte[]> left = Support.side(source, true);
+        DataStream<byte[]> right = Support.side(source, false);
         DataStream<String> all = null;
         for (JoinType type : JoinType.values()) {
             JavaJoin join = JavaJoin.of(Traces.definition(keys, type));
             DataStream<String> rows =
                     (ordered ? join.joinInOrder(source) : join.joinJson(left, right))
                             .rows()
-                            .map(new Support.Tag(type));
+                            .map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }
-        List<String> tagged = new ArrayList<>();
-        try (CloseableIterator<String> it = all.executeAndCollect("trace " + seed)) {
-            it.forEachRemaining(tagged::add);
-        }
-        Map<JoinType, List<String>> actual = Support.untag(tagged);
+        Map<JoinType, List<String>> actual = Changelogs.collectByType(all, "trace " + seed);
         for (JoinType type : JoinType.values()) {
             Map<String, Integer> want = trace.expected(keys, type);
             Map<String, Integer> got = Support.materialize(actual.get(type));

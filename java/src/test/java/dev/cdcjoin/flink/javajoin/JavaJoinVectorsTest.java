@@ -6,16 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.Changelogs;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.MiniClusters;
 import dev.cdcjoin.flink.javajoin.Support.Vector;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateBackendOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -46,12 +45,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class JavaJoinVectorsTest {
 
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(1)
-                            .setNumberSlotsPerTaskManager(4)
-                            .build());
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> vectorsAndBackends() throws Exception {
         List<Arguments> out = new ArrayList<>();
@@ -66,27 +60,10 @@ class JavaJoinVectorsTest {
         return Support.vectors().stream();
     }
 
-    static StreamExecutionEnvironment env(int parallelism, String backend) {
-        Configuration conf = new Configuration();
-        conf.set(StateBackendOptions.STATE_BACKEND, backend);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(parallelism);
-        return env;
-    }
-
-    static Map<JoinType, List<String>> collect(DataStream<String> tagged, String name)
-            throws Exception {
-        List<String> all = new ArrayList<>();
-        try (CloseableIterator<String> it = tagged.executeAndCollect(name)) {
-            it.forEachRemaining(all::add);
-        }
-        return Support.untag(all);
-    }
-
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("vectorsAndBackends")
     void exactChangelogAtParallelismOne(Vector v, String backend) throws Exception {
-        StreamExecutionEnvironment env = env(1, backend);
+        StreamExecutionEnvironment env = Support.env(1, backend);
         DataStream<Either<byte[], byte[]>> messages =
                 env.fromData(v.messages(), Support.EITHER_BYTES);
         DataStream<String> all = null;
@@ -95,10 +72,10 @@ class JavaJoinVectorsTest {
                     JavaJoin.of(v.definition(type))
                             .joinInOrder(messages)
                             .rows()
-                            .map(new Support.Tag(type));
+                            .map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }
-        Map<JoinType, List<String>> actual = collect(all, v.file);
+        Map<JoinType, List<String>> actual = Changelogs.collectByType(all, v.file);
         for (JoinType type : JoinType.values()) {
             assertEquals(v.expected.get(type), actual.get(type), v.file + " " + type);
         }
@@ -108,28 +85,19 @@ class JavaJoinVectorsTest {
     @MethodSource("vectors")
     void sameMaterializedResultThroughTwoInputs(Vector v) throws Exception {
         for (int parallelism : new int[] {1, 4}) {
-            StreamExecutionEnvironment env = env(parallelism, "hashmap");
+            StreamExecutionEnvironment env = Support.env(parallelism, "hashmap");
             DataStream<Either<byte[], byte[]>> messages =
                     env.fromData(v.messages(), Support.EITHER_BYTES);
-            DataStream<byte[]> left =
-                    messages.filter(new Support.PickSide(true))
-                            .setParallelism(1)
-                            .map(new Support.Unwrap())
-                            .returns(Support.BYTES)
-                            .setParallelism(1);
-            DataStream<byte[]> right =
-                    messages.filter(new Support.PickSide(false))
-                            .setParallelism(1)
-                            .map(new Support.Unwrap())
-                            .returns(Support.BYTES)
-                            .setParallelism(1);
+            DataStream<byte[]> left = Support.side(messages, true);
+            DataStream<byte[]> right = Support.side(messages, false);
             DataStream<String> all = null;
             for (JoinType type : JoinType.values()) {
                 DataStream<String> rows =
-                        JavaJoin.join(left, right, v.definition(type)).map(new Support.Tag(type));
+                        JavaJoin.join(left, right, v.definition(type))
+                                .map(new Changelogs.Tag(type));
                 all = all == null ? rows : all.union(rows);
             }
-            Map<JoinType, List<String>> actual = collect(all, v.file);
+            Map<JoinType, List<String>> actual = Changelogs.collectByType(all, v.file);
             for (JoinType type : JoinType.values()) {
                 assertEquals(
                         Support.materialize(v.expected.get(type)),
@@ -163,7 +131,7 @@ class JavaJoinVectorsTest {
         users.add(2, "not json");
         List<String> domains = messages(v, false);
 
-        StreamExecutionEnvironment env = env(1, "hashmap");
+        StreamExecutionEnvironment env = Support.env(1, "hashmap");
         JavaJoin join =
                 JavaJoin.of(v.definition(JoinType.INNER)).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT);
         JavaJoin.Result result = join.joinStrings(env.fromData(users), env.fromData(domains));
@@ -178,7 +146,7 @@ class JavaJoinVectorsTest {
                 bad.get(0));
         assertTrue(bad.get(1).startsWith("users#2 users record #2: malformed JSON: "), bad.get(1));
 
-        StreamExecutionEnvironment env2 = env(1, "hashmap");
+        StreamExecutionEnvironment env2 = Support.env(1, "hashmap");
         JavaJoin failing = JavaJoin.of(v.definition(JoinType.INNER));
         failing.joinStrings(env2.fromData(users), env2.fromData(domains))
                 .rows()

@@ -1,36 +1,30 @@
 package dev.cdcjoin.flink.javajoin;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.JoinType;
-import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Column;
-import dev.cdcjoin.flink.codec.ColumnType;
+import dev.cdcjoin.flink.TestVectors;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.time.Duration;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.FilterFunction;
 import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.EitherTypeInfo;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.types.Either;
 import org.apache.flink.types.Row;
 
-/** Shared test helpers: the shared vectors, join definitions, changelog materialization. */
+/** Shared test helpers: the shared vectors as bytes, job inputs, changelog materialization. */
 final class Support {
 
     static final ObjectMapper JSON = new ObjectMapper();
@@ -58,34 +52,25 @@ final class Support {
         }
     }
 
-    /** A shared test vector (tests/vectors/*.json). */
+    /** A shared test vector ({@link TestVectors}) with its messages as bytes. */
     static final class Vector {
         final String file;
-        final String description;
         final JoinSide left;
         final JoinSide right;
         final List<Event> events = new ArrayList<>();
-        final Map<JoinType, List<String>> expected = new EnumMap<>(JoinType.class);
+        final Map<JoinType, List<String>> expected;
 
-        Vector(Path path) throws IOException {
-            JsonNode v = JSON.readTree(path.toFile());
-            this.file = path.getFileName().toString();
-            this.description = v.path("description").asText();
-            this.left = side(v.get("left"), null);
-            this.right = side(v.get("right"), null);
-            for (JsonNode e : v.get("events")) {
-                JsonNode value = e.get("value");
-                byte[] json =
-                        value == null || value.isNull() ? new byte[0] : JSON.writeValueAsBytes(value);
-                events.add(new Event("left".equals(e.get("side").asText()), json));
+        Vector(TestVectors.Vector v) {
+            this.file = v.file;
+            this.left = v.left;
+            this.right = v.right;
+            for (String e : v.events) {
+                String json = e.substring(2);
+                byte[] bytes =
+                        json.equals("null") ? new byte[0] : json.getBytes(StandardCharsets.UTF_8);
+                events.add(new Event(e.startsWith("L|"), bytes));
             }
-            v.get("expected")
-                    .fields()
-                    .forEachRemaining(
-                            f ->
-                                    expected.put(
-                                            JoinType.valueOf(f.getKey()),
-                                            strings(f.getValue())));
+            this.expected = v.expected;
         }
 
         JoinDefinition definition(JoinType type) {
@@ -102,44 +87,26 @@ final class Support {
         }
     }
 
-    static JoinSide side(JsonNode side, Duration ttl) {
-        List<Column> columns = new ArrayList<>();
-        for (JsonNode f : side.get("schema").get("fields")) {
-            columns.add(
-                    new Column(
-                            f.get("name").asText(),
-                            ColumnType.parse(f.get("type").asText()),
-                            f.path("nullable").asBoolean(true)));
-        }
-        JsonNode pk = side.get("primary_key");
-        return new JoinSide(
-                side.get("name").asText(),
-                CdcSchema.of(columns),
-                strings(side.get("join_key")),
-                pk == null || pk.isNull() ? null : strings(pk),
-                ttl);
-    }
-
-    static List<String> strings(JsonNode array) {
-        List<String> out = new ArrayList<>();
-        array.forEach(n -> out.add(n.asText()));
-        return out;
-    }
-
-    static Path vectorDirectory() {
-        String base = System.getProperty("cdcjoin.project.basedir", ".");
-        return Paths.get(base, "tests", "vectors");
-    }
-
     static List<Vector> vectors() throws IOException {
-        List<Vector> out = new ArrayList<>();
-        try (Stream<Path> files = Files.list(vectorDirectory())) {
-            for (Path p : files.filter(f -> f.toString().endsWith(".json")).sorted().toList()) {
-                out.add(new Vector(p));
-            }
-        }
-        assertTrue(!out.isEmpty(), "no vectors in " + vectorDirectory());
-        return out;
+        return TestVectors.all().stream().map(Vector::new).collect(Collectors.toList());
+    }
+
+    /** An environment of a parallelism and state backend ({@code hashmap} or {@code rocksdb}). */
+    static StreamExecutionEnvironment env(int parallelism, String backend) {
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(parallelism);
+        return env;
+    }
+
+    /** One table's messages of a mixed stream, in their order (picked at parallelism 1). */
+    static DataStream<byte[]> side(DataStream<Either<byte[], byte[]>> messages, boolean left) {
+        return messages.filter(new PickSide(left))
+                .setParallelism(1)
+                .map(new Unwrap())
+                .returns(BYTES)
+                .setParallelism(1);
     }
 
     /**
@@ -197,33 +164,5 @@ final class Support {
         public byte[] map(Either<byte[], byte[]> e) {
             return e.isLeft() ? e.left() : e.right();
         }
-    }
-
-    /** Tags a joined row with its join type, to run several joins in one job. */
-    static final class Tag implements MapFunction<Row, String> {
-        private static final long serialVersionUID = 1L;
-        private final JoinType type;
-
-        Tag(JoinType type) {
-            this.type = type;
-        }
-
-        @Override
-        public String map(Row row) {
-            return type + "|" + row;
-        }
-    }
-
-    /** Splits tagged output back into one changelog per join type. */
-    static Map<JoinType, List<String>> untag(Iterable<String> tagged) {
-        Map<JoinType, List<String>> out = new EnumMap<>(JoinType.class);
-        for (JoinType t : JoinType.values()) {
-            out.put(t, new ArrayList<>());
-        }
-        for (String s : tagged) {
-            int bar = s.indexOf('|');
-            out.get(JoinType.valueOf(s.substring(0, bar))).add(s.substring(bar + 1));
-        }
-        return out;
     }
 }

@@ -1,0 +1,94 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A native state several times {@link NativeJoinOperator#SNAPSHOT_CHUNK_BYTES} is checkpointed in
+ * chunks and restored whole: the restored operator holds every row and joins with it.
+ */
+class CheckpointChunksTest {
+
+    private static final int USERS = 300_000;
+
+    @Test
+    void aStateOfManyChunksRestoresWhole() throws Exception {
+        JoinDefinition def = RawOutputTest.usersDomains(JoinType.INNER).build().definition();
+        OperatorSubtaskState snapshot;
+        long[] before;
+        try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
+                var h = harness(NativeJoinOperator.rows(def, 1024, 1000), null)) {
+            for (int i = 0; i < USERS; i++) {
+                h.processElement1(new StreamRecord<>(change(users, user(i))));
+            }
+            NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
+            op.flush();
+            before = op.nativeStats();
+            assertTrue(before[NativeJoin.STAT_STATE_ROW_BYTES] > 2L * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
+                    "state of " + before[NativeJoin.STAT_STATE_ROW_BYTES] + " bytes: fewer than 3 chunks");
+            snapshot = h.snapshot(1, 1);
+        }
+        try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
+                var h = harness(NativeJoinOperator.rows(def, 1024, 1000), snapshot)) {
+            NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
+            long[] after = op.nativeStats();
+            assertEquals(USERS, after[NativeJoin.STAT_STATE_ROWS]);
+            assertEquals(before[NativeJoin.STAT_STATE_ROW_BYTES], after[NativeJoin.STAT_STATE_ROW_BYTES]);
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < USERS; i += 997) {
+                String domain = "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d" + i + "\"}";
+                h.processElement2(new StreamRecord<>(change(domains, domain)));
+                expected.add(Row.ofKind(RowKind.INSERT, (long) i, "user " + i, (long) i, (long) i, "d" + i).toString());
+            }
+            op.flush();
+            List<String> joined = new ArrayList<>();
+            for (Object r : h.extractOutputValues()) {
+                joined.add(r.toString());
+            }
+            assertEquals(expected, joined);
+        }
+    }
+
+    private static String user(int id) {
+        return "{\"id\":" + id + ",\"name\":\"user " + id + "\"}";
+    }
+
+    /**
+     * A harness, restored from {@code state} if not null, with managed memory accounting off (the
+     * mock environment has too little managed memory for this state) and in-memory checkpoints of
+     * up to 64 MiB (the default is 5 MiB).
+     */
+    private static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row>
+            harness(NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
+        var h = new KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row>(
+                op, ChangeRecord::getKey, ChangeRecord::getKey, dev.cdcjoin.flink.serialization.JoinKeySerializer.TYPE_INFO);
+        h.getStreamConfig().setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
+        h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
+        h.setup();
+        if (state != null) {
+            h.initializeState(state);
+        }
+        h.open();
+        return h;
+    }
+
+    private static ChangeRecord change(NativeDecoder decoder, String after) {
+        return NativeChanges.decode(
+                        decoder, "{\"before\":null,\"after\":" + after + ",\"op\":\"c\"}")
+                .get(0);
+    }
+}
