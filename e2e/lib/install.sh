@@ -128,7 +128,9 @@ install_jobs() {
     if ! stamp_ok "$out/topic-count.stamp" "$h" || [[ ! -f $out/e2e-topic-count.jar ]]; then
         log "install: building the proof job e2e/jobs/topic-count (Maven)"
         mkdir -p "$out"
-        mvn_q -f "$src/pom.xml" package
+        # clean: on a rebuild the jar plugin would otherwise keep the previous (shaded) JAR and
+        # the shade plugin re-shade it, old native library included
+        mvn_q -f "$src/pom.xml" clean package
         cp "$src/target/e2e-topic-count-0.jar" "$out/e2e-topic-count.jar"
         echo "$h" >"$out/topic-count.stamp"
     fi
@@ -154,7 +156,9 @@ install_join() {
         mvn_q -f "$repo/pom.xml" install -DskipTests -Dcdcjoin.build.dir="$build" \
             ${E2E_CARGO_TARGET_DIR:+-Dcargo.target.dir="$E2E_CARGO_TARGET_DIR"}
         log "install: building the join job e2e/jobs/users-domains-join (Maven, product + Kafka connector + JDBC driver shaded in)"
-        mvn_q -f "$src/pom.xml" package
+        # clean: on a rebuild the jar plugin would otherwise keep the previous (shaded) JAR and
+        # the shade plugin re-shade it, old native library included
+        mvn_q -f "$src/pom.xml" clean package
         # ~/.m2 is shared: check that the job bundles the library just built, not another checkout's
         so_built=$(sha256sum "$build/classes/dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so" | cut -c1-64)
         so_job=$(unzip -p "$src/target/e2e-users-domains-join-0.jar" dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so | sha256sum | cut -c1-64)
