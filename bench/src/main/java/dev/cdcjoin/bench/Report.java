@@ -362,11 +362,16 @@ final class Report {
         md.append("\n");
     }
 
+    /** What the unmeasured warm-up run reads: the whole trace, or its first N%. */
+    private String warmupTrace() {
+        return o.warmupFraction >= 1 ? "the whole trace" : "the first " + (int) (o.warmupFraction * 100) + "% of the trace";
+    }
+
     private void details(StringBuilder md) {
         md.append("## Per configuration\n\n");
-        md.append("Throughput runs read the whole trace as fast as possible (after an unmeasured warm-up run over the first ")
-                .append((int) (o.warmupFraction * 100))
-                .append("% of the trace in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
+        md.append("Throughput runs read the whole trace as fast as possible (after an unmeasured warm-up run over ")
+                .append(warmupTrace())
+                .append(" in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
                 .append("CPU = process CPU time (all threads, GC and JIT included) from the first message to the end of the input, ÷ messages. ")
                 .append("At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; ")
                 .append("then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
@@ -408,7 +413,7 @@ final class Report {
                 .append("16 probe users each with one probe domain per subtask) carrying its *scheduled* emission time; the sink takes, for each ")
                 .append("joined probe insertion (+I/+U), now − the newer of the two stamps. So a variant that cannot keep up shows its growing lag. ")
                 .append(f("%.0f", o.latencySeconds)).append(" s per run, after the same unmeasured full-speed warm-up run as the throughput runs (")
-                .append((int) (o.warmupFraction * 100)).append("% of the trace) in the same JVM; the first ").append(f("%.0f", o.latencyWarmup))
+                .append(warmupTrace()).append(") in the same JVM; the first ").append(f("%.0f", o.latencyWarmup))
                 .append(" s of the run are not sampled. Flink's default network buffer timeout (100 ms) applies to all variants; the native operators flush a partial batch after ")
                 .append("`maxFlushDelay` (default 100 ms; 5 ms in the `native, 5 ms flush` variant).\n\n");
         md.append("| config | rate | variant | achieved rate | samples | p50 ms | p99 ms | p99.9 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n");

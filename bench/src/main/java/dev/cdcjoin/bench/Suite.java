@@ -27,7 +27,7 @@ import java.util.stream.Collectors;
  * <ol>
  *   <li>generate the trace (once; reused when it exists);
  *   <li>throughput: {@code rounds} rounds; in each round every (parallelism, join type, variant)
- *       runs once in a fresh JVM (a warm-up over a prefix of the trace, then the measured run), so
+ *       runs once in a fresh JVM (an unmeasured warm-up over the trace, then the measured run), so
  *       the variants are interleaved in time and background load hits them alike; the median of
  *       the rounds is reported;
  *   <li>latency: every variant at a fixed input rate, {@code latency-load} × the Java heap
@@ -77,7 +77,7 @@ public final class Suite {
         List<Integer> xmxSizes = List.of(48, 64, 96, 128, 192, 256, 384, 512, 768, 1024);
         List<String> xmxVariants = null;
         String heap = "4g";
-        double warmupFraction = 0.2;
+        double warmupFraction = 1.0;
         List<String> phases = List.of("throughput", "latency", "xmx", "jmh", "report");
         String out;
         String traceRoot = "/tmp/cdcjoin-bench/traces";
