@@ -3,8 +3,6 @@ package dev.cdcjoin.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.JoinType;
-import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
@@ -52,15 +50,6 @@ import org.apache.flink.types.Row;
  * rate for a fixed time with probe updates and report the probes' latency percentiles.
  */
 public final class Runner {
-
-    /** users(id INT NOT NULL, firstname STRING, lastname STRING). */
-    static final CdcSchema USERS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("firstname", "STRING"),
-            Column.nullable("lastname", "STRING"));
-    /** domains(id INT NOT NULL, user_id INT, domain_name STRING). */
-    static final CdcSchema DOMAINS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
-            Column.nullable("domain_name", "STRING"));
 
     /** The variants. */
     enum Variant {
@@ -257,8 +246,8 @@ public final class Runner {
         DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
         DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
         CdcJoin.Builder b = CdcJoin.builder()
-                .left("users", USERS, List.of("id"), List.of("id"))
-                .right("domains", DOMAINS, List.of("user_id"), List.of("id"))
+                .left("users", Workload.USERS, List.of("id"), List.of("id"))
+                .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
                 .joinType(o.join);
         if (o.variant == Variant.NATIVE_5MS) {
             b.maxFlushDelay(Duration.ofMillis(5));

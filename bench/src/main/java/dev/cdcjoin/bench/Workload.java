@@ -1,5 +1,7 @@
 package dev.cdcjoin.bench;
 
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
 import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.FileOutputStream;
@@ -37,6 +39,15 @@ import java.util.SplittableRandom;
  * included) stays in one partition, in order, as in a Kafka topic keyed by the row.
  */
 public final class Workload {
+
+    /** The users table the workload writes: {@code users(id INT NOT NULL, firstname STRING, lastname STRING)}. */
+    public static final CdcSchema USERS = CdcSchema.of(
+            Column.notNull("id", "INT"), Column.nullable("firstname", "STRING"),
+            Column.nullable("lastname", "STRING"));
+    /** The domains table the workload writes: {@code domains(id INT NOT NULL, user_id INT, domain_name STRING)}. */
+    public static final CdcSchema DOMAINS = CdcSchema.of(
+            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
+            Column.nullable("domain_name", "STRING"));
 
     /** Change kinds of the mix, with their default weights (those of rust/workload). */
     static final String DEFAULT_MIX =

@@ -1,10 +1,9 @@
 package dev.cdcjoin.bench.jmh;
 
+import dev.cdcjoin.bench.Workload;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.JoinSide;
-import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
@@ -63,10 +62,6 @@ public class DecodeBench {
     static final int N = 8192;
     static final int BATCH = 1024;
 
-    static final CdcSchema DOMAINS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
-            Column.nullable("domain_name", "STRING"));
-
     byte[][] messages;
     DebeziumJsonDecoder jackson;
     DebeziumJsonDeserializationSchema flink;
@@ -84,7 +79,7 @@ public class DecodeBench {
         }
         System.out.printf("%n[decode sample] %d messages, %d bytes, %.1f bytes/message%n",
                 N, bytes, (double) bytes / N);
-        jackson = new DebeziumJsonDecoder("domains", DOMAINS);
+        jackson = new DebeziumJsonDecoder("domains", Workload.DOMAINS);
         DataType type = DataTypes.ROW(
                 DataTypes.FIELD("id", DataTypes.INT().notNull()),
                 DataTypes.FIELD("user_id", DataTypes.INT()),
@@ -103,7 +98,7 @@ public class DecodeBench {
                 return SimpleUserCodeClassLoader.create(DecodeBench.class.getClassLoader());
             }
         });
-        JoinSide side = new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null);
+        JoinSide side = new JoinSide("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"), null);
         nativeDecoder = new NativeDecoder(side.decoderConfigJson(false));
         batches = new BatchBuffer[N / BATCH];
         for (int b = 0; b < batches.length; b++) {

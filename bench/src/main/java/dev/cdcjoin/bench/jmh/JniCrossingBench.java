@@ -1,19 +1,18 @@
 package dev.cdcjoin.bench.jmh;
 
+import dev.cdcjoin.bench.Workload;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.JoinType;
-import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.types.RowKind;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -49,12 +48,6 @@ public class JniCrossingBench {
 
     static final int MAX_PARALLELISM = 128;
 
-    static final CdcSchema USERS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("firstname", "STRING"),
-            Column.nullable("lastname", "STRING"));
-    static final CdcSchema DOMAINS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
-            Column.nullable("domain_name", "STRING"));
 
     @Param({"1", "64", "1024", "8192"})
     public int batch;
@@ -69,8 +62,8 @@ public class JniCrossingBench {
     @Setup(Level.Trial)
     public void setup() {
         CdcJoin def = CdcJoin.builder()
-                .left("users", USERS, List.of("id"), List.of("id"))
-                .right("domains", DOMAINS, List.of("user_id"), List.of("id"))
+                .left("users", Workload.USERS, List.of("id"), List.of("id"))
+                .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
                 .joinType(JoinType.LEFT)
                 .build();
         join = new NativeJoin(def.definition().specJson(0, MAX_PARALLELISM - 1));
@@ -122,27 +115,23 @@ public class JniCrossingBench {
 
     @Benchmark
     public int joinTrivialBatch() {
-        BatchBuffer b = buffer;
-        b.clear();
-        for (ChangeRecord c : records) {
-            int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(c.key, MAX_PARALLELISM);
-            b.put((byte) 0).put(c.kind).putShort(keyGroup).putSized(c.row);
-            b.recordAdded();
-        }
-        return join.processBatch(b.buffer(), b.length(), 0L).limit();
+        frame();
+        return join.processBatch(buffer.buffer(), buffer.length(), 0L).limit();
     }
 
     /** The Java half of {@code joinTrivialBatch}: framing only, no native call. */
     @Benchmark
     public int frameOnly() {
-        BatchBuffer b = buffer;
-        b.clear();
+        frame();
+        return buffer.length();
+    }
+
+    /** Frames the records into {@code buffer} as the join operator does. */
+    private void frame() {
+        buffer.clear();
         for (ChangeRecord c : records) {
-            int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(c.key, MAX_PARALLELISM);
-            b.put((byte) 0).put(c.kind).putShort(keyGroup).putSized(c.row);
-            b.recordAdded();
+            NativeJoinOperator.frame(buffer, 0, c, MAX_PARALLELISM);
         }
-        return b.length();
     }
 
     @Benchmark

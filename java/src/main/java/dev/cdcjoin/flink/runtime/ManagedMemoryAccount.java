@@ -56,21 +56,6 @@ final class ManagedMemoryAccount {
         return new ManagedMemoryAccount(manager, operator, budget, task.getName());
     }
 
-    /** Whether anything is accounted: the operator declared managed memory. */
-    boolean enabled() {
-        return budget > 0;
-    }
-
-    /** The operator's share of the slot's managed memory, in bytes (0: not accounted). */
-    long budget() {
-        return budget;
-    }
-
-    /** Bytes reserved now. */
-    long reserved() {
-        return reserved;
-    }
-
     /**
      * Brings the reservation to {@code bytes} of native memory, rounded up to a whole step (at
      * most the budget); releases only when the state has shrunk by more than a step, so that a
@@ -80,8 +65,8 @@ final class ManagedMemoryAccount {
      * @throws ManagedMemoryExceededException if that is more than the operator's share
      */
     void track(long bytes) {
-        if (!enabled()) {
-            return;
+        if (budget == 0) {
+            return; // the operator declared no managed memory
         }
         if (bytes > budget) {
             throw exceeded(bytes, null);

@@ -201,12 +201,24 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     private void append(int side, StreamRecord<ChangeRecord> element) throws Exception {
-        ChangeRecord change = element.getValue();
-        int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
         timestamps.set(batch.records(), element);
+        frame(batch, side, element.getValue(), maxParallelism);
+        afterAppend(batch.records());
+    }
+
+    /**
+     * Appends one input record to a join batch in its wire format ({@code side u8 | kind u8 |
+     * keyGroup u16 | len u32 | row}); public so that benchmarks frame exactly as the operator does.
+     *
+     * @param batch the batch
+     * @param side 0 for the left input, 1 for the right
+     * @param change the record
+     * @param maxParallelism the job's max parallelism (number of key groups)
+     */
+    public static void frame(BatchBuffer batch, int side, ChangeRecord change, int maxParallelism) {
+        int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
         batch.put((byte) side).put(change.kind).putShort(keyGroup).putSized(change.row);
         batch.recordAdded();
-        afterAppend(batch.records());
     }
 
     /** Joins the buffered batch, if any, and emits its output rows. */
