@@ -200,6 +200,23 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         append(1, element);
     }
 
+    /**
+     * No key context for input 1: the operator keeps no Flink keyed state and no keyed timers (its
+     * state is native, written as raw keyed state per key group, and each record's key group is
+     * framed with it), so Flink may skip the key selector and {@code setCurrentKey} per record
+     * ({@code RecordProcessorUtils} omits them when this is false).
+     */
+    @Override
+    public boolean hasKeyContext1() {
+        return false;
+    }
+
+    /** No key context for input 2 either: see {@link #hasKeyContext1()}. */
+    @Override
+    public boolean hasKeyContext2() {
+        return false;
+    }
+
     private void append(int side, StreamRecord<ChangeRecord> element) throws Exception {
         timestamps.set(batch.records(), element);
         frame(batch, side, element.getValue(), maxParallelism);
