@@ -38,6 +38,12 @@ unsafe impl GlobalAlloc for Counting {
         CHUNKS.fetch_sub(chunk(l.size()), Relaxed);
         unsafe { System.dealloc(p, l) }
     }
+    /// glibc's `realloc`, as the library uses it (the default would allocate, copy and free).
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
+        REQUESTED.fetch_add(new_size as i64 - l.size() as i64, Relaxed);
+        CHUNKS.fetch_add(chunk(new_size) - chunk(l.size()), Relaxed);
+        unsafe { System.realloc(p, l, new_size) }
+    }
 }
 
 #[global_allocator]
