@@ -3,9 +3,9 @@
 //! This is the hot path. serde_json walks the bytes once, with hand-written visitors instead of a
 //! `Value` tree:
 //!
-//! * envelope keys are matched as borrowed strings; everything but `op`, `before`, `after` (and,
-//!   at the top level, `schema` and `payload`) is skipped with `IgnoredAny`, which only validates
-//!   the syntax (`source`, `ts_ms`, `transaction`, ...);
+//! * envelope keys are matched as bytes (unescaped, not UTF-8 validated: see `KeyVisitor`);
+//!   everything but `op`, `before`, `after` (and, at the top level, `schema` and `payload`) is
+//!   skipped with `IgnoredAny`, which only validates the syntax (`source`, `ts_ms`, ...);
 //! * inside `before`/`after`, each key is looked up among the declared columns (first at the
 //!   position after the previous hit, since connectors write columns in table order), and its value
 //!   is captured as a `RawValue`: just the span of validated JSON text, nothing decoded yet. Extra
