@@ -375,8 +375,12 @@ mod tests {
         }
 
         fn scan(&mut self, json: &str) -> Result<Scanned, String> {
+            self.scan_bytes(json.as_bytes())
+        }
+
+        fn scan_bytes(&mut self, json: &[u8]) -> Result<Scanned, String> {
             scan(
-                json.as_bytes(),
+                json,
                 Spans {
                     columns: &self.columns,
                     before: &mut self.before,
@@ -463,13 +467,7 @@ mod tests {
         for b in bytes.iter_mut().filter(|b| **b == b'?') {
             *b = 0xff;
         }
-        let columns = &f.columns;
-        let spans = Spans {
-            columns,
-            before: &mut f.before,
-            after: &mut f.after,
-        };
-        assert!(matches!(scan(&bytes, spans), Ok(Scanned::Envelope(_))));
+        assert!(matches!(f.scan_bytes(&bytes), Ok(Scanned::Envelope(_))));
         assert_eq!(f.after.columns[0].get(&bytes), b"9");
     }
 

@@ -3,6 +3,8 @@ package dev.cdcjoin.bench;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -16,10 +18,41 @@ public final class Metrics {
     private static final com.sun.management.OperatingSystemMXBean OS =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     /** CPU time of the whole process (all threads, GC and JIT included). */
     public static long processCpuNanos() {
         return OS.getProcessCpuTime();
+    }
+
+    /** CPU nanos of every live Java thread, by thread id. */
+    public static Map<Long, Long> threadCpuNanos() {
+        Map<Long, Long> cpu = new HashMap<>();
+        for (long id : THREADS.getAllThreadIds()) {
+            long t = THREADS.getThreadCpuTime(id);
+            if (t >= 0) {
+                cpu.put(id, t);
+            }
+        }
+        return cpu;
+    }
+
+    /**
+     * The Java thread that used the most CPU between two {@link #threadCpuNanos()} snapshots: its
+     * name (a Flink task thread's name names its operator chain) and its CPU nanos; null if none.
+     */
+    public static Map.Entry<String, Long> busiestThread(Map<Long, Long> before, Map<Long, Long> after) {
+        long best = -1;
+        long bestCpu = 0;
+        for (Map.Entry<Long, Long> e : after.entrySet()) {
+            long used = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            if (used > bestCpu) {
+                best = e.getKey();
+                bestCpu = used;
+            }
+        }
+        ThreadInfo info = best < 0 ? null : THREADS.getThreadInfo(best);
+        return info == null ? null : Map.entry(info.getThreadName(), bestCpu);
     }
 
     /** Heap bytes in use now (live and garbage). */

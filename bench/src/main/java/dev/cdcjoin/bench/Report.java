@@ -364,7 +364,18 @@ final class Report {
 
     /** What the unmeasured warm-up run reads: the whole trace, or its first N%. */
     private String warmupTrace() {
-        return o.warmupFraction >= 1 ? "the whole trace" : "the first " + (int) (o.warmupFraction * 100) + "% of the trace";
+        return o.warmupFraction >= 1
+                ? "the whole trace"
+                : "the first " + (int) (o.warmupFraction * 100) + "% of the trace";
+    }
+
+    /** The busiest thread's median CPU in cores and its task (the thread name up to its subtask index). */
+    private String busiest(String v, String[] c) {
+        double cores = med(v, c, "busiestThreadCores");
+        String name = runs(tp, v, c).stream().map(r -> (String) r.get("busiestThread"))
+                .filter(n -> n != null).findFirst().orElse("");
+        int cut = name.indexOf(" (");
+        return f("%.2f", cores) + (name.isEmpty() ? "" : " (" + (cut > 0 ? name.substring(0, cut) : name) + ")");
     }
 
     private void details(StringBuilder md) {
@@ -373,14 +384,16 @@ final class Report {
                 .append(warmupTrace())
                 .append(" in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
                 .append("CPU = process CPU time (all threads, GC and JIT included) from the first message to the end of the input, ÷ messages. ")
+                .append("Busiest thread = the Java thread that used the most CPU over the same span, in cores (its task in brackets): ")
+                .append("near 1.00 it is the bottleneck, whatever the other core does. ")
                 .append("At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; ")
                 .append("then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
                 .append("at -Xmx").append(o.heap).append("; VmHWM = the JVM's peak RSS. Every run's materialized result (signed count and checksum) ")
                 .append("is checked against the one computed from the generator's final tables.\n\n");
         for (String[] c : configs) {
             md.append("### ").append(c[1]).append(" JOIN, parallelism ").append(c[0]).append("\n\n");
-            md.append("| variant | events/s median (min–max) | native ÷ | CPU µs/event | other processes' CPU (cores) | rows out | result ok | peak heap used | VmHWM (peak RSS) | live heap at end | native state | state only | checkpoint size | checkpoint duration |\n");
-            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            md.append("| variant | events/s median (min–max) | native ÷ | CPU µs/event | busiest thread (cores) | other processes' CPU (cores) | rows out | result ok | peak heap used | VmHWM (peak RSS) | live heap at end | native state | state only | checkpoint size | checkpoint duration |\n");
+            md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (String v : variants) {
                 double t = med(v, c, "eventsPerSec");
                 double[] r = range(v, c, "eventsPerSec");
@@ -388,6 +401,7 @@ final class Report {
                         .append(" | ").append(k(t)).append(" (").append(k(r[0])).append("–").append(k(r[1])).append(")")
                         .append(" | ").append(v.equals("NATIVE") ? "1" : x(med("NATIVE", c, "eventsPerSec") / t))
                         .append(" | ").append(f("%.2f", med(v, c, "cpuNsPerEvent") / 1e3))
+                        .append(" | ").append(busiest(v, c))
                         .append(" | ").append(f("%.2f", med(v, c, "backgroundCores")))
                         .append(" | ").append(f("%.0f", med(v, c, "rowsOut")))
                         .append(" | ").append(checks(v, c))

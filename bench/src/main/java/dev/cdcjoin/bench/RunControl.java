@@ -1,5 +1,6 @@
 package dev.cdcjoin.bench;
 
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,6 +18,8 @@ public final class RunControl {
     public static final AtomicLong firstEmit = new AtomicLong(Long.MAX_VALUE);
     /** Process CPU nanos when the first record was emitted. */
     public static volatile long cpuAtFirstEmit;
+    /** CPU nanos of each Java thread when the first record was emitted. */
+    public static volatile Map<Long, Long> threadCpuAtFirstEmit = Map.of();
     /** Machine busy CPU seconds when the first record was emitted. */
     public static volatile double machineAtFirstEmit;
     /** Messages the sources emitted (trace messages; probes excluded). */
@@ -55,6 +58,7 @@ public final class RunControl {
     public static void reset() {
         firstEmit.set(Long.MAX_VALUE);
         cpuAtFirstEmit = 0;
+        threadCpuAtFirstEmit = Map.of();
         messagesEmitted.set(0);
         probesEmitted.set(0);
         exhausted.set(0);
@@ -74,6 +78,7 @@ public final class RunControl {
         long now = System.nanoTime();
         if (firstEmit.compareAndSet(Long.MAX_VALUE, now)) {
             cpuAtFirstEmit = Metrics.processCpuNanos();
+            threadCpuAtFirstEmit = Metrics.threadCpuNanos();
             machineAtFirstEmit = Metrics.machineBusySeconds();
         }
     }

@@ -314,6 +314,7 @@ public final class Runner {
             Thread.sleep(2);
         }
         long cpuEnd = Metrics.processCpuNanos();
+        Map<Long, Long> threadCpuEnd = Metrics.threadCpuNanos();
         double machineEnd = Metrics.machineBusySeconds();
         long exhaustedAt = RunControl.exhaustedAt;
         // The final checkpoint: flushes the native batches; its size is the whole final state.
@@ -341,6 +342,12 @@ public final class Runner {
         // CPU used by other processes meanwhile, in cores: the machine's busy time minus ours.
         double inputSeconds = (exhaustedAt - first) / 1e9;
         m.put("backgroundCores", (machineEnd - RunControl.machineAtFirstEmit - cpu / 1e9) / inputSeconds);
+        // The busiest thread, in cores: near 1, that thread bounds the throughput.
+        Map.Entry<String, Long> busiest = Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, threadCpuEnd);
+        if (busiest != null) {
+            m.put("busiestThread", busiest.getKey());
+            m.put("busiestThreadCores", busiest.getValue() / 1e9 / inputSeconds);
+        }
         m.put("rowsOut", RunControl.rowsOut.get());
         long count = RunControl.signedCount.get();
         String sum = Long.toHexString(RunControl.checksum.get());

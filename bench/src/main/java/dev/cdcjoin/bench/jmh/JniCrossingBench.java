@@ -48,7 +48,6 @@ public class JniCrossingBench {
 
     static final int MAX_PARALLELISM = 128;
 
-
     @Param({"1", "64", "1024", "8192"})
     public int batch;
 
