@@ -36,7 +36,7 @@ use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{RowKind, RowRef, Value};
-use hashbrown::hash_table::Entry as SlotEntry;
+use std::ops::Range;
 
 /// Why a batch or a snapshot operation failed. Every message names the record or key group.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -132,6 +132,20 @@ pub struct JoinEngine {
     last_sweep: i64,
     key: Vec<u8>,
     row_buf: Vec<u8>,
+}
+
+/// How many records ahead of the one being applied its table bucket is prefetched.
+const PREFETCH_BUCKET: usize = 8;
+/// How many records ahead of the one being applied its groups are prefetched (their addresses
+/// are read from the bucket prefetched [`PREFETCH_BUCKET`] records earlier).
+const PREFETCH_GROUPS: usize = 4;
+
+/// A record of a batch, validated, with its join key (a range of the batch's key buffer) hashed.
+struct Prepared<'b> {
+    index: usize,
+    rec: InputRecord<'b>,
+    key: Range<usize>,
+    hash: u64,
 }
 
 /// What one record touches: its side's declaration and rows, and the other side's, under its key.
@@ -254,6 +268,11 @@ impl JoinEngine {
     /// Processes a batch of input records (see [`crate::batch`]) at time `now` (milliseconds, for
     /// TTL), appending joined rows to `out`. Returns the number of rows emitted. On error, the
     /// records before the failing one have been applied.
+    ///
+    /// The batch is read twice: first every record is validated and its join key projected and
+    /// hashed, then the records are applied in order while the table buckets of the record
+    /// [`PREFETCH_BUCKET`] places ahead, and the groups of the one [`PREFETCH_GROUPS`] ahead, are
+    /// prefetched, so the cache misses of several records overlap instead of following each other.
     pub fn process_batch(
         &mut self,
         batch: &[u8],
@@ -261,25 +280,51 @@ impl JoinEngine {
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
         self.maybe_sweep(now);
+        let mut keys = std::mem::take(&mut self.key);
+        keys.clear();
+        let (prepared, invalid) = self.prepare_batch(batch, &mut keys);
         let mut w = OutputWriter::new(out);
-        for rec in BatchReader::new(batch) {
-            let (index, rec) = rec.map_err(JoinError::Batch)?;
-            w.set_input(index);
-            self.process(index, &rec, now, &mut w)?;
-        }
-        Ok(w.rows())
+        let applied = prepared.iter().enumerate().try_for_each(|(i, p)| {
+            self.prefetch(
+                prepared.get(i + PREFETCH_BUCKET),
+                prepared.get(i + PREFETCH_GROUPS),
+            );
+            w.set_input(p.index);
+            self.apply(p, &keys[p.key.clone()], now, &mut w)
+        });
+        self.key = keys;
+        applied?;
+        invalid.map_or(Ok(w.rows()), Err)
     }
 
-    /// Processes one record. `index` names it in errors.
-    pub fn process(
-        &mut self,
+    /// Validates, projects and hashes the records of `batch` up to the first invalid one, whose
+    /// error is returned with them. The join keys are appended to `keys`.
+    fn prepare_batch<'b>(
+        &self,
+        batch: &'b [u8],
+        keys: &mut Vec<u8>,
+    ) -> (Vec<Prepared<'b>>, Option<JoinError>) {
+        let mut prepared = Vec::new();
+        for rec in BatchReader::new(batch) {
+            match rec
+                .map_err(JoinError::Batch)
+                .and_then(|(index, rec)| self.prepare(index, rec, keys))
+            {
+                Ok(p) => prepared.push(p),
+                Err(e) => return (prepared, Some(e)),
+            }
+        }
+        (prepared, None)
+    }
+
+    /// Checks one record (`index` names it in errors) and appends its join key to `keys`.
+    fn prepare<'b>(
+        &self,
         index: usize,
-        rec: &InputRecord<'_>,
-        now: i64,
-        out: &mut OutputWriter<'_>,
-    ) -> Result<(), JoinError> {
-        let s = rec.side as usize;
-        let me = &self.sides[s];
+        rec: InputRecord<'b>,
+        keys: &mut Vec<u8>,
+    ) -> Result<Prepared<'b>, JoinError> {
+        let me = &self.sides[rec.side as usize];
         me.row_layout
             .validate(rec.row)
             .map_err(|reason| JoinError::InvalidRow {
@@ -294,10 +339,47 @@ impl JoinEngine {
                 range: self.range,
             });
         }
+        let start = keys.len();
+        me.join_key
+            .write(&RowRef::new(&me.row_layout, rec.row), keys);
+        Ok(Prepared {
+            index,
+            rec,
+            hash: hash_key(&keys[start..]),
+            key: start..keys.len(),
+        })
+    }
+
+    /// The index in `key_groups` of an owned key group.
+    fn table_index(&self, key_group: u16) -> usize {
+        (key_group - self.range.start) as usize
+    }
+
+    /// Prefetches the bucket of `bucket`'s key and the groups of `groups`' key.
+    fn prefetch(&self, bucket: Option<&Prepared<'_>>, groups: Option<&Prepared<'_>>) {
+        let table = |p: &Prepared<'_>| &self.key_groups[self.table_index(p.rec.key_group)];
+        if let Some(p) = bucket {
+            table(p).prefetch_bucket(p.hash);
+        }
+        if let Some(p) = groups {
+            table(p).prefetch_groups(p.hash);
+        }
+    }
+
+    /// Applies one prepared record whose join key is `key`.
+    fn apply(
+        &mut self,
+        p: &Prepared<'_>,
+        key: &[u8],
+        now: i64,
+        out: &mut OutputWriter<'_>,
+    ) -> Result<(), JoinError> {
+        let (index, rec) = (p.index, &p.rec);
+        let s = rec.side as usize;
+        let t = self.table_index(rec.key_group);
+        let table = &mut self.key_groups[t];
+        let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
-        self.key.clear();
-        me.join_key.write(&row, &mut self.key);
-        let table = &mut self.key_groups[(rec.key_group - self.range.start) as usize];
         let (sides, now) = (&self.sides, now);
         let before = out.rows();
         let (mut expired, mut grown, mut keys) = (0, 0i64, 0i64);
@@ -324,23 +406,23 @@ impl JoinEngine {
             grown = (ctx.mine.bytes().len() + ctx.theirs.bytes().len()) as i64 - bytes as i64;
             applied
         };
-        let applied = match table.entry(sides, hash_key(&self.key), &self.key) {
-            SlotEntry::Occupied(mut o) => {
-                let applied = run(o.get_mut());
-                if o.get().is_empty() {
-                    o.remove();
+        let mut entry = table.entry(sides, p.hash, key);
+        let applied = match entry.occupied() {
+            Some(slot) => {
+                let applied = run(slot);
+                if entry.remove_if_empty() {
                     keys = -1;
                 }
                 applied
             }
-            SlotEntry::Vacant(v) if rec.kind.is_accumulate() => {
+            None if rec.kind.is_accumulate() => {
                 let mut slot = KeySlot::default();
                 let applied = run(&mut slot);
-                v.insert(slot);
+                entry.insert(slot);
                 keys = 1;
                 applied
             }
-            SlotEntry::Vacant(_) => Applied::Absent,
+            None => Applied::Absent,
         };
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;

@@ -15,7 +15,6 @@ use crate::group::Group;
 use crate::state::{hash_key, KeySlot};
 use bincode::{BorrowDecode, Encode};
 use cdcjoin_model::RowRef;
-use hashbrown::hash_table::Entry as SlotEntry;
 
 /// Current snapshot format version.
 pub const FORMAT_VERSION: u32 = 1;
@@ -172,20 +171,19 @@ impl JoinEngine {
                     .map(|e| g.count(spec.entry, &e) as u64)
                     .sum::<u64>();
                 let table = &mut self.key_groups[(kg - self.range.start) as usize];
-                match table.entry(&self.sides, hash_key(&key), &key) {
-                    SlotEntry::Occupied(mut o) if o.get().sides[i].is_empty() => {
-                        o.get_mut().sides[i] = g
-                    }
-                    SlotEntry::Occupied(_) => {
+                let mut entry = table.entry(&self.sides, hash_key(&key), &key);
+                match entry.occupied() {
+                    Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
+                    Some(_) => {
                         return Err(err(
                             "a join key is restored twice (the key group was restored already)"
                                 .into(),
                         ))
                     }
-                    SlotEntry::Vacant(v) => {
+                    None => {
                         let mut slot = KeySlot::default();
                         slot.sides[i] = g;
-                        v.insert(slot);
+                        entry.insert(slot);
                     }
                 }
                 self.stats.stored_rows += rows;
