@@ -14,35 +14,47 @@ use cdcjoin_join::{
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
 use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+use tikv_jemallocator::Jemalloc;
 
-/// Counts live heap bytes: as requested, and as glibc malloc chunks (8-byte header, 16-byte
-/// granularity, 32-byte minimum), which is what the process really pays.
+/// Counts live heap bytes: as requested, and as the allocator's size classes, which is what the
+/// process really pays. The allocator is jemalloc, as in the native library (`cdcjoin-jni`).
 struct Counting;
 static REQUESTED: AtomicI64 = AtomicI64::new(0);
 static CHUNKS: AtomicI64 = AtomicI64::new(0);
 
-fn chunk(size: usize) -> i64 {
-    ((size + 8).div_ceil(16) * 16).max(32) as i64
+/// The size class of a live jemalloc allocation (0 for null).
+fn chunk(p: *mut u8) -> i64 {
+    if p.is_null() {
+        0
+    } else {
+        // SAFETY: `p` is a live allocation of this allocator (callers pass nothing else).
+        unsafe { tikv_jemallocator::usable_size(p) as i64 }
+    }
 }
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { Jemalloc.alloc(l) };
         REQUESTED.fetch_add(l.size() as i64, Relaxed);
-        CHUNKS.fetch_add(chunk(l.size()), Relaxed);
-        unsafe { System.alloc(l) }
+        CHUNKS.fetch_add(chunk(p), Relaxed);
+        p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         REQUESTED.fetch_sub(l.size() as i64, Relaxed);
-        CHUNKS.fetch_sub(chunk(l.size()), Relaxed);
-        unsafe { System.dealloc(p, l) }
+        CHUNKS.fetch_sub(chunk(p), Relaxed);
+        unsafe { Jemalloc.dealloc(p, l) }
     }
-    /// glibc's `realloc`, as the library uses it (the default would allocate, copy and free).
+    /// jemalloc's `realloc`, as the library uses it (the default would allocate, copy and free).
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        REQUESTED.fetch_add(new_size as i64 - l.size() as i64, Relaxed);
-        CHUNKS.fetch_add(chunk(new_size) - chunk(l.size()), Relaxed);
-        unsafe { System.realloc(p, l, new_size) }
+        let before = chunk(p);
+        let q = unsafe { Jemalloc.realloc(p, l, new_size) };
+        if !q.is_null() {
+            REQUESTED.fetch_add(new_size as i64 - l.size() as i64, Relaxed);
+            CHUNKS.fetch_add(chunk(q) - before, Relaxed);
+        }
+        q
     }
 }
 
@@ -159,7 +171,7 @@ fn report_state(batches: &[Vec<u8>]) {
         per(req) - payload
     );
     eprintln!(
-        "  heap incl. malloc chunks   {:>7.1} B/row  (overhead {:.1} B/row)",
+        "  heap incl. size classes   {:>7.1} B/row  (overhead {:.1} B/row)",
         per(chunks),
         per(chunks) - payload
     );
