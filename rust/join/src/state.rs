@@ -268,14 +268,16 @@ impl SlotEntry<'_> {
 }
 
 /// Prefetches the cache lines of `[ptr, ptr + len)` into all cache levels. A hint: prefetching
-/// never faults, whatever the address.
+/// never faults, whatever the address. Nothing for an empty range (an empty group's pointer is
+/// dangling).
 fn prefetch_range(ptr: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         let first = ptr.wrapping_sub(ptr as usize % 64);
+        let end = if len == 0 { 0 } else { len + ptr as usize % 64 };
         let mut line = 0;
-        while line < len + (ptr as usize % 64) {
+        while line < end {
             // SAFETY: a prefetch is a hint that cannot fault or change memory, for any address;
             // `wrapping_add` keeps the pointer arithmetic defined.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(line) as *const i8) };
