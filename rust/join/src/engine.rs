@@ -130,7 +130,8 @@ pub struct JoinEngine {
     policy: RetractionPolicy,
     sweep_every_ms: Option<i64>,
     last_sweep: i64,
-    key: Vec<u8>,
+    /// The join keys of the batch being processed, end to end (kept for its capacity).
+    keys: Vec<u8>,
     row_buf: Vec<u8>,
 }
 
@@ -250,7 +251,7 @@ impl JoinEngine {
             policy: spec.absent_retraction,
             sweep_every_ms: min_ttl.map(|t| (t / 2).clamp(1, i64::MAX as u64) as i64),
             last_sweep: i64::MIN,
-            key: Vec::new(),
+            keys: Vec::new(),
             row_buf: Vec::new(),
         })
     }
@@ -280,7 +281,7 @@ impl JoinEngine {
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
         self.maybe_sweep(now);
-        let mut keys = std::mem::take(&mut self.key);
+        let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
         let (prepared, invalid) = self.prepare_batch(batch, &mut keys);
         let mut w = OutputWriter::new(out);
@@ -292,7 +293,7 @@ impl JoinEngine {
             w.set_input(p.index);
             self.apply(p, &keys[p.key.clone()], now, &mut w)
         });
-        self.key = keys;
+        self.keys = keys;
         applied?;
         invalid.map_or(Ok(w.rows()), Err)
     }
@@ -350,14 +351,9 @@ impl JoinEngine {
         })
     }
 
-    /// The index in `key_groups` of an owned key group.
-    fn table_index(&self, key_group: u16) -> usize {
-        (key_group - self.range.start) as usize
-    }
-
     /// Prefetches the bucket of `bucket`'s key and the groups of `groups`' key.
     fn prefetch(&self, bucket: Option<&Prepared<'_>>, groups: Option<&Prepared<'_>>) {
-        let table = |p: &Prepared<'_>| &self.key_groups[self.table_index(p.rec.key_group)];
+        let table = |p: &Prepared<'_>| &self.key_groups[self.range.offset(p.rec.key_group)];
         if let Some(p) = bucket {
             table(p).prefetch_bucket(p.hash);
         }
@@ -376,8 +372,7 @@ impl JoinEngine {
     ) -> Result<(), JoinError> {
         let (index, rec) = (p.index, &p.rec);
         let s = rec.side as usize;
-        let t = self.table_index(rec.key_group);
-        let table = &mut self.key_groups[t];
+        let table = &mut self.key_groups[self.range.offset(rec.key_group)];
         let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
         let (sides, now) = (&self.sides, now);

@@ -79,7 +79,7 @@ impl JoinEngine {
                 self.range.start, self.range.end
             )));
         }
-        let state = &self.key_groups[(kg - self.range.start) as usize];
+        let state = &self.key_groups[self.range.offset(kg)];
         let groups = [0, 1].map(|i| {
             let mut buf = Vec::new();
             for g in state
@@ -170,7 +170,7 @@ impl JoinEngine {
                     .entries(spec.entry)
                     .map(|e| g.count(spec.entry, &e) as u64)
                     .sum::<u64>();
-                let table = &mut self.key_groups[(kg - self.range.start) as usize];
+                let table = &mut self.key_groups[self.range.offset(kg)];
                 let mut entry = table.entry(&self.sides, hash_key(&key), &key);
                 match entry.occupied() {
                     Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,

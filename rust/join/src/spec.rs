@@ -98,6 +98,11 @@ impl KeyGroupRange {
         (self.start..=self.end).contains(&kg)
     }
 
+    /// Position of `kg` (which must lie in the range) among the range's key groups.
+    pub fn offset(&self, kg: u16) -> usize {
+        (kg - self.start) as usize
+    }
+
     /// Number of key groups.
     pub fn len(&self) -> usize {
         (self.end as usize + 1).saturating_sub(self.start as usize)

@@ -104,7 +104,7 @@ impl KeyTable {
 
     /// Tells the CPU to fetch the bucket a probe for `hash` starts at.
     pub fn prefetch_bucket(&self, hash: u64) {
-        if let Some(b) = self.home(hash) {
+        if let Some(b) = self.probe(hash).next() {
             prefetch_range(
                 b as *const Bucket as *const u8,
                 std::mem::size_of::<Bucket>(),
@@ -118,28 +118,20 @@ impl KeyTable {
     pub fn prefetch_groups(&self, hash: u64) {
         const PROBES: usize = 4;
         const GROUP_BYTES: usize = 256;
-        if self.buckets.is_empty() {
-            return;
-        }
-        let mask = self.buckets.len() - 1;
-        for i in 0..PROBES {
-            let b = &self.buckets[(hash as usize + i) & mask];
-            if b.slot.is_empty() {
-                return;
-            }
-            if b.hash == hash {
-                for g in &b.slot.sides {
-                    let bytes = g.bytes();
-                    prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
-                }
-                return;
-            }
+        let found = self
+            .probe(hash)
+            .take(PROBES)
+            .take_while(|b| !b.slot.is_empty())
+            .find(|b| b.hash == hash);
+        for g in found.iter().flat_map(|b| &b.slot.sides) {
+            prefetch_range(g.bytes().as_ptr(), g.bytes().len().min(GROUP_BYTES));
         }
     }
 
-    fn home(&self, hash: u64) -> Option<&Bucket> {
-        let mask = self.buckets.len().checked_sub(1)?;
-        Some(&self.buckets[hash as usize & mask])
+    /// The buckets a probe for `hash` visits, in order (none in a table without buckets).
+    fn probe(&self, hash: u64) -> impl Iterator<Item = &Bucket> {
+        let mask = self.buckets.len().wrapping_sub(1);
+        (0..self.buckets.len()).map(move |i| &self.buckets[(hash as usize).wrapping_add(i) & mask])
     }
 
     /// Number of join keys.
@@ -163,17 +155,12 @@ impl KeyTable {
     /// Applies `f` to every slot, dropping those it leaves empty (TTL sweeps). Rebuilds the table,
     /// so it is meant for whole-table passes, not per record.
     pub fn retain_mut(&mut self, mut f: impl FnMut(&mut KeySlot)) {
-        let old = std::mem::take(&mut self.buckets);
-        self.len = 0;
-        let kept: Vec<Bucket> = old
-            .into_iter()
-            .filter(|b| !b.slot.is_empty())
-            .filter_map(|mut b| {
-                f(&mut b.slot);
-                (!b.slot.is_empty()).then_some(b)
-            })
-            .collect();
-        self.rebuild(Self::buckets_for(kept.len()), kept);
+        let mut old = std::mem::take(&mut self.buckets);
+        for b in old.iter_mut().filter(|b| !b.slot.is_empty()) {
+            f(&mut b.slot);
+        }
+        let kept = old.iter().filter(|b| !b.slot.is_empty()).count();
+        self.rebuild(Self::buckets_for(kept), old);
     }
 
     /// Heap bytes of the table itself: its buckets (groups not included).
@@ -192,17 +179,17 @@ impl KeyTable {
         if (self.len + 1) * den > self.buckets.len() * num {
             let old = std::mem::take(&mut self.buckets);
             let size = Self::buckets_for(self.len + 1).max(old.len() * 2);
-            self.rebuild(size, old.into_iter().filter(|b| !b.slot.is_empty()));
+            self.rebuild(size, old);
         }
     }
 
-    /// Fills a fresh table of `size` buckets with `buckets` (occupied ones, distinct keys).
-    fn rebuild(&mut self, size: usize, buckets: impl IntoIterator<Item = Bucket>) {
+    /// Fills a fresh table of `size` buckets with the occupied ones of `buckets` (distinct keys).
+    fn rebuild(&mut self, size: usize, buckets: Vec<Bucket>) {
         let mut fresh: Vec<Bucket> = Vec::with_capacity(size);
         fresh.resize_with(size, Bucket::default);
         let mask = size - 1;
         self.len = 0;
-        for b in buckets {
+        for b in buckets.into_iter().filter(|b| !b.slot.is_empty()) {
             let mut at = b.hash as usize & mask;
             while !fresh[at].slot.is_empty() {
                 at = (at + 1) & mask;
