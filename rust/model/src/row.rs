@@ -9,8 +9,18 @@
 //! Floats are stored with NaN canonicalised, so equal values have equal bytes. The encoding is
 //! canonical: a row's bytes are a function of its values, which lets the join hash and compare keys
 //! and rows as plain byte slices. A key is the same encoding over the key columns' sub-schema.
+//!
+//! A column may also be *unavailable*: its value exists at the source but the change does not carry
+//! it (Debezium's placeholder for an unchanged TOASTed column, or a non-key column of a delete that
+//! names its row by primary key only). It is encoded as a null bit with the first byte of its slot
+//! set to [`UNAVAILABLE`] (a null slot is otherwise all zero). Unavailable columns only travel from
+//! the decoder to the join, which fills them from its stored row or rejects the change: they are
+//! never stored or emitted.
 
 use crate::schema::{DataType, Schema};
+
+/// First byte of the slot of an unavailable column (whose null bit is set).
+pub const UNAVAILABLE: u8 = 1;
 
 /// Precomputed byte layout of one schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +81,15 @@ impl RowLayout {
                 layout: self,
                 bytes,
             };
-            if !t.is_variable() || row.is_null(i) {
+            if row.is_null(i) {
+                let at = self.offsets[i];
+                let slot = &bytes[at..at + t.slot_width()];
+                if slot[1..].iter().any(|&b| b != 0) || slot[0] > UNAVAILABLE {
+                    return Err(format!("column {i}: null slot is not zero"));
+                }
+                continue;
+            }
+            if !t.is_variable() {
                 continue;
             }
             let (off, len) = row.var_slot(i);
@@ -131,6 +149,13 @@ impl<'a> RowWriter<'a> {
         self.next += 1;
     }
 
+    /// Writes an unavailable column (see the module docs): a null whose slot is marked.
+    pub fn unavailable(&mut self) {
+        let i = self.next;
+        self.buf[self.start + i / 8] |= 1 << (i % 8);
+        self.slot(1)[0] = UNAVAILABLE;
+    }
+
     /// Writes a BOOLEAN.
     pub fn boolean(&mut self, v: bool) {
         self.slot(1)[0] = v as u8;
@@ -177,6 +202,9 @@ impl<'a> RowWriter<'a> {
 
     /// Copies column `i` of `src` (same type) as the next column: used to project keys and rows.
     pub fn copy_from(&mut self, src: &RowRef<'_>, i: usize) {
+        if src.is_unavailable(i) {
+            return self.unavailable();
+        }
         if src.is_null(i) {
             return self.null();
         }
@@ -226,6 +254,16 @@ impl<'a> RowRef<'a> {
     /// Whether column `i` is null.
     pub fn is_null(&self, i: usize) -> bool {
         self.bytes[i / 8] & (1 << (i % 8)) != 0
+    }
+
+    /// Whether column `i` is unavailable (see the module docs). Unavailable columns are also null.
+    pub fn is_unavailable(&self, i: usize) -> bool {
+        self.is_null(i) && self.bytes[self.layout.offsets[i]] == UNAVAILABLE
+    }
+
+    /// Whether any column is unavailable.
+    pub fn has_unavailable(&self) -> bool {
+        (0..self.layout.arity()).any(|i| self.is_unavailable(i))
     }
 
     fn fixed<const N: usize>(&self, i: usize) -> [u8; N] {
@@ -403,6 +441,33 @@ mod tests {
         let n = write(&layout, 7, None, 1.5);
         layout.validate(&n).unwrap();
         assert!(RowRef::new(&layout, &n).is_null(1));
+    }
+
+    #[test]
+    fn unavailable_columns_are_marked_nulls() {
+        let layout = RowLayout::new(&schema());
+        let mut buf = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut buf);
+        w.int(3);
+        w.unavailable();
+        w.null();
+        w.unavailable();
+        w.bytes(b"x");
+        w.finish();
+        layout.validate(&buf).unwrap();
+        let r = RowRef::new(&layout, &buf);
+        assert!(r.is_null(1) && r.is_unavailable(1) && r.is_unavailable(3));
+        assert!(r.is_null(2) && !r.is_unavailable(2) && !r.is_unavailable(0));
+        assert!(r.has_unavailable());
+        assert!(!RowRef::new(&layout, &write(&layout, 1, None, 0.0)).has_unavailable());
+        let mut copy = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut copy);
+        (0..5).for_each(|i| w.copy_from(&r, i));
+        w.finish();
+        assert_eq!(copy, buf);
+        let mut dirty = buf.clone();
+        dirty[layout.offsets[2]] = 7;
+        assert!(layout.validate(&dirty).unwrap_err().contains("null slot"));
     }
 
     #[test]
