@@ -381,6 +381,8 @@ public final class CdcJoin {
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
         private Duration rightTtl;
+        private DebeziumFormat leftFormat = DebeziumFormat.defaults();
+        private DebeziumFormat rightFormat = DebeziumFormat.defaults();
         private boolean failOnAbsentRetraction;
         private BadRecordPolicy policy = BadRecordPolicy.FAIL;
         private int batchSize = 1024;
@@ -453,6 +455,30 @@ public final class CdcJoin {
         public Builder ttl(Duration left, Duration right) {
             this.leftTtl = left;
             this.rightTtl = right;
+            return this;
+        }
+
+        /**
+         * Declares how both topics' Debezium messages encode values (default {@link
+         * DebeziumFormat#defaults()}: what Flink's {@code debezium-json} reads).
+         *
+         * @param format the format
+         * @return this
+         */
+        public Builder format(DebeziumFormat format) {
+            return format(format, format);
+        }
+
+        /**
+         * Declares how each topic's Debezium messages encode values.
+         *
+         * @param left the left topic's format
+         * @param right the right topic's format
+         * @return this
+         */
+        public Builder format(DebeziumFormat left, DebeziumFormat right) {
+            this.leftFormat = Objects.requireNonNull(left, "left format");
+            this.rightFormat = Objects.requireNonNull(right, "right format");
             return this;
         }
 
@@ -561,8 +587,8 @@ public final class CdcJoin {
             if (left == null || right == null) {
                 throw new IllegalArgumentException("both left(...) and right(...) are required");
             }
-            JoinSide l = left.withTtl(leftTtl);
-            JoinSide r = right.withTtl(rightTtl);
+            JoinSide l = left.withTtl(leftTtl).withFormat(leftFormat);
+            JoinSide r = right.withTtl(rightTtl).withFormat(rightFormat);
             int[] indexes = projection.isEmpty() ? null : resolve(l, r);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
             return new CdcJoin(

@@ -1,7 +1,6 @@
 package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.Column;
-import dev.cdcjoin.flink.codec.Json;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -206,18 +205,6 @@ public final class JoinDefinition implements Serializable {
      * @return JSON
      */
     public String specJson(int start, int end) {
-        return "{\"left\":"
-                + left.specJson()
-                + ",\"right\":"
-                + right.specJson()
-                + ",\"join_type\":"
-                + Json.quote(joinType.name())
-                + ",\"absent_retraction\":"
-                + (failOnAbsentRetraction ? "\"FAIL\"" : "\"IGNORE\"")
-                + ",\"key_groups\":{\"start\":"
-                + start
-                + ",\"end\":"
-                + end
-                + "}}";
+        return NativeConfig.joinSpec(this, start, end);
     }
 }

@@ -1,7 +1,7 @@
 package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Json;
+import dev.cdcjoin.flink.codec.ColumnType;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One input of a join: the table's name, schema, join key columns, optional primary key and
- * optional state TTL. Immutable.
+ * One input of a join: the table's name, schema, join key columns, optional primary key, optional
+ * state TTL and the Debezium format of its topic. Immutable.
  */
 public final class JoinSide implements Serializable {
 
@@ -22,6 +22,7 @@ public final class JoinSide implements Serializable {
     private final List<String> joinKey;
     private final List<String> primaryKey;
     private final Long ttlMs;
+    private final DebeziumFormat format;
 
     /**
      * A join input.
@@ -38,6 +39,28 @@ public final class JoinSide implements Serializable {
             List<String> joinKey,
             List<String> primaryKey,
             Duration ttl) {
+        this(name, schema, joinKey, primaryKey, ttl, DebeziumFormat.defaults());
+    }
+
+    /**
+     * A join input whose topic has the given Debezium format.
+     *
+     * @param name the table's name (used in error messages and bad-record reports)
+     * @param schema its columns
+     * @param joinKey the equi-join key columns
+     * @param primaryKey the primary key columns, or {@code null} if the table has none
+     * @param ttl idle-state retention, or {@code null} to keep rows forever
+     * @param format how its messages encode values
+     * @throws IllegalArgumentException if the format does not fit the table (upsert mode without a
+     *     primary key within the join key, a source precision for a non-temporal column)
+     */
+    public JoinSide(
+            String name,
+            CdcSchema schema,
+            List<String> joinKey,
+            List<String> primaryKey,
+            Duration ttl,
+            DebeziumFormat format) {
         this.name = Objects.requireNonNull(name, "name");
         this.schema = Objects.requireNonNull(schema, "schema");
         if (joinKey == null || joinKey.isEmpty()) {
@@ -54,6 +77,36 @@ public final class JoinSide implements Serializable {
         this.primaryKey =
                 primaryKey == null ? null : Collections.unmodifiableList(new ArrayList<>(primaryKey));
         this.ttlMs = ttl == null ? null : ttl.toMillis();
+        this.format = Objects.requireNonNull(format, "format");
+        checkFormat();
+    }
+
+    private void checkFormat() {
+        for (String column : format.sourcePrecision().keySet()) {
+            ColumnType.Kind kind = schema.columns().get(schema.indexOf(column)).type().kind();
+            if (kind != ColumnType.Kind.TIME && kind != ColumnType.Kind.TIMESTAMP) {
+                throw new IllegalArgumentException(
+                        name + ": a source precision is declared for column '" + column
+                                + "' of type " + kind + "; only TIME and TIMESTAMP have one");
+            }
+        }
+        if (!format.upsert()) {
+            return;
+        }
+        if (primaryKey == null) {
+            throw new IllegalArgumentException(
+                    name + ": upsert mode needs a primary key: without one, a change that does "
+                            + "not carry the old row cannot say which stored row it replaces");
+        }
+        if (!joinKey.containsAll(primaryKey)) {
+            throw new IllegalArgumentException(
+                    name + ": upsert mode needs the primary key " + primaryKey
+                            + " within the join key " + joinKey + ": an update that moves a row "
+                            + "to another join key without its old row would leave the old "
+                            + "version joined under the old key. Set REPLICA IDENTITY FULL on "
+                            + "the table so updates and deletes carry the whole old row, and "
+                            + "leave upsert mode off");
+        }
     }
 
     /**
@@ -63,7 +116,26 @@ public final class JoinSide implements Serializable {
      * @return a copy
      */
     public JoinSide withTtl(Duration ttl) {
-        return new JoinSide(name, schema, joinKey, primaryKey, ttl);
+        return new JoinSide(name, schema, joinKey, primaryKey, ttl, format);
+    }
+
+    /**
+     * This side with another Debezium format.
+     *
+     * @param format how its messages encode values
+     * @return a copy
+     */
+    public JoinSide withFormat(DebeziumFormat format) {
+        return new JoinSide(name, schema, joinKey, primaryKey, ttl(), format);
+    }
+
+    /**
+     * How this table's messages encode values.
+     *
+     * @return the format
+     */
+    public DebeziumFormat format() {
+        return format;
     }
 
     /**
@@ -120,32 +192,7 @@ public final class JoinSide implements Serializable {
      * @return JSON
      */
     public String decoderConfigJson(boolean deleteInsertUpdates) {
-        return "{\"schema\":"
-                + schema.toJson()
-                + ",\"join_key\":"
-                + Json.strings(joinKey)
-                + ",\"source\":"
-                + Json.quote(name)
-                + ",\"update_mode\":"
-                + (deleteInsertUpdates ? "\"DeleteInsert\"" : "\"Retract\"")
-                + "}";
-    }
-
-    /**
-     * This side as the native join spec's {@code SideSpec}.
-     *
-     * @return JSON
-     */
-    String specJson() {
-        return "{\"schema\":"
-                + schema.toJson()
-                + ",\"join_key\":"
-                + Json.strings(joinKey)
-                + ",\"primary_key\":"
-                + (primaryKey == null ? "null" : Json.strings(primaryKey))
-                + ",\"ttl_ms\":"
-                + (ttlMs == null ? "null" : ttlMs.toString())
-                + "}";
+        return NativeConfig.decoder(this, deleteInsertUpdates);
     }
 
     @Override

@@ -126,28 +126,6 @@ public final class CdcSchema implements Serializable {
         return DataTypes.ROW(fields);
     }
 
-    /**
-     * The schema as the native library reads it: {@code {"fields":[{"name":..,"type":..,
-     * "nullable":..},..]}}.
-     *
-     * @return JSON
-     */
-    public String toJson() {
-        StringBuilder sb = new StringBuilder("{\"fields\":[");
-        for (int i = 0; i < columns.size(); i++) {
-            Column c = columns.get(i);
-            sb.append(i == 0 ? "" : ",")
-                    .append("{\"name\":")
-                    .append(Json.quote(c.name()))
-                    .append(",\"type\":")
-                    .append(Json.quote(c.type().toString()))
-                    .append(",\"nullable\":")
-                    .append(c.isNullable())
-                    .append('}');
-        }
-        return sb.append("]}").toString();
-    }
-
     @Override
     public String toString() {
         return columns.toString();

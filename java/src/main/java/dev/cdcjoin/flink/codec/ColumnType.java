@@ -8,7 +8,9 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
 
 /**
@@ -16,9 +18,10 @@ import org.apache.flink.table.types.logical.TimestampType;
  * DECIMAL(10, 2)}, {@code TIMESTAMP(3)}); the same set and spellings as the Rust {@code
  * cdcjoin_model::DataType}.
  *
- * <p>Java values use Flink's default conversion classes: {@code Boolean}, {@code Integer}, {@code
- * Long}, {@code Float}, {@code Double}, {@code BigDecimal}, {@code String}, {@code byte[]}, {@code
- * LocalDate}, {@code LocalDateTime}.
+ * <p>Java values use Flink's default conversion classes: {@code Boolean}, {@code Byte}, {@code
+ * Short}, {@code Integer}, {@code Long}, {@code Float}, {@code Double}, {@code BigDecimal}, {@code
+ * String}, {@code byte[]}, {@code LocalDate}, {@code LocalTime}, {@code LocalDateTime}, {@code
+ * Instant}.
  */
 public final class ColumnType implements Serializable {
 
@@ -28,6 +31,10 @@ public final class ColumnType implements Serializable {
     public enum Kind {
         /** {@code BOOLEAN}. */
         BOOLEAN,
+        /** {@code TINYINT}. */
+        TINYINT,
+        /** {@code SMALLINT}. */
+        SMALLINT,
         /** {@code INT}. */
         INT,
         /** {@code BIGINT}. */
@@ -44,8 +51,12 @@ public final class ColumnType implements Serializable {
         BYTES,
         /** {@code DATE}. */
         DATE,
+        /** {@code TIME(p)}: milliseconds of the day, as Flink's runtime holds it. */
+        TIME,
         /** {@code TIMESTAMP(p)} without time zone. */
-        TIMESTAMP
+        TIMESTAMP,
+        /** {@code TIMESTAMP_LTZ(p)}: an instant ({@code TIMESTAMP(p) WITH LOCAL TIME ZONE}). */
+        TIMESTAMP_LTZ
     }
 
     private final Kind kind;
@@ -61,14 +72,22 @@ public final class ColumnType implements Serializable {
     /**
      * A type without parameters.
      *
-     * @param kind any kind but DECIMAL and TIMESTAMP
+     * @param kind a kind; parameterized kinds get Flink's defaults ({@code DECIMAL(10, 0)}, {@code
+     *     TIME(0)}, {@code TIMESTAMP(6)}, {@code TIMESTAMP_LTZ(6)})
      * @return the type
      */
     public static ColumnType of(Kind kind) {
-        if (kind == Kind.DECIMAL) {
-            return decimal(10, 0);
+        switch (kind) {
+            case DECIMAL:
+                return decimal(10, 0);
+            case TIME:
+                return temporal(Kind.TIME, 0);
+            case TIMESTAMP:
+            case TIMESTAMP_LTZ:
+                return temporal(kind, 6);
+            default:
+                return new ColumnType(kind, 0, 0);
         }
-        return kind == Kind.TIMESTAMP ? timestamp(6) : new ColumnType(kind, 0, 0);
     }
 
     /**
@@ -93,10 +112,25 @@ public final class ColumnType implements Serializable {
      * @return the type
      */
     public static ColumnType timestamp(int precision) {
-        if (precision < 0 || precision > 9) {
-            throw new IllegalArgumentException("invalid TIMESTAMP(" + precision + "): 0 <= p <= 9");
+        return temporal(Kind.TIMESTAMP, precision);
+    }
+
+    /**
+     * {@code TIME(p)}, {@code TIMESTAMP(p)} or {@code TIMESTAMP_LTZ(p)}.
+     *
+     * @param kind TIME, TIMESTAMP or TIMESTAMP_LTZ
+     * @param precision fractional-second digits, 0..9
+     * @return the type
+     */
+    public static ColumnType temporal(Kind kind, int precision) {
+        if (kind != Kind.TIME && kind != Kind.TIMESTAMP && kind != Kind.TIMESTAMP_LTZ) {
+            throw new IllegalArgumentException(kind + " has no fractional-second precision");
         }
-        return new ColumnType(Kind.TIMESTAMP, precision, 0);
+        if (precision < 0 || precision > 9) {
+            throw new IllegalArgumentException(
+                    "invalid " + kind + "(" + precision + "): 0 <= p <= 9");
+        }
+        return new ColumnType(kind, precision, 0);
     }
 
     /**
@@ -109,12 +143,21 @@ public final class ColumnType implements Serializable {
      */
     public static ColumnType parse(String text) {
         String norm = text.trim().toUpperCase(Locale.ROOT);
+        String ltzSuffix = "WITH LOCAL TIME ZONE";
+        if (norm.startsWith("TIMESTAMP") && norm.endsWith(ltzSuffix)) {
+            ColumnType t = parse(norm.substring(0, norm.length() - ltzSuffix.length()));
+            return temporal(Kind.TIMESTAMP_LTZ, t.precision);
+        }
         int open = norm.indexOf('(');
         String name = open < 0 ? norm : norm.substring(0, open).trim();
         int[] args = open < 0 ? new int[0] : args(norm, open, text);
         switch (name) {
             case "BOOLEAN":
                 return noArgs(Kind.BOOLEAN, args, text);
+            case "TINYINT":
+                return noArgs(Kind.TINYINT, args, text);
+            case "SMALLINT":
+                return noArgs(Kind.SMALLINT, args, text);
             case "INT":
             case "INTEGER":
                 return noArgs(Kind.INT, args, text);
@@ -139,8 +182,12 @@ public final class ColumnType implements Serializable {
                 return args.length > 2
                         ? bad(text)
                         : decimal(args.length > 0 ? args[0] : 10, args.length > 1 ? args[1] : 0);
+            case "TIME":
+                return args.length > 1 ? bad(text) : temporal(Kind.TIME, args.length > 0 ? args[0] : 0);
             case "TIMESTAMP":
-                return args.length > 1 ? bad(text) : timestamp(args.length > 0 ? args[0] : 6);
+            case "TIMESTAMP_LTZ":
+                Kind kind = name.equals("TIMESTAMP") ? Kind.TIMESTAMP : Kind.TIMESTAMP_LTZ;
+                return args.length > 1 ? bad(text) : temporal(kind, args.length > 0 ? args[0] : 6);
             default:
                 throw new IllegalArgumentException("unsupported type '" + text + "'");
         }
@@ -185,6 +232,10 @@ public final class ColumnType implements Serializable {
         switch (type.getTypeRoot()) {
             case BOOLEAN:
                 return of(Kind.BOOLEAN);
+            case TINYINT:
+                return of(Kind.TINYINT);
+            case SMALLINT:
+                return of(Kind.SMALLINT);
             case INTEGER:
                 return of(Kind.INT);
             case BIGINT:
@@ -204,8 +255,13 @@ public final class ColumnType implements Serializable {
                 return of(Kind.BYTES);
             case DATE:
                 return of(Kind.DATE);
+            case TIME_WITHOUT_TIME_ZONE:
+                return temporal(Kind.TIME, ((TimeType) type).getPrecision());
             case TIMESTAMP_WITHOUT_TIME_ZONE:
                 return timestamp(((TimestampType) type).getPrecision());
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return temporal(
+                        Kind.TIMESTAMP_LTZ, ((LocalZonedTimestampType) type).getPrecision());
             default:
                 throw new IllegalArgumentException(
                         "unsupported column type " + type.asSummaryString());
@@ -222,7 +278,7 @@ public final class ColumnType implements Serializable {
     }
 
     /**
-     * Precision of DECIMAL and TIMESTAMP (0 otherwise).
+     * Precision of DECIMAL, TIME, TIMESTAMP and TIMESTAMP_LTZ (0 otherwise).
      *
      * @return the precision
      */
@@ -243,10 +299,14 @@ public final class ColumnType implements Serializable {
     int slotWidth() {
         switch (kind) {
             case BOOLEAN:
+            case TINYINT:
                 return 1;
+            case SMALLINT:
+                return 2;
             case INT:
             case FLOAT:
             case DATE:
+            case TIME:
                 return 4;
             case DECIMAL:
                 return precision <= 18 ? 8 : 16;
@@ -269,6 +329,10 @@ public final class ColumnType implements Serializable {
         switch (kind) {
             case BOOLEAN:
                 return Types.BOOLEAN;
+            case TINYINT:
+                return Types.BYTE;
+            case SMALLINT:
+                return Types.SHORT;
             case INT:
                 return Types.INT;
             case BIGINT:
@@ -285,6 +349,10 @@ public final class ColumnType implements Serializable {
                 return Types.PRIMITIVE_ARRAY(Types.BYTE);
             case DATE:
                 return Types.LOCAL_DATE;
+            case TIME:
+                return Types.LOCAL_TIME;
+            case TIMESTAMP_LTZ:
+                return Types.INSTANT;
             default:
                 return Types.LOCAL_DATE_TIME;
         }
@@ -301,6 +369,12 @@ public final class ColumnType implements Serializable {
         switch (kind) {
             case BOOLEAN:
                 t = DataTypes.BOOLEAN();
+                break;
+            case TINYINT:
+                t = DataTypes.TINYINT();
+                break;
+            case SMALLINT:
+                t = DataTypes.SMALLINT();
                 break;
             case INT:
                 t = DataTypes.INT();
@@ -326,6 +400,12 @@ public final class ColumnType implements Serializable {
             case DATE:
                 t = DataTypes.DATE();
                 break;
+            case TIME:
+                t = DataTypes.TIME(precision);
+                break;
+            case TIMESTAMP_LTZ:
+                t = DataTypes.TIMESTAMP_LTZ(precision);
+                break;
             default:
                 t = DataTypes.TIMESTAMP(precision);
         }
@@ -338,8 +418,10 @@ public final class ColumnType implements Serializable {
         switch (kind) {
             case DECIMAL:
                 return "DECIMAL(" + precision + ", " + scale + ")";
+            case TIME:
             case TIMESTAMP:
-                return "TIMESTAMP(" + precision + ")";
+            case TIMESTAMP_LTZ:
+                return kind.name() + "(" + precision + ")";
             default:
                 return kind.name();
         }

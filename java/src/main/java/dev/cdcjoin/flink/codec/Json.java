@@ -1,11 +1,7 @@
 package dev.cdcjoin.flink.codec;
 
-import java.util.List;
 
-/**
- * Minimal JSON writing: the configurations handed to the native library, and the quoted values in
- * the Java decoder's error messages.
- */
+/** JSON quoting for the values quoted in the Java decoder's error messages. */
 public final class Json {
 
     private Json() {}
@@ -29,19 +25,5 @@ public final class Json {
             }
         }
         return sb.append('"').toString();
-    }
-
-    /**
-     * A JSON array of strings.
-     *
-     * @param items the strings
-     * @return the array
-     */
-    public static String strings(List<String> items) {
-        StringBuilder sb = new StringBuilder("[");
-        for (int i = 0; i < items.size(); i++) {
-            sb.append(i == 0 ? "" : ",").append(quote(items.get(i)));
-        }
-        return sb.append(']').toString();
     }
 }

@@ -7,8 +7,10 @@ import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.util.Set;
 import org.apache.flink.types.Row;
@@ -23,13 +25,23 @@ import org.apache.flink.types.Row;
  *                       the offset counted from the row's start)
  * </pre>
  *
- * DECIMAL is its unscaled value (i64 up to precision 18, else i128); TIMESTAMP is micros since the
- * epoch for precision up to 6, else nanos; DATE is epoch days; FLOAT/DOUBLE have NaN canonical.
- * The encoding is canonical, so equal values give equal bytes (keys compare as bytes).
+ * TINYINT and SMALLINT are one and two bytes; DECIMAL is its unscaled value (i64 up to precision
+ * 18, else i128); TIMESTAMP and TIMESTAMP_LTZ are micros since the epoch for precision up to 6,
+ * else nanos, truncated to the precision; TIME is milliseconds of the day (Flink's runtime keeps
+ * no finer TIME), truncated to the precision; DATE is epoch days; FLOAT/DOUBLE have NaN
+ * canonical. The encoding is canonical, so equal values give equal bytes (keys compare as bytes).
+ *
+ * <p>A null column whose slot's first byte is {@link #UNAVAILABLE} is <em>unavailable</em>: the
+ * change did not carry its value (Debezium's placeholder for an unchanged TOASTed column). Such
+ * rows only travel from the decoder to the join, which fills or rejects them; reading such a
+ * column here is an error, never a null.
  */
 public final class RowCodec implements Serializable {
 
     private static final long serialVersionUID = 1L;
+
+    /** First slot byte of an unavailable column (whose null bit is set). */
+    public static final byte UNAVAILABLE = 1;
 
     private final CdcSchema schema;
     private final ColumnType[] types;
@@ -168,6 +180,12 @@ public final class RowCodec implements Serializable {
             case BOOLEAN:
                 buf.put(at, (byte) (as(Boolean.class, i, v) ? 1 : 0));
                 break;
+            case TINYINT:
+                buf.put(at, as(Byte.class, i, v));
+                break;
+            case SMALLINT:
+                buf.putShort(at, as(Short.class, i, v));
+                break;
             case INT:
                 buf.putInt(at, Math.toIntExact(integral(i, v)));
                 break;
@@ -186,8 +204,16 @@ public final class RowCodec implements Serializable {
             case DATE:
                 buf.putInt(at, Math.toIntExact(as(LocalDate.class, i, v).toEpochDay()));
                 break;
+            case TIME:
+                buf.putInt(at, timeMillis(i, as(LocalTime.class, i, v)));
+                break;
+            case TIMESTAMP_LTZ:
+                Instant instant = as(Instant.class, i, v);
+                buf.putLong(at, epochValue(i, instant.getEpochSecond(), instant.getNano()));
+                break;
             default:
-                buf.putLong(at, timestamp(i, as(LocalDateTime.class, i, v)));
+                LocalDateTime t = as(LocalDateTime.class, i, v);
+                buf.putLong(at, epochValue(i, t.toEpochSecond(ZoneOffset.UTC), t.getNano()));
         }
     }
 
@@ -225,17 +251,36 @@ public final class RowCodec implements Serializable {
         }
     }
 
-    private long timestamp(int i, LocalDateTime t) {
-        long seconds = t.toEpochSecond(ZoneOffset.UTC);
+    /** Nanoseconds kept by a fraction of {@code precision} digits: the truncation unit. */
+    private static int nanosUnit(int precision) {
+        int unit = 1;
+        for (int p = precision; p < 9; p++) {
+            unit *= 10;
+        }
+        return unit;
+    }
+
+    /** The stored value of a TIMESTAMP(_LTZ) column: micros or nanos, truncated to the precision. */
+    private long epochValue(int i, long seconds, int nanos) {
+        int precision = types[i].precision();
+        int kept = nanos - nanos % nanosUnit(precision);
         try {
-            if (types[i].precision() <= 6) {
-                return Math.addExact(Math.multiplyExact(seconds, 1_000_000L), t.getNano() / 1000);
+            if (precision <= 6) {
+                return Math.addExact(Math.multiplyExact(seconds, 1_000_000L), kept / 1000);
             }
-            return Math.addExact(Math.multiplyExact(seconds, 1_000_000_000L), t.getNano());
+            return Math.addExact(Math.multiplyExact(seconds, 1_000_000_000L), kept);
         } catch (ArithmeticException e) {
             throw new IllegalArgumentException(
-                    "column '" + name(i) + "' (" + types[i] + "): " + t + " is out of range", e);
+                    "column '" + name(i) + "' (" + types[i] + "): " + seconds + "s is out of range",
+                    e);
         }
+    }
+
+    /** A TIME column's milliseconds of the day, truncated to its precision. */
+    private int timeMillis(int i, LocalTime t) {
+        int unit = nanosUnit(Math.min(types[i].precision(), 3));
+        int nanos = t.getNano() - t.getNano() % unit;
+        return t.toSecondOfDay() * 1000 + nanos / 1_000_000;
     }
 
     private <T> T as(Class<T> cls, int i, Object v) {
@@ -295,13 +340,23 @@ public final class RowCodec implements Serializable {
      * @return its value, or {@code null}
      */
     public Object read(ByteBuffer buf, int start, int i) {
+        int at = start + offsets[i];
         if ((buf.get(start + i / 8) & (1 << (i % 8))) != 0) {
+            if (buf.get(at) == UNAVAILABLE) {
+                throw new IllegalArgumentException(
+                        "column '"
+                                + name(i)
+                                + "' is unavailable (the change did not carry its value)");
+            }
             return null;
         }
-        int at = start + offsets[i];
         switch (types[i].kind()) {
             case BOOLEAN:
                 return buf.get(at) != 0;
+            case TINYINT:
+                return buf.get(at);
+            case SMALLINT:
+                return buf.getShort(at);
             case INT:
                 return buf.getInt(at);
             case BIGINT:
@@ -318,8 +373,14 @@ public final class RowCodec implements Serializable {
                 return variable(buf, start, at);
             case DATE:
                 return LocalDate.ofEpochDay(buf.getInt(at));
+            case TIME:
+                return LocalTime.ofNanoOfDay(buf.getInt(at) * 1_000_000L);
+            case TIMESTAMP_LTZ:
+                return readInstant(buf.getLong(at), types[i].precision());
             default:
-                return readTimestamp(buf.getLong(at), types[i].precision());
+                return readInstant(buf.getLong(at), types[i].precision())
+                        .atOffset(ZoneOffset.UTC)
+                        .toLocalDateTime();
         }
     }
 
@@ -350,11 +411,10 @@ public final class RowCodec implements Serializable {
         return new BigDecimal(new BigInteger(be), t.scale());
     }
 
-    private static LocalDateTime readTimestamp(long v, int precision) {
+    private static Instant readInstant(long v, int precision) {
         long perSecond = precision <= 6 ? 1_000_000L : 1_000_000_000L;
         long seconds = Math.floorDiv(v, perSecond);
         long fraction = Math.floorMod(v, perSecond);
-        int nanos = (int) (precision <= 6 ? fraction * 1000 : fraction);
-        return LocalDateTime.ofEpochSecond(seconds, nanos, ZoneOffset.UTC);
+        return Instant.ofEpochSecond(seconds, precision <= 6 ? fraction * 1000 : fraction);
     }
 }
