@@ -23,6 +23,7 @@ import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
+import org.apache.flink.util.OutputTag;
 
 /**
  * A join of two Debezium change streams, decoded and joined in native code, with Flink SQL's
@@ -189,7 +190,11 @@ public final class CdcJoin {
         DataStream<BadRecord> bad =
                 left.getSideOutput(DebeziumDecoder.BAD_RECORDS)
                         .union(right.getSideOutput(DebeziumDecoder.BAD_RECORDS));
-        return new Result(() -> joinChanges(left, right), () -> joinChangesRaw(left, right), bad);
+        return new Result(
+                () -> joinChanges(left, right),
+                () -> joinChangesRaw(left, right),
+                bad,
+                DebeziumDecoder.BAD_RECORDS);
     }
 
     /**
@@ -211,7 +216,8 @@ public final class CdcJoin {
                 .transform(
                         operatorName(),
                         definition.rowTypeInfo(),
-                        NativeJoinOperator.rows(definition, batchSize, maxFlushDelay.toMillis())));
+                        NativeJoinOperator.rows(
+                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
     }
 
     /**
@@ -233,7 +239,8 @@ public final class CdcJoin {
                 .transform(
                         operatorName() + " (bytes)",
                         PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                        NativeJoinOperator.bytes(definition, batchSize, maxFlushDelay.toMillis())));
+                        NativeJoinOperator.bytes(
+                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
     }
 
     /**
@@ -272,7 +279,10 @@ public final class CdcJoin {
                 left.getSideOutput(JavaJoin.BAD_RECORDS)
                         .union(right.getSideOutput(JavaJoin.BAD_RECORDS));
         return new Result(
-                () -> java.joinChanges(left, right), () -> java.joinChangesRaw(left, right), bad);
+                () -> java.joinChanges(left, right),
+                () -> java.joinChangesRaw(left, right),
+                bad,
+                JavaJoin.BAD_RECORDS);
     }
 
     /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
@@ -313,7 +323,7 @@ public final class CdcJoin {
 
     /**
      * The outputs of a join: the changelog, as rows or as bytes, and the records that could not be
-     * decoded.
+     * decoded or joined.
      *
      * <p>The join operator is added to the job by the first call of {@link #rows()} (rows) or
      * {@link #rawRows()} (bytes); later calls return the same stream. Calling both adds two join
@@ -322,17 +332,20 @@ public final class CdcJoin {
     public static final class Result {
         private final Supplier<SingleOutputStreamOperator<Row>> rowsFactory;
         private final Supplier<SingleOutputStreamOperator<byte[]>> rawFactory;
-        private final DataStream<BadRecord> badRecords;
+        private final DataStream<BadRecord> decodeErrors;
+        private final OutputTag<BadRecord> joinErrors;
         private SingleOutputStreamOperator<Row> rows;
         private SingleOutputStreamOperator<byte[]> raw;
 
         Result(
                 Supplier<SingleOutputStreamOperator<Row>> rows,
                 Supplier<SingleOutputStreamOperator<byte[]>> raw,
-                DataStream<BadRecord> badRecords) {
+                DataStream<BadRecord> decodeErrors,
+                OutputTag<BadRecord> joinErrors) {
             this.rowsFactory = rows;
             this.rawFactory = raw;
-            this.badRecords = badRecords;
+            this.decodeErrors = decodeErrors;
+            this.joinErrors = joinErrors;
         }
 
         /**
@@ -364,13 +377,25 @@ public final class CdcJoin {
         }
 
         /**
-         * Records of either input that could not be decoded (empty under {@link
-         * BadRecordPolicy#FAIL}).
+         * Records of either input that could not be decoded, and changes the join rejected (e.g.
+         * an unchanged TOASTed column with no stored row to take its value from); empty under
+         * {@link BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when
+         * neither was called yet, it adds the join as {@link #rows()} does.
          *
          * @return the bad records
          */
         public DataStream<BadRecord> badRecords() {
-            return badRecords;
+            if (rows == null && raw == null) {
+                rows();
+            }
+            DataStream<BadRecord> all = decodeErrors;
+            if (rows != null) {
+                all = all.union(rows.getSideOutput(joinErrors));
+            }
+            if (raw != null) {
+                all = all.union(raw.getSideOutput(joinErrors));
+            }
+            return all;
         }
     }
 

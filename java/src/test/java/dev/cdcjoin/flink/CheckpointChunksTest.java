@@ -31,7 +31,7 @@ class CheckpointChunksTest {
         OperatorSubtaskState snapshot;
         long[] before;
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
-                var h = harness(NativeJoinOperator.rows(def, 1024, 1000), null)) {
+                var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), null)) {
             for (int i = 0; i < USERS; i++) {
                 h.processElement1(new StreamRecord<>(change(users, user(i))));
             }
@@ -43,7 +43,7 @@ class CheckpointChunksTest {
             snapshot = h.snapshot(1, 1);
         }
         try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
-                var h = harness(NativeJoinOperator.rows(def, 1024, 1000), snapshot)) {
+                var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), snapshot)) {
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
             long[] after = op.nativeStats();
             assertEquals(USERS, after[NativeJoin.STAT_STATE_ROWS]);

@@ -95,8 +95,8 @@ class RawOutputTest {
         CdcJoin projected =
                 usersDomains(type).select("domain").select("users.id", "uid").select("name").build();
         JoinDefinition def = projected.definition();
-        NativeJoinOperator<Row> rowsOp = NativeJoinOperator.rows(def, 7, 1000);
-        NativeJoinOperator<byte[]> rawOp = NativeJoinOperator.bytes(def, 7, 1000);
+        NativeJoinOperator<Row> rowsOp = NativeJoinOperator.rows(def, 7, 1000, BadRecordPolicy.FAIL);
+        NativeJoinOperator<byte[]> rawOp = NativeJoinOperator.bytes(def, 7, 1000, BadRecordPolicy.FAIL);
         List<Row> rows;
         List<byte[]> raw;
         try (NativeDecoder users =
@@ -175,7 +175,7 @@ class RawOutputTest {
     void everyOutputRowHasTheTimestampOfTheRecordThatCausedIt() throws Exception {
         JoinDefinition def = usersDomains(JoinType.LEFT).build().definition();
         for (NativeJoinOperator<?> op :
-                List.of(NativeJoinOperator.rows(def, 16, 1000), NativeJoinOperator.bytes(def, 16, 1000))) {
+                List.of(NativeJoinOperator.rows(def, 16, 1000, BadRecordPolicy.FAIL), NativeJoinOperator.bytes(def, 16, 1000, BadRecordPolicy.FAIL))) {
             try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
                     NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
                     var h = harness(op)) {

@@ -8,7 +8,9 @@ import java.nio.ByteBuffer;
  * <p>Input batches are direct buffers of records {@code side u8 | kind u8 | keyGroup u16 | len u32
  * | row}; the output is rows {@code input u32 | kind u8 | leftLen u32 | left | rightLen u32 |
  * right}, {@code input} being the index of the input record that caused the row and a length of
- * {@code 0xFFFFFFFF} standing for a null side (all little-endian).
+ * {@code 0xFFFFFFFF} standing for a null side (all little-endian); a change the engine rejected is
+ * {@code input u32 | OUTPUT_REJECTED u8 | len u32 | UTF-8 message} instead (Rust {@code
+ * cdcjoin_join::batch}).
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * state; any later call throws {@link IllegalStateException}.
@@ -36,6 +38,9 @@ public final class NativeJoin implements AutoCloseable {
     public static final int STAT_STATE_ROW_BYTES = 7;
     /** Index in {@link #stats(long[])}: heap bytes held by the state. */
     public static final int STAT_STATE_HEAP_BYTES = 8;
+
+    /** The kind byte of an output entry that reports a rejected input change, not a row. */
+    public static final byte OUTPUT_REJECTED = (byte) 0xFF;
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
 

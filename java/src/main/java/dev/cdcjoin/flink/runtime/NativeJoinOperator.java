@@ -1,13 +1,18 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
+import dev.cdcjoin.flink.DebeziumDecoder;
 import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -45,6 +50,12 @@ import org.apache.flink.types.RowKind;
  * <p>Every output row carries the timestamp of the input record that caused it, as in Flink's own
  * join operator.
  *
+ * <p>A change the engine rejects (one whose unavailable columns, such as Debezium's placeholder for
+ * an unchanged TOASTed value, it cannot fill from its state) is not applied; under {@link
+ * BadRecordPolicy#FAIL} it fails the job with the engine's message, under {@link
+ * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link DebeziumDecoder#BAD_RECORDS} as a {@link
+ * BadRecord}.
+ *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
  * #close()}.
@@ -71,6 +82,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private final JoinDefinition definition;
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
+    /** Where rejected changes go. */
+    private final BadRecordPolicy policy;
 
     private transient NativeJoin join;
     private transient int maxParallelism;
@@ -81,15 +94,22 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient boolean[] projectedLeft;
     private transient int[] projectedColumn;
     private transient BatchTimestamps timestamps;
+    /** The input (0 left, 1 right) of each record of the batch, to name a rejected change's table. */
+    private transient byte[] sides;
     private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
     private transient ManagedMemoryAccount memory;
 
     private NativeJoinOperator(
-            JoinDefinition definition, int batchSize, long maxFlushDelayMs, boolean raw) {
+            JoinDefinition definition,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy,
+            boolean raw) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
+        this.policy = Objects.requireNonNull(policy, "policy");
         this.raw = raw;
     }
 
@@ -100,11 +120,15 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @param definition the join
      * @param batchSize input records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the engine rejects go
      * @return the operator
      */
     public static NativeJoinOperator<Row> rows(
-            JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, false);
+            JoinDefinition definition,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy) {
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
     }
 
     /**
@@ -115,11 +139,15 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @param definition the join
      * @param batchSize input records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the engine rejects go
      * @return the operator
      */
     public static NativeJoinOperator<byte[]> bytes(
-            JoinDefinition definition, int batchSize, long maxFlushDelayMs) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, true);
+            JoinDefinition definition,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy) {
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
     }
 
     @Override
@@ -182,6 +210,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             projectedColumn[i] = projection[i] - (projectedLeft[i] ? 0 : leftCodec.arity());
         }
         timestamps = new BatchTimestamps(batchSize);
+        sides = new byte[batchSize];
         heapCopy = new HeapCopy();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
@@ -219,6 +248,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     private void append(int side, StreamRecord<ChangeRecord> element) throws Exception {
         timestamps.set(batch.records(), element);
+        sides[batch.records()] = (byte) side;
         frame(batch, side, element.getValue(), maxParallelism);
         afterAppend(batch.records());
     }
@@ -261,13 +291,18 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /**
      * Emits the rows of a batch's output ({@code input i32 | kind u8 | leftLen i32 | left |
      * rightLen i32 | right}, see {@code cdcjoin_join::batch}), each with the timestamp of the input
-     * record that caused it.
+     * record that caused it, and hands rejected changes ({@code input i32 | REJECTED u8 | len i32 |
+     * message}) to the bad-record policy.
      */
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
         int p = 0;
         while (p < out.limit()) {
             int input = out.getInt(p);
+            if (out.get(p + 4) == NativeJoin.OUTPUT_REJECTED) {
+                p = reject(out, p, input);
+                continue;
+            }
             int leftAt = p + 5;
             int leftLength = out.getInt(leftAt);
             int rightAt = leftAt + 4 + Math.max(leftLength, 0);
@@ -281,6 +316,20 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             metrics.rowsOut.inc();
             p = end;
         }
+    }
+
+    /** Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index. */
+    private int reject(ByteBuffer out, int p, int input) {
+        int length = out.getInt(p + 5);
+        String message = new String(out.array(), p + 9, length, StandardCharsets.UTF_8);
+        JoinSide side = sides[input] == 0 ? definition.left() : definition.right();
+        String reason = side.name() + ": change rejected by the join: " + message;
+        if (policy == BadRecordPolicy.FAIL) {
+            throw new IllegalStateException(
+                    reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
+        }
+        output.collect(DebeziumDecoder.BAD_RECORDS, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+        return p + 9 + length;
     }
 
     /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */
