@@ -21,6 +21,10 @@
 #                                      others (its own class loader); "" = none
 #   E2E_CONVERGE_SECS=120              how long the mart may take to converge after the workload
 #   E2E_SKIP_INSTALL=1                 skip install.sh (already installed)
+#   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
+#                                      every common Postgres type, two connector configurations,
+#                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
+#                                      an incremental snapshot; its knobs E2E_FID_* are there); 0 = not
 # Ports, versions, paths: e2e/lib/common.sh.
 set -euo pipefail
 E2E_T0=$(date +%s)
@@ -41,6 +45,9 @@ LATE_JOIN=${E2E_LATE_JOIN-left}
 JOIN_CLASS=${E2E_JOIN_CLASS:-dev.cdcjoin.flink.e2e.UsersDomainsMartJob}
 JOIN_JAR=""
 if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_CACHE/jobs/e2e-users-domains-join.jar}; else LATE_JOIN=""; fi
+# the fidelity scenario needs the product's job JAR (its FidelityMartJob); connect.sh reads the setting
+[[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || E2E_FIDELITY=0
+export E2E_FIDELITY
 CONVERGE_SECS=${E2E_CONVERGE_SECS:-120}
 BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
 TOPICS="$E2E_TOPIC_USERS,$E2E_TOPIC_DOMAINS"
@@ -102,6 +109,18 @@ print("debezium:   expected records users %d, domains %d (by op: %s)" % (e["reco
 fr = e["final_rows"]
 print("sources:    final users %d, domains %d; join rows inner %d, left %d" % (fr["users"], fr["domains"], fr["inner_join"], fr["left_join"]))
 EOF
+    [[ -f $E2E_RUN/fidelity/workload/summary.json ]] && python3 - "$E2E_RUN/fidelity/workload/summary.json" "$E2E_RUN/fidelity/workload/feed.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+try:
+    f = json.load(open(sys.argv[2]))
+except Exception:
+    f = {}
+print("fidelity:   snapshot %d accounts + %d items; %d statements (signal at line %d) at %s/s (achieved %s/s in %ss)" % (
+    s["snapshot"]["accounts"], s["snapshot"]["items"], s["statements"], s["signal_line"], f.get("target_rate", "?"),
+    f.get("rate", "?"), f.get("seconds", "?")))
+print("            mix: " + ", ".join("%s %d" % kv for kv in sorted(s["mix"].items())))
+EOF
     local m
     for m in "${MART_LINES[@]}"; do echo "mart:       $m"; done
     for r in "${RESULTS[@]}"; do
@@ -143,6 +162,8 @@ log "workload: generated $STATEMENTS statements (seed $SEED): $(cat "$WL/generat
 e2e_psql -q -f "$E2E_DIR/sql/schema.sql"
 e2e_psql -q -f "$WL/snapshot.sql"
 log "postgres: schema created, snapshot rows loaded: $(e2e_psql -tAc "select (select count(*) from users) || ' users, ' || (select count(*) from domains) || ' domains'")"
+# the fidelity scenario's tables and initial rows: its connectors start with Kafka Connect below
+[[ $E2E_FIDELITY == 1 ]] && "$E2E_DIR/fidelity.sh" prepare
 if [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]]; then
     # the join job's sink on its own against this Postgres: commit on checkpoint completion, a lost
     # notification (restore applies the batch, once), an aborted checkpoint, whole-row retractions
@@ -372,6 +393,16 @@ if [[ -n $JOIN_JAR ]]; then
     fi
     for j in "${!JOIN_JOB[@]}"; do "$LIB/flink.sh" cancel "${JOIN_JOB[$j]}"; done
     log "flink: join jobs cancelled"
+    if [[ $E2E_FIDELITY == 1 ]]; then
+        # the fidelity scenario in the same pipeline; its checks and mart lines join ours
+        t=$(date +%s)
+        "$E2E_DIR/fidelity.sh" run "$JOIN_JAR" ||
+            result "fidelity scenario" FAIL "e2e/fidelity.sh run failed (see its output above)"
+        for f in results marts; do [[ -f $E2E_RUN/fidelity/$f ]] || touch "$E2E_RUN/fidelity/$f"; done
+        while IFS= read -r r; do RESULTS+=("$r"); done <"$E2E_RUN/fidelity/results"
+        while IFS= read -r r; do MART_LINES+=("$r"); done <"$E2E_RUN/fidelity/marts"
+        log "fidelity: scenario took $(($(date +%s) - t)) s"
+    fi
 else
     if "$LIB/mart.sh" selftest >"$E2E_RUN/mart-selftest.txt" 2>&1; then
         result "mart comparison self-test" PASS "equal/perturbed/upserted marts judged right ($(grep -c detected "$E2E_RUN/mart-selftest.txt") perturbations caught)"

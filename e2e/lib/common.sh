@@ -37,6 +37,13 @@ E2E_TOPIC_PREFIX="${E2E_TOPIC_PREFIX:-e2e}"
 E2E_TOPIC_USERS="$E2E_TOPIC_PREFIX.public.users"
 E2E_TOPIC_DOMAINS="$E2E_TOPIC_PREFIX.public.domains"
 E2E_TOPIC_PARTITIONS="${E2E_TOPIC_PARTITIONS:-2}"
+# The fidelity scenario (e2e/fidelity.sh): its two connectors (topic prefixes fa and fb) run in
+# the same Kafka Connect worker from the start; E2E_FIDELITY=0 leaves it all out.
+E2E_FIDELITY="${E2E_FIDELITY:-1}"
+E2E_FID_CONNECTOR_A=e2e-fid-a
+E2E_FID_CONNECTOR_B=e2e-fid-b
+E2E_FID_PREFIX_A=fa
+E2E_FID_PREFIX_B=fb
 # Debezium's JSON converter: false = plain envelopes {before,after,source,op,...};
 # true = schema-wrapped {schema,payload}. The product's decoder reads both.
 E2E_JSON_SCHEMAS="${E2E_JSON_SCHEMAS:-false}"

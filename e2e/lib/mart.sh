@@ -10,7 +10,9 @@
 #                             through the marts' keys as a changelog sink would -> equal again
 #   sink MART                 what the join job's sink applied (mart.sink_progress); exit 1 on an anomaly
 #   clear                     empties the mart tables
-# MART: inner | left | inner-late | left-late (the late ones: the job submitted mid-run)
+#   columndiff MART           which columns differ, where the key matches (sql/column_diff.sql)
+# MART: inner | left | inner-late | left-late (the late ones: the job submitted mid-run) |
+#       fid-a | fid-b (e2e/fidelity.sh: every common type, two connector configurations)
 #
 # inner = mart.users_domains      vs users JOIN domains ON users.id = domains.user_id
 # left  = mart.users_domains_left vs users LEFT JOIN domains ON users.id = domains.user_id
@@ -20,18 +22,27 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SQL=$E2E_DIR/sql
 
+# mart_of MART: sets MART_TABLE, MART_EXPECTED (the view it must equal), MART_KEY (the columns
+# that identify a row) and MART_SHOW (what compare prints of a differing row).
 mart_of() {
+    MART_KEY="id, domain_id"
+    MART_SHOW="*"
     case $1 in
-        inner) echo "mart.users_domains mart.expected_users_domains" ;;
-        left) echo "mart.users_domains_left mart.expected_users_domains_left" ;;
-        inner-late) echo "mart.users_domains_late mart.expected_users_domains" ;;
-        left-late) echo "mart.users_domains_left_late mart.expected_users_domains_left" ;;
-        *) die "mart must be inner, left, inner-late or left-late, not '$1'" ;;
+        inner) MART_TABLE=mart.users_domains MART_EXPECTED=mart.expected_users_domains ;;
+        left) MART_TABLE=mart.users_domains_left MART_EXPECTED=mart.expected_users_domains_left ;;
+        inner-late) MART_TABLE=mart.users_domains_late MART_EXPECTED=mart.expected_users_domains ;;
+        left-late) MART_TABLE=mart.users_domains_left_late MART_EXPECTED=mart.expected_users_domains_left ;;
+        fid-a | fid-b)
+            # the fidelity marts (e2e/fidelity.sh): rows too wide to print; columndiff names the columns
+            MART_TABLE=mart.${1/-/_} MART_EXPECTED=mart.expected_${1/-/_}
+            MART_KEY="item_id, account_id" MART_SHOW="item_id, account_id, acc_id"
+            ;;
+        *) die "mart must be inner, left, inner-late, left-late, fid-a or fid-b, not '$1'" ;;
     esac
 }
 
 # table MART: the mart's table name
-table() { mart_of "$1" | cut -d' ' -f1; }
+table() { mart_of "$1" && echo "$MART_TABLE"; }
 
 # sink MART: what the join job's sink did to the mart (mart.sink_progress, summed over its
 # subtasks): "batches=N changes=N inserted=N upserted_existing=N deleted=N delete_missed=N
@@ -49,9 +60,9 @@ sink() {
 }
 
 compare() {
-    local m e
-    read -r m e <<<"$(mart_of "$1")"
-    e2e_psql -q -v mart="$m" -v expected="$e" -v limit="${2:-10}" -f "$SQL/compare.sql" 2>&1 |
+    mart_of "$1"
+    e2e_psql -q -v mart="$MART_TABLE" -v expected="$MART_EXPECTED" -v limit="${2:-10}" -v key="$MART_KEY" \
+        -v show="$MART_SHOW" -f "$SQL/compare.sql" 2>&1 |
         grep -v 'mart differs from the join' | sed '/^CONTEXT:/d'
     return "${PIPESTATUS[0]}"
 }
@@ -88,10 +99,16 @@ expect_same() {
     log "selftest: $what -> $(echo "$out" | grep '^COMPARE')"
 }
 
+# columndiff MART: per column, how many rows of the mart differ from the join where the key
+# matches, with one example (sql/column_diff.sql); for a failed comparison of a wide mart.
+columndiff() {
+    mart_of "$1"
+    e2e_psql -q -v mart="$MART_TABLE" -v expected="$MART_EXPECTED" -v key="$MART_KEY" -f "$SQL/column_diff.sql"
+}
+
 fill() {
-    local m e
-    read -r m e <<<"$(mart_of "$1")"
-    e2e_psql -q -v mart="$m" -v expected="$e" -f "$SQL/fill_mart.sql"
+    mart_of "$1"
+    e2e_psql -q -v mart="$MART_TABLE" -v expected="$MART_EXPECTED" -f "$SQL/fill_mart.sql"
 }
 
 selftest() {
@@ -153,6 +170,7 @@ case $cmd in
     fill) fill "$1" ;;
     sink) sink "$1" ;;
     table) table "$1" ;;
+    columndiff) columndiff "$1" ;;
     clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.sink_progress" ;;
     *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late)" ;;
 esac

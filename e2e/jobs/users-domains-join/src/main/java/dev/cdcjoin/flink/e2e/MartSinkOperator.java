@@ -6,7 +6,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.apache.flink.api.common.state.ListState;
@@ -173,7 +171,7 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         }
         currentOut.writeByte(row.getKind().toByteValue());
         for (int i = 0; i < columns.size(); i++) {
-            writeValue(currentOut, row.getField(i));
+            MartValues.write(currentOut, row.getField(i));
         }
         currentCount++;
     }
@@ -215,7 +213,7 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         }
     }
 
-    private static void deregisterDriver() {
+    static void deregisterDriver() {
         try {
             if (org.postgresql.Driver.isRegistered()) {
                 org.postgresql.Driver.deregister();
@@ -229,17 +227,7 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
     // the database
 
     private void connect() throws SQLException {
-        Properties p = new Properties();
-        p.setProperty("user", jdbcUser);
-        if (!jdbcPassword.isEmpty()) {
-            p.setProperty("password", jdbcPassword);
-        }
-        p.setProperty("ApplicationName", "cdcjoin-e2e " + table + " #" + subtask);
-        // the driver directly, not DriverManager: it is in the job's class loader
-        connection = new org.postgresql.Driver().connect(jdbcUrl, p);
-        if (connection == null) {
-            throw new SQLException("not a PostgreSQL JDBC URL: " + jdbcUrl);
-        }
+        connection = E2eJobs.connect(jdbcUrl, jdbcUser, jdbcPassword, "cdcjoin-e2e " + table + " #" + subtask);
         connection.setAutoCommit(false);
         sqlTypes = new int[columns.size()];
         try (Statement s = connection.createStatement();
@@ -401,7 +389,7 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
             if (row[c] == null) {
                 ps.setNull(c + 1, sqlTypes[c]);
             } else {
-                ps.setObject(c + 1, row[c]);
+                ps.setObject(c + 1, MartValues.jdbc(row[c]));
             }
         }
     }
@@ -446,47 +434,10 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
             b.kinds[i] = in.readByte();
             Object[] row = new Object[columns.size()];
             for (int c = 0; c < row.length; c++) {
-                row[c] = readValue(in);
+                row[c] = MartValues.read(in);
             }
             b.rows[i] = row;
         }
         return b;
-    }
-
-    private static void writeValue(DataOutputStream out, Object v) throws IOException {
-        if (v == null) {
-            out.writeByte(0);
-        } else if (v instanceof Integer) {
-            out.writeByte(1);
-            out.writeInt((Integer) v);
-        } else if (v instanceof Long) {
-            out.writeByte(2);
-            out.writeLong((Long) v);
-        } else if (v instanceof String) {
-            byte[] s = ((String) v).getBytes(StandardCharsets.UTF_8);
-            out.writeByte(3);
-            out.writeInt(s.length);
-            out.write(s);
-        } else {
-            throw new IllegalArgumentException("mart sink: unsupported value type " + v.getClass().getName());
-        }
-    }
-
-    private static Object readValue(DataInputStream in) throws IOException {
-        byte tag = in.readByte();
-        switch (tag) {
-            case 0:
-                return null;
-            case 1:
-                return in.readInt();
-            case 2:
-                return in.readLong();
-            case 3:
-                byte[] s = new byte[in.readInt()];
-                in.readFully(s);
-                return new String(s, StandardCharsets.UTF_8);
-            default:
-                throw new IOException("mart sink: bad value tag " + tag);
-        }
     }
 }

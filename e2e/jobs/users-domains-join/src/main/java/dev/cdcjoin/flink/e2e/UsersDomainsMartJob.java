@@ -7,23 +7,15 @@ import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.Collector;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * The e2e data-mart job: Debezium topics of {@code users} and {@code domains} → the product's
@@ -66,8 +58,8 @@ public final class UsersDomainsMartJob {
     static final List<String> MART_KEY = List.of("id", "domain_id");
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = parse(args);
-        String bootstrap = required(a, "bootstrap");
+        Map<String, String> a = E2eJobs.parse(args);
+        String bootstrap = E2eJobs.required(a, "bootstrap");
         String usersTopic = a.getOrDefault("users-topic", "e2e.public.users");
         String domainsTopic = a.getOrDefault("domains-topic", "e2e.public.domains");
         String group = a.getOrDefault("group", "e2e-join");
@@ -75,10 +67,10 @@ public final class UsersDomainsMartJob {
         if (joinType != JoinType.INNER && joinType != JoinType.LEFT) {
             throw new IllegalArgumentException("--join must be inner or left, not " + joinType);
         }
-        String jdbcUrl = required(a, "jdbc-url");
+        String jdbcUrl = E2eJobs.required(a, "jdbc-url");
         String jdbcUser = a.getOrDefault("jdbc-user", "postgres");
         String jdbcPassword = a.getOrDefault("jdbc-password", "");
-        String table = required(a, "mart-table");
+        String table = E2eJobs.required(a, "mart-table");
         long checkpointMs = Long.parseLong(a.getOrDefault("checkpoint-ms", "2000"));
         long maxFlushMs = Long.parseLong(a.getOrDefault("max-flush-ms", "50"));
         if (checkpointMs <= 0) {
@@ -89,11 +81,11 @@ public final class UsersDomainsMartJob {
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
 
         DataStream<byte[]> users = env
-                .fromSource(kafka(bootstrap, usersTopic, group, "users"), WatermarkStrategy.noWatermarks(),
+                .fromSource(E2eJobs.kafka(bootstrap, usersTopic, group, "users"), WatermarkStrategy.noWatermarks(),
                         "kafka " + usersTopic)
                 .uid("source-users");
         DataStream<byte[]> domains = env
-                .fromSource(kafka(bootstrap, domainsTopic, group, "domains"), WatermarkStrategy.noWatermarks(),
+                .fromSource(E2eJobs.kafka(bootstrap, domainsTopic, group, "domains"), WatermarkStrategy.noWatermarks(),
                         "kafka " + domainsTopic)
                 .uid("source-domains");
 
@@ -122,56 +114,6 @@ public final class UsersDomainsMartJob {
                 .uid("mart-sink");
 
         env.execute("e2e users-domains " + joinType + " join -> " + table);
-    }
-
-    static KafkaSource<byte[]> kafka(String bootstrap, String topic, String group, String what) {
-        return KafkaSource.<byte[]>builder()
-                .setBootstrapServers(bootstrap)
-                .setTopics(topic)
-                .setGroupId(group)
-                .setClientIdPrefix(group + "-" + what)
-                .setStartingOffsets(OffsetsInitializer.earliest())
-                .setDeserializer(new ValueBytes())
-                .build();
-    }
-
-    /** A record's value bytes; Debezium's tombstones (null values, for log compaction) are dropped. */
-    static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
-            if (record.value() != null) {
-                out.collect(record.value());
-            }
-        }
-
-        @Override
-        public TypeInformation<byte[]> getProducedType() {
-            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
-        }
-    }
-
-    private static String required(Map<String, String> a, String key) {
-        String v = a.get(key);
-        if (v == null || v.isEmpty()) {
-            throw new IllegalArgumentException("--" + key + " is required");
-        }
-        return v;
-    }
-
-    private static Map<String, String> parse(String[] args) {
-        Map<String, String> m = new HashMap<>();
-        if (args.length % 2 != 0) {
-            throw new IllegalArgumentException("expected --key value pairs");
-        }
-        for (int i = 0; i < args.length; i += 2) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("expected --key value pairs, got " + args[i]);
-            }
-            m.put(args[i].substring(2), args[i + 1]);
-        }
-        return m;
     }
 
     private UsersDomainsMartJob() {}

@@ -3,10 +3,15 @@ package dev.cdcjoin.flink.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -28,6 +33,7 @@ import org.junit.jupiter.api.Test;
 class MartSinkOperatorTest {
 
     private static final String TABLE = "mart.sink_test";
+    private static final String TYPED = "mart.sink_test_typed";
     private static final String URL = System.getProperty("e2e.jdbc.url", "");
 
     private Connection db;
@@ -37,10 +43,10 @@ class MartSinkOperatorTest {
     void setUp() throws SQLException {
         assumeTrue(!URL.isEmpty(), "no -De2e.jdbc.url: MartSinkOperatorTest needs the e2e Postgres");
         db = new org.postgresql.Driver().connect(URL, props());
-        sql("DROP TABLE IF EXISTS " + TABLE);
+        sql("DROP TABLE IF EXISTS " + TABLE + ", " + TYPED);
         sql("CREATE TABLE " + TABLE + " (id integer NOT NULL, firstname text, lastname text, domain_id integer,"
                 + " user_id integer, domain_name text, UNIQUE NULLS NOT DISTINCT (id, domain_id))");
-        sql("DELETE FROM mart.sink_progress WHERE mart_table = '" + TABLE + "'");
+        sql("DELETE FROM mart.sink_progress WHERE mart_table IN ('" + TABLE + "', '" + TYPED + "')");
     }
 
     @AfterEach
@@ -49,8 +55,8 @@ class MartSinkOperatorTest {
             h.close();
         }
         if (db != null) {
-            sql("DROP TABLE IF EXISTS " + TABLE);
-            sql("DELETE FROM mart.sink_progress WHERE mart_table = '" + TABLE + "'");
+            sql("DROP TABLE IF EXISTS " + TABLE + ", " + TYPED);
+            sql("DELETE FROM mart.sink_progress WHERE mart_table IN ('" + TABLE + "', '" + TYPED + "')");
             db.close();
         }
     }
@@ -129,11 +135,45 @@ class MartSinkOperatorTest {
         assertEquals("2 5 2 1 1 1", progress());
     }
 
+    /**
+     * A row of every type the product emits is stored as it came, and its whole-row retraction
+     * finds it: each type compares equal to itself through {@code IS NOT DISTINCT FROM ?}
+     * (floats at their extremes, times with fractions, instants before 1970, empty bytes).
+     */
+    @Test
+    void everyTypeIsStoredAndRetractedExactly() throws Exception {
+        sql("CREATE TABLE " + TYPED + " (k integer PRIMARY KEY, b boolean, ti smallint, s smallint, l bigint,"
+                + " f real, d double precision, n numeric(38, 10), bin bytea, dt date, tm time, ts timestamp(6),"
+                + " tz timestamptz, str text)");
+        List<String> cols = List.of("k", "b", "ti", "s", "l", "f", "d", "n", "bin", "dt", "tm", "ts", "tz", "str");
+        OneInputStreamOperatorTestHarness<Row, Void> h = harness(TYPED, cols, List.of("k"), null);
+        Object[] row = {1, true, (byte) -128, (short) 32767, Long.MIN_VALUE, Float.MIN_VALUE, -Double.MAX_VALUE,
+            new BigDecimal("-1234567890123456789012345678.1234567890"), new byte[0], LocalDate.of(1600, 2, 29),
+            LocalTime.of(23, 59, 59, 999_000_000), LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_000),
+            Instant.parse("1969-12-31T23:59:59.999999Z"), "Zoë 😀"};
+        h.processElement(rec(RowKind.INSERT, row));
+        sql("SET TIME ZONE 'UTC'");
+        h.snapshot(1, 1);
+        h.notifyOfCompletedCheckpoint(1);
+        assertEquals(List.of("1|t|-128|32767|-9223372036854775808|1e-45|-1.7976931348623157e+308"
+                + "|-1234567890123456789012345678.1234567890|\\x|1600-02-29|23:59:59.999|1969-12-31 23:59:59.999999"
+                + "|1969-12-31 23:59:59.999999+00|Zoë 😀"), select("SELECT * FROM " + TYPED, cols.size()));
+        h.processElement(rec(RowKind.DELETE, row));
+        h.snapshot(2, 2);
+        h.notifyOfCompletedCheckpoint(2);
+        assertEquals(List.of(), select("SELECT * FROM " + TYPED, cols.size()));
+        assertEquals("2 2 1 0 1 0", progress(TYPED));
+    }
+
     // -------------------------------------------------------------------------------------------
 
     private OneInputStreamOperatorTestHarness<Row, Void> harness(OperatorSubtaskState restore) throws Exception {
-        MartSinkOperator op = new MartSinkOperator(URL, "postgres", "", TABLE,
-                UsersDomainsMartJob.MART_COLUMNS, UsersDomainsMartJob.MART_KEY);
+        return harness(TABLE, UsersDomainsMartJob.MART_COLUMNS, UsersDomainsMartJob.MART_KEY, restore);
+    }
+
+    private OneInputStreamOperatorTestHarness<Row, Void> harness(String table, List<String> columns, List<String> key,
+            OperatorSubtaskState restore) throws Exception {
+        MartSinkOperator op = new MartSinkOperator(URL, "postgres", "", table, columns, key);
         OneInputStreamOperatorTestHarness<Row, Void> h = new OneInputStreamOperatorTestHarness<>(op);
         harnesses.add(h);
         h.setup();
@@ -165,12 +205,16 @@ class MartSinkOperatorTest {
     }
 
     private List<String> rows() throws SQLException {
+        return select("SELECT * FROM " + TABLE + " ORDER BY id, domain_id", 6);
+    }
+
+    /** The query's rows, each as its first n columns' text joined with |. */
+    private List<String> select(String query, int n) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (Statement st = db.createStatement();
-                ResultSet rs = st.executeQuery("SELECT * FROM " + TABLE + " ORDER BY id, domain_id")) {
+        try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery(query)) {
             while (rs.next()) {
                 StringBuilder sb = new StringBuilder();
-                for (int i = 1; i <= 6; i++) {
+                for (int i = 1; i <= n; i++) {
                     sb.append(i > 1 ? "|" : "").append(rs.getString(i));
                 }
                 out.add(sb.toString());
@@ -181,10 +225,14 @@ class MartSinkOperatorTest {
 
     /** "checkpoint changes inserted upserted_existing deleted delete_missed" of the progress rows. */
     private String progress() throws SQLException {
+        return progress(TABLE);
+    }
+
+    private String progress(String table) throws SQLException {
         try (Statement st = db.createStatement();
                 ResultSet rs = st.executeQuery("SELECT max(checkpoint_id), sum(changes), sum(inserted),"
                         + " sum(upserted_existing), sum(deleted), sum(delete_missed) FROM mart.sink_progress"
-                        + " WHERE mart_table = '" + TABLE + "'")) {
+                        + " WHERE mart_table = '" + table + "'")) {
             rs.next();
             StringBuilder sb = new StringBuilder();
             for (int i = 1; i <= 6; i++) {

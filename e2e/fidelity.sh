@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# The fidelity scenario, run by e2e/run.sh in its running pipeline (PostgreSQL, Kafka, Kafka Connect,
+# Flink): real Debezium values of every common Postgres type, under two connector configurations,
+# joined by the product and compared value for value with the same join computed in Postgres.
+#
+#   fid_items (every common type, REPLICA IDENTITY FULL)
+#     LEFT JOIN fid_accounts (REPLICA IDENTITY DEFAULT, upsert mode, two TOASTed columns > 8 KB)
+#     ON fid_accounts.id = fid_items.account_id
+#
+# Two Debezium connectors read both tables (lib/connect.sh: e2e-fid-a with decimal.handling.mode=
+# precise, time.precision.mode=adaptive, binary.handling.mode=bytes, topics fa.*; e2e-fid-b with
+# string, connect, hex, topics fb.*); one join job per connector (jobs/.../FidelityMartJob, each
+# declaring the DebeziumFormat of its connector) fills its mart (mart.fid_a, mart.fid_b). While the
+# workload runs: a re-delivery (Kafka Connect stopped, its offsets file rewound to a copy taken
+# earlier, started again: both connectors replay from the earlier LSN) and an incremental snapshot
+# (a row in the signal table fid_signal, inserted by the workload itself). Then each mart must equal
+# its expected view (sql/fidelity.sql) row by row and value by value, with no stale and no
+# duplicate row, and its sink must have seen a consistent changelog.
+#
+#   e2e/fidelity.sh prepare          generate the workload, create the tables, load the initial rows
+#                                    (run.sh: before Kafka Connect starts)
+#   e2e/fidelity.sh run JOIN_JAR     the scenario (run.sh: after the users/domains checks); its
+#                                    checks go to $E2E_RUN/fidelity/results ("name|PASS/FAIL|detail")
+#                                    and its mart lines to $E2E_RUN/fidelity/marts
+#
+# Environment (all optional): E2E_FID_STATEMENTS=900 E2E_FID_RATE=30 E2E_FID_ACCOUNTS=30
+# E2E_FID_ITEMS=300 E2E_FID_SEED=7 E2E_FID_CONVERGE_SECS=120
+set -euo pipefail
+# shellcheck source=lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+LIB=$E2E_DIR/lib
+
+STATEMENTS=${E2E_FID_STATEMENTS:-900}
+RATE=${E2E_FID_RATE:-30}
+ACCOUNTS=${E2E_FID_ACCOUNTS:-30}
+ITEMS=${E2E_FID_ITEMS:-300}
+SEED=${E2E_FID_SEED:-7}
+CONVERGE_SECS=${E2E_FID_CONVERGE_SECS:-120}
+FDIR=$E2E_RUN/fidelity
+WL=$FDIR/workload
+OFFSETS=$E2E_RUN/connect/offsets.dat
+BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
+JOB_CLASS=dev.cdcjoin.flink.e2e.FidelityMartJob
+CONFIGS=(a b)
+declare -A PREFIX=([a]=$E2E_FID_PREFIX_A [b]=$E2E_FID_PREFIX_B)
+declare -A CONNECTOR=([a]=$E2E_FID_CONNECTOR_A [b]=$E2E_FID_CONNECTOR_B)
+declare -A JOB=()
+
+result() {
+    echo "$1|$2|$3" >>"$FDIR/results"
+    log "check: $1: $2 ($3)"
+}
+
+topics_of() { echo "${PREFIX[$1]}.public.fid_items ${PREFIX[$1]}.public.fid_accounts"; }
+
+prepare() {
+    rm -rf "$FDIR"
+    mkdir -p "$WL"
+    python3 "$LIB/fidelity_workload.py" --out "$WL" --seed "$SEED" --accounts "$ACCOUNTS" --items "$ITEMS" \
+        --statements "$STATEMENTS" >"$WL/generate.json"
+    e2e_psql -q -f "$E2E_DIR/sql/fidelity.sql"
+    e2e_psql -q -f "$WL/snapshot.sql"
+    log "fidelity: tables created, $ACCOUNTS accounts and $ITEMS items loaded, $STATEMENTS statements generated (seed $SEED)"
+}
+
+# the initial snapshot of both tables in a configuration's topics (op r, as many as rows loaded)
+initial_snapshot_in_kafka() {
+    local c=$1 items accounts
+    read -r _ items <<<"$("$LIB/kafka.sh" offsets "${PREFIX[$c]}.public.fid_items")"
+    read -r _ accounts <<<"$("$LIB/kafka.sh" offsets "${PREFIX[$c]}.public.fid_accounts")"
+    ((items >= ITEMS && accounts >= ACCOUNTS))
+}
+
+submit() {
+    local c=$1 t
+    t=$(date +%s)
+    JOB[$c]=$("$LIB/flink.sh" submit "$JOIN_JAR" "$JOB_CLASS" 2 --bootstrap "$BOOTSTRAP" --config "$c" \
+        --topic-prefix "${PREFIX[$c]}" --group "e2e-fid-$c" \
+        --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
+        --mart-table "mart.fid_$c" --checkpoint-ms 2000) ||
+        { result "fidelity job $c submitted" FAIL "$JOIN_JAR $JOB_CLASS: see the REST answer above"; return 1; }
+    "$LIB/flink.sh" wait-running "${JOB[$c]}" 120
+    log "fidelity: job $c ${JOB[$c]} RUNNING $(($(date +%s) - t)) s after upload (connector ${CONNECTOR[$c]}, topics ${PREFIX[$c]}.*)"
+}
+
+# restart_connect_rewound: the re-delivery. Kafka Connect stopped, its offsets file replaced by the
+# copy taken earlier, started again; the fidelity connectors resume from the copy's LSNs.
+restart_connect_rewound() {
+    local t
+    t=$(date +%s)
+    "$LIB/connect.sh" stop
+    cp "$OFFSETS" "$FDIR/offsets.at-stop"
+    cp "$FDIR/offsets.early" "$OFFSETS"
+    "$LIB/connect.sh" start
+    log "fidelity: Kafka Connect restarted with the offsets file of $(($(date +%s) - EARLY_AT)) s before, down $(($(date +%s) - t)) s"
+}
+
+# incremental_done C: the connector logged the end of its incremental snapshot of both tables
+# (connect.log names the connector by Debezium's MDC dbz.connectorName, its topic prefix)
+incremental_done() {
+    local n
+    n=$(grep -E "^\[.*\] INFO (${PREFIX[$1]}|${CONNECTOR[$1]}) .*incremental snapshotting of table '[^']*fid_(items|accounts)' finished" \
+        "$E2E_RUN/connect/logs/connect.log" | grep -oE "fid_(items|accounts)" | sort -u | wc -l)
+    ((n == 2))
+}
+
+# dump C: every record in the configuration's topics (one JSON value per line)
+dump() {
+    local c=$1 total
+    total=$("$LIB/kafka.sh" offsets $(topics_of "$c") | awk '{n += $2} END {print n}')
+    "$LIB/kafka.sh" java org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BOOTSTRAP" \
+        --include "^${PREFIX[$c]}\\.public\\.fid_(items|accounts)\$" --from-beginning --max-messages "$total" \
+        --timeout-ms 20000 --group "e2e-fid-dump-$c-$$" >"$FDIR/topics-$c.jsonl" 2>"$FDIR/dump-$c.err" || true
+    echo "$total"
+}
+
+converge() {
+    local todo=("$@") left m
+    local -A done_in=()
+    while ((${#todo[@]} > 0)); do
+        left=()
+        for m in "${todo[@]}"; do
+            if "$LIB/mart.sh" compare "fid-$m" >"$FDIR/mart-$m.txt" 2>&1; then
+                done_in[$m]=$(python3 -c "import time; print(round(time.time() - $FEED_END, 1))")
+                log "fidelity: mart $m converged ${done_in[$m]} s after the workload: $(grep '^COMPARE' "$FDIR/mart-$m.txt")"
+            else
+                left+=("$m")
+            fi
+        done
+        todo=("${left[@]}")
+        ((${#todo[@]} == 0)) && break
+        python3 -c "import sys, time; sys.exit(0 if time.time() - $FEED_END > $CONVERGE_SECS else 1)" && break
+        sleep 1
+    done
+    for m in "${!done_in[@]}"; do echo "$m ${done_in[$m]}"; done >"$FDIR/converged"
+}
+
+run() {
+    JOIN_JAR=$1
+    mkdir -p "$FDIR"
+    : >"$FDIR/results"
+    : >"$FDIR/marts"
+    local c t out
+    for c in "${CONFIGS[@]}"; do
+        wait_until 120 "the initial snapshot of fid_* in ${PREFIX[$c]}.* topics" initial_snapshot_in_kafka "$c"
+    done
+    for c in "${CONFIGS[@]}"; do submit "$c" || return 0; done
+
+    log "fidelity: workload: $(wc -l <"$WL/stream.sql") statements at $RATE/s (the incremental snapshot signal among them)"
+    python3 "$LIB/workload.py" feed --file "$WL/stream.sql" --rate "$RATE" -- \
+        psql -X -q -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" \
+        >"$WL/feed.json" 2>"$WL/feed.err" &
+    local feed=$! feed_t0 duration
+    # shellcheck disable=SC2064
+    trap "kill $feed 2>/dev/null || true" EXIT
+    feed_t0=$(date +%s)
+    duration=$(python3 -c "print(int($(wc -l <"$WL/stream.sql") / $RATE))")
+    # a quarter in: the copy of Kafka Connect's offsets (the worker writes it every second)
+    sleep_until $((feed_t0 + duration / 4))
+    cp "$OFFSETS" "$FDIR/offsets.early"
+    EARLY_AT=$(date +%s)
+    # half-way: the re-delivery
+    sleep_until $((feed_t0 + duration / 2))
+    restart_connect_rewound
+    wait "$feed" || { cat "$WL/feed.err"; result "fidelity workload" FAIL "psql failed: $(head -3 "$WL/feed.err" | paste -sd' ' -)"; return 0; }
+    trap - EXIT
+    FEED_END=$(date +%s.%N)
+    log "fidelity: workload done: $(cat "$WL/feed.json")"
+
+    t=$(date +%s)
+    for c in "${CONFIGS[@]}"; do
+        if poll_until 120 incremental_done "$c"; then
+            result "incremental snapshot ($c)" PASS "connector ${CONNECTOR[$c]} finished both tables $(($(date +%s) - t)) s after the workload"
+        else
+            result "incremental snapshot ($c)" FAIL "connector ${CONNECTOR[$c]}: no 'incremental snapshotting of table ... finished' for both tables in connect.log"
+        fi
+    done
+    converge "${CONFIGS[@]}"
+
+    for c in "${CONFIGS[@]}"; do check_config "$c"; done
+    for c in "${CONFIGS[@]}"; do "$LIB/flink.sh" cancel "${JOB[$c]}"; done
+    log "fidelity: jobs cancelled"
+}
+
+# check_config C: what the topics hold (re-delivered and incremental-snapshot records), then the
+# mart against its view, its sink's counters, its bad records, its job
+check_config() {
+    local c=$1 total out conv bad
+    total=$(dump "$c")
+    if out=$(python3 "$LIB/fidelity_topics.py" "$FDIR/topics-$c.jsonl" "$total"); then
+        result "re-delivery and snapshot in topics ($c)" PASS "$out"
+    else
+        result "re-delivery and snapshot in topics ($c)" FAIL "$out"
+    fi
+    conv=$(awk -v m="$c" '$1 == m {print $2}' "$FDIR/converged")
+    if [[ -n $conv ]] && "$LIB/mart.sh" compare "fid-$c" >"$FDIR/mart-$c.txt" 2>&1; then
+        result "mart = join, value by value (fid-$c)" PASS "converged $conv s after the workload's last statement, still equal: $(grep -o 'COMPARE.*' "$FDIR/mart-$c.txt")"
+    else
+        "$LIB/mart.sh" columndiff "fid-$c" >>"$FDIR/mart-$c.txt" 2>&1 || true
+        cat "$FDIR/mart-$c.txt"
+        result "mart = join, value by value (fid-$c)" FAIL "$(grep -o 'COMPARE.*' "$FDIR/mart-$c.txt"); columns differing: $(awk -F'|' 'NF >= 5 && $2 ~ /^ *[0-9]+ *$/ {gsub(/ /, "", $1); gsub(/ /, "", $2); printf "%s(%s) ", $1, $2}' "$FDIR/mart-$c.txt")see $FDIR/mart-$c.txt"
+    fi
+    if out=$("$LIB/mart.sh" sink "fid-$c"); then
+        result "mart sink consistent changelog (fid-$c)" PASS "$out"
+    else
+        result "mart sink consistent changelog (fid-$c)" FAIL "$out"
+    fi
+    bad=$(e2e_psql -tA -c "select count(*) || coalesce(': first: ' || left(min(reason), 300), '') from mart.fid_bad_records where mart_table = 'mart.fid_$c'")
+    result "no bad records (fid-$c)" "$([[ $bad == 0 ]] && echo PASS || echo FAIL)" "$bad"
+    result "fidelity job $c still RUNNING" "$([[ $("$LIB/flink.sh" status "${JOB[$c]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOB[$c]}, $("$LIB/flink.sh" failures "${JOB[$c]}") failures, $("$LIB/flink.sh" checkpoints "${JOB[$c]}") checkpoints"
+    echo "mart.fid_$c (connector ${CONNECTOR[$c]}): $(grep -o 'expected=[0-9]* mart=[0-9]*' "$FDIR/mart-$c.txt" | tail -1) rows, converged ${conv:-never} s after the workload; sink: $out" >>"$FDIR/marts"
+}
+
+case ${1:-} in
+    prepare) prepare ;;
+    run) [[ -n ${2:-} ]] || die "usage: $0 run JOIN_JAR"; run "$2" ;;
+    *) die "usage: $0 prepare | run JOIN_JAR" ;;
+esac

@@ -1,0 +1,114 @@
+package dev.cdcjoin.flink.e2e;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * What the e2e jobs share: their {@code --key value} arguments, their Kafka sources of Debezium
+ * topics (the value bytes; earliest offsets on a fresh start, checkpointed ones on recovery) and
+ * their connections to the mart's PostgreSQL.
+ */
+final class E2eJobs {
+
+    /**
+     * A source of one topic's message values, tombstones dropped.
+     *
+     * @param bootstrap the brokers
+     * @param topic the topic
+     * @param group the consumer group (one per job)
+     * @param what a name for the client id
+     * @return the source
+     */
+    static KafkaSource<byte[]> kafka(String bootstrap, String topic, String group, String what) {
+        return KafkaSource.<byte[]>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(topic)
+                .setGroupId(group)
+                .setClientIdPrefix(group + "-" + what)
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setDeserializer(new ValueBytes())
+                .build();
+    }
+
+    /** A record's value bytes; Debezium's tombstones (null values, for log compaction) are dropped. */
+    static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
+            if (record.value() != null) {
+                out.collect(record.value());
+            }
+        }
+
+        @Override
+        public TypeInformation<byte[]> getProducedType() {
+            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
+        }
+    }
+
+    /**
+     * The value of a required argument.
+     *
+     * @throws IllegalArgumentException when it is missing or empty
+     */
+    static String required(Map<String, String> a, String key) {
+        String v = a.get(key);
+        if (v == null || v.isEmpty()) {
+            throw new IllegalArgumentException("--" + key + " is required");
+        }
+        return v;
+    }
+
+    /**
+     * {@code --key value} pairs as a map.
+     *
+     * @throws IllegalArgumentException for anything else
+     */
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> m = new HashMap<>();
+        if (args.length % 2 != 0) {
+            throw new IllegalArgumentException("expected --key value pairs");
+        }
+        for (int i = 0; i < args.length; i += 2) {
+            if (!args[i].startsWith("--")) {
+                throw new IllegalArgumentException("expected --key value pairs, got " + args[i]);
+            }
+            m.put(args[i].substring(2), args[i + 1]);
+        }
+        return m;
+    }
+
+    /**
+     * A connection to PostgreSQL through the driver in the job's class loader (not DriverManager,
+     * which would not see it).
+     *
+     * @param password empty for none
+     * @param applicationName shown in pg_stat_activity
+     */
+    static Connection connect(String url, String user, String password, String applicationName) throws SQLException {
+        Properties p = new Properties();
+        p.setProperty("user", user);
+        if (!password.isEmpty()) {
+            p.setProperty("password", password);
+        }
+        p.setProperty("ApplicationName", applicationName);
+        Connection c = new org.postgresql.Driver().connect(url, p);
+        if (c == null) {
+            throw new SQLException("not a PostgreSQL JDBC URL: " + url);
+        }
+        return c;
+    }
+
+    private E2eJobs() {}
+}
