@@ -22,6 +22,7 @@
 #   checkpoints JOB           completed checkpoint count
 #   restored JOB              the checkpoint the job last restored from ("checkpoint N"), or "none"
 #   failures JOB              how many failures (restarts) the job has had
+#   last-failure JOB          the first line of its latest failure, or "none"
 #   cancel JOB                PATCH /jobs/JOB?mode=cancel and waits until CANCELED
 #   overview                  GET /overview
 set -euo pipefail
@@ -247,7 +248,8 @@ case $cmd in
     checkpoints) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'print(d["counts"]["completed"])' ;;
     restored) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'r = (d.get("latest") or {}).get("restored"); print("checkpoint %s" % r["id"] if r else "none")' ;;
     failures) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'print(len((d.get("exceptionHistory") or {}).get("entries") or []))' ;;
+    last-failure) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'e = (d.get("exceptionHistory") or {}).get("entries") or []; print(e[0]["stacktrace"].split("\n")[0][:400] if e else "none")' ;;
     cancel) flink_cancel "$1" ;;
     overview) curl -fsS "$REST/overview"; echo ;;
-    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|checkpoints JOB|restored JOB|cancel JOB|overview" ;;
+    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
 esac
