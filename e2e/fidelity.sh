@@ -71,6 +71,16 @@ initial_snapshot_in_kafka() {
     ((items >= ITEMS && accounts >= ACCOUNTS))
 }
 
+# job_runs JOB: until every task of the job runs (0), or the job has failed once (1); at most 90 s
+job_runs() {
+    local job=$1 t0=$SECONDS
+    while ((SECONDS - t0 < 90)); do
+        [[ $("$LIB/flink.sh" failures "$job") == 0 ]] || return 1
+        "$LIB/flink.sh" wait-running "$job" 1 >/dev/null 2>&1 && return 0
+    done
+    return 1
+}
+
 # submit C: the join job of configuration C, until it runs; a job that does not (it fails and
 # restarts) is a failed check naming its failure, and is cancelled: the scenario goes on for the
 # connectors' checks and the other configuration
@@ -82,7 +92,7 @@ submit() {
         --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
         --mart-table "mart.fid_$c" --checkpoint-ms 2000) ||
         { result "fidelity job $c runs" FAIL "$JOIN_JAR $JOB_CLASS: see the REST answer above"; JOB[$c]=""; return 0; }
-    if "$LIB/flink.sh" wait-running "${JOB[$c]}" 90 && sleep 5 && [[ $("$LIB/flink.sh" failures "${JOB[$c]}") == 0 ]]; then
+    if job_runs "${JOB[$c]}" && sleep 5 && [[ $("$LIB/flink.sh" failures "${JOB[$c]}") == 0 ]]; then
         log "fidelity: job $c ${JOB[$c]} RUNNING $(($(date +%s) - t)) s after upload (connector ${CONNECTOR[$c]}, topics ${PREFIX[$c]}.*)"
     else
         result "fidelity job $c runs" FAIL "${JOB[$c]} does not run: $("$LIB/flink.sh" last-failure "${JOB[$c]}")"
@@ -94,20 +104,21 @@ submit() {
 # restart_connect_rewound: the re-delivery. Kafka Connect stopped, its offsets file replaced by the
 # copy taken earlier, started again; the fidelity connectors resume from the copy's LSNs.
 restart_connect_rewound() {
-    local t
+    local t ago
     t=$(date +%s)
+    ago=$((t - EARLY_AT))
     "$LIB/connect.sh" stop
     cp "$OFFSETS" "$FDIR/offsets.at-stop"
     cp "$FDIR/offsets.early" "$OFFSETS"
     "$LIB/connect.sh" start
-    log "fidelity: Kafka Connect restarted with the offsets file of $(($(date +%s) - EARLY_AT)) s before, down $(($(date +%s) - t)) s"
+    log "fidelity: Kafka Connect restarted with the offsets file as it was $ago s before the stop, down $(($(date +%s) - t)) s"
 }
 
 # incremental_done C: the connector logged the end of its incremental snapshot of both tables
-# (connect.log names the connector by Debezium's MDC dbz.connectorName, its topic prefix)
+# (connect.log names the connector by Debezium's MDC dbz.connectorLogicalName: its topic prefix)
 incremental_done() {
     local n
-    n=$(grep -E "^\[.*\] INFO (${PREFIX[$1]}|${CONNECTOR[$1]}) .*incremental snapshotting of table '[^']*fid_(items|accounts)' finished" \
+    n=$(grep -E "^\[.*\] INFO ${PREFIX[$1]} .*incremental snapshotting of table '[^']*fid_(items|accounts)' finished" \
         "$E2E_RUN/connect/logs/connect.log" | grep -oE "fid_(items|accounts)" | sort -u | wc -l)
     ((n == 2))
 }
