@@ -11,9 +11,10 @@
 # precise, time.precision.mode=adaptive, binary.handling.mode=bytes, topics fa.*; e2e-fid-b with
 # string, connect, hex, topics fb.*); one join job per connector (jobs/.../FidelityMartJob, each
 # declaring the DebeziumFormat of its connector) fills its mart (mart.fid_a, mart.fid_b). While the
-# workload runs: a re-delivery (Kafka Connect stopped, its offsets file rewound to a copy taken
-# earlier, started again: both connectors replay from the earlier LSN) and an incremental snapshot
-# (a row in the signal table fid_signal, inserted by the workload itself). Then each mart must equal
+# workload runs: a re-delivery (Kafka Connect stopped half-way, started again on a copy of its
+# offsets file taken a quarter in: both connectors replay from the earlier LSN) and an incremental
+# snapshot (a row in the signal table fid_signal, inserted by the workload itself at 75 %, while
+# the connectors catch up and the workload goes on). Then each mart must equal
 # its expected view (sql/fidelity.sql) row by row and value by value, with no stale and no
 # duplicate row, and its sink must have seen a consistent changelog.
 #
@@ -101,17 +102,19 @@ submit() {
     fi
 }
 
-# restart_connect_rewound: the re-delivery. Kafka Connect stopped, its offsets file replaced by the
-# copy taken earlier, started again; the fidelity connectors resume from the copy's LSNs.
-restart_connect_rewound() {
-    local t ago
-    t=$(date +%s)
-    ago=$((t - EARLY_AT))
-    "$LIB/connect.sh" stop
-    cp "$OFFSETS" "$FDIR/offsets.at-stop"
-    cp "$FDIR/offsets.early" "$OFFSETS"
-    "$LIB/connect.sh" start
-    log "fidelity: Kafka Connect restarted with the offsets file as it was $ago s before the stop, down $(($(date +%s) - t)) s"
+# feed_phase FROM TO: stream.sql's lines FROM+1..TO at $RATE/s through one psql session; a failed
+# statement is a failed check (1)
+feed_phase() {
+    sed -n "$(($1 + 1)),$2p" "$WL/stream.sql" >"$WL/phase.sql"
+    if python3 "$LIB/workload.py" feed --file "$WL/phase.sql" --rate "$RATE" -- \
+        psql -X -q -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" \
+        >>"$WL/feed.json" 2>"$WL/feed.err"; then
+        log "fidelity: statements $(($1 + 1))-$2 done: $(tail -1 "$WL/feed.json")"
+    else
+        cat "$WL/feed.err"
+        result "fidelity workload" FAIL "statements $(($1 + 1))-$2: psql failed: $(head -3 "$WL/feed.err" | paste -sd' ' -)"
+        return 1
+    fi
 }
 
 # incremental_done C: the connector logged the end of its incremental snapshot of both tables
@@ -165,26 +168,28 @@ run() {
     done
     for c in "${CONFIGS[@]}"; do submit "$c"; done
 
-    log "fidelity: workload: $(wc -l <"$WL/stream.sql") statements at $RATE/s (the incremental snapshot signal among them)"
-    python3 "$LIB/workload.py" feed --file "$WL/stream.sql" --rate "$RATE" -- \
-        psql -X -q -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" \
-        >"$WL/feed.json" 2>"$WL/feed.err" &
-    local feed=$! feed_t0 duration
-    # shellcheck disable=SC2064
-    trap "kill $feed 2>/dev/null || true" EXIT
-    feed_t0=$(date +%s)
-    duration=$(python3 -c "print(int($(wc -l <"$WL/stream.sql") / $RATE))")
-    # a quarter in: the copy of Kafka Connect's offsets (the worker writes it every second)
-    sleep_until $((feed_t0 + duration / 4))
+    # the workload in four phases (fractions of stream.sql, in line with fidelity_workload.py's
+    # defaults): 0-25 %; the copy of Connect's offsets file (the worker writes it every second);
+    # 25-50 %; Connect stopped; 50-70 % while it is down (the changes wait in the slots); Connect
+    # started on the copy: both connectors re-deliver from the earlier LSN; 70-100 % (the
+    # incremental snapshot signal at 75 %), streamed live while they catch up and snapshot
+    local n
+    n=$(wc -l <"$WL/stream.sql")
+    log "fidelity: workload: $n statements at $RATE/s in four phases (the incremental snapshot signal among them)"
+    : >"$WL/feed.json"
+    feed_phase 0 $((n / 4)) || return 0
+    sleep 2
     cp "$OFFSETS" "$FDIR/offsets.early"
-    EARLY_AT=$(date +%s)
-    # half-way: the re-delivery
-    sleep_until $((feed_t0 + duration / 2))
-    restart_connect_rewound
-    wait "$feed" || { cat "$WL/feed.err"; result "fidelity workload" FAIL "psql failed: $(head -3 "$WL/feed.err" | paste -sd' ' -)"; return 0; }
-    trap - EXIT
+    feed_phase $((n / 4)) $((n / 2)) || return 0
+    t=$(date +%s)
+    "$LIB/connect.sh" stop
+    feed_phase $((n / 2)) $((n * 7 / 10)) || return 0
+    cp "$OFFSETS" "$FDIR/offsets.at-stop"
+    cp "$FDIR/offsets.early" "$OFFSETS"
+    "$LIB/connect.sh" start
+    log "fidelity: Kafka Connect restarted on the offsets file copied a quarter in, down $(($(date +%s) - t)) s: it re-delivers from there"
+    feed_phase $((n * 7 / 10)) "$n" || return 0
     FEED_END=$(date +%s.%N)
-    log "fidelity: workload done: $(cat "$WL/feed.json")"
 
     t=$(date +%s)
     for c in "${CONFIGS[@]}"; do

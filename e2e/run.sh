@@ -113,12 +113,13 @@ EOF
 import json, sys
 s = json.load(open(sys.argv[1]))
 try:
-    f = json.load(open(sys.argv[2]))
+    phases = [json.loads(ln) for ln in open(sys.argv[2]) if ln.strip()]
 except Exception:
-    f = {}
-print("fidelity:   snapshot %d accounts + %d items; %d statements (signal at line %d) at %s/s (achieved %s/s in %ss)" % (
-    s["snapshot"]["accounts"], s["snapshot"]["items"], s["statements"], s["signal_line"], f.get("target_rate", "?"),
-    f.get("rate", "?"), f.get("seconds", "?")))
+    phases = []
+secs = sum(p["seconds"] for p in phases)
+print("fidelity:   snapshot %d accounts + %d items; %d statements (signal at line %d) in %d phases: %d at %s/s in %.1f s" % (
+    s["snapshot"]["accounts"], s["snapshot"]["items"], s["statements"], s["signal_line"], len(phases),
+    sum(p["statements"] for p in phases), phases[0]["target_rate"] if phases else "?", secs))
 print("            mix: " + ", ".join("%s %d" % kv for kv in sorted(s["mix"].items())))
 EOF
     local m
