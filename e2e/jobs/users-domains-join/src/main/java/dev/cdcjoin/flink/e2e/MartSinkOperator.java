@@ -53,6 +53,10 @@ import org.apache.flink.types.RowKind;
  * of one table row arrive in one ordered stream. The first key column must never be NULL (it is
  * the index probe of the deletes).
  *
+ * <p>Values: every Java class the product's rows carry ({@link MartValues}), kept exactly in the
+ * batches and bound as they are (an {@code Instant} as a UTC {@code OffsetDateTime}), so a
+ * retraction finds the row its insertion stored, whatever the column types.
+ *
  * <p>Consistency counters, kept in the progress row in the same transaction (so they are exact
  * across failures): {@code inserted} (a {@code +I}/{@code +U} that found its key free), {@code
  * upserted_existing} (one that found its key taken: a retraction is missing; the row is then
