@@ -1,9 +1,12 @@
 package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,6 +42,19 @@ class ReadmeExampleTest {
     }
 
     @Test
+    void readmeShowsThisExample() throws Exception {
+        String source = Files.readString(
+                Path.of("java/src/test/java/dev/cdcjoin/flink/ReadmeExampleTest.java"));
+        String block = source.substring(
+                source.indexOf("// README example: begin\n") + "// README example: begin\n".length(),
+                source.indexOf("        // README example: end"));
+        String unindented = block.replaceAll("(?m)^        ", "");
+        String readme = Files.readString(Path.of("README.md"));
+        assertTrue(readme.contains(unindented),
+                "README.md must show the example of ReadmeExampleTest as it is:\n" + unindented);
+    }
+
+    @Test
     void readmeExampleRuns() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         StreamTableEnvironment tableEnv = StreamTableEnvironment.create(env);
@@ -68,6 +84,7 @@ class ReadmeExampleTest {
                         List.of("user_id"),
                         List.of("id"))
                 .joinType(JoinType.LEFT)
+                .format(DebeziumFormat.debeziumDefaults())       // the connectors' settings
                 .select("users.id", "uid").select("name").select("domain")
                 .ttl(Duration.ofDays(7))                         // state TTL, both sides
                 .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)    // or FAIL (the default)
