@@ -140,11 +140,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
-        }
-        return join(leftDecoder().decodeJson(left), rightDecoder().decodeJson(right));
+        return decodeAndJoin(backend(), Backend::decodeJson, left, right);
     }
 
     /**
@@ -155,11 +151,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinStrings(DataStream<String> left, DataStream<String> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
-        }
-        return join(leftDecoder().decodeStrings(left), rightDecoder().decodeStrings(right));
+        return decodeAndJoin(backend(), Backend::decodeStrings, left, right);
     }
 
     /**
@@ -170,11 +162,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeftRows(left), java.decodeRightRows(right));
-        }
-        return join(leftDecoder().decodeRows(left), rightDecoder().decodeRows(right));
+        return decodeAndJoin(backend(), Backend::decodeRows, left, right);
     }
 
     /**
@@ -187,14 +175,7 @@ public final class CdcJoin {
     public Result join(
             SingleOutputStreamOperator<ChangeRecord> left,
             SingleOutputStreamOperator<ChangeRecord> right) {
-        DataStream<BadRecord> bad =
-                left.getSideOutput(DebeziumDecoder.BAD_RECORDS)
-                        .union(right.getSideOutput(DebeziumDecoder.BAD_RECORDS));
-        return new Result(
-                () -> joinChanges(left, right),
-                () -> joinChangesRaw(left, right),
-                bad,
-                DebeziumDecoder.BAD_RECORDS);
+        return result(new NativeBackend(), left, right);
     }
 
     /**
@@ -208,16 +189,7 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return java.joinChanges(toRows(left, definition.left()), toRows(right, definition.right()));
-        }
-        return withManagedMemory(keyed(left, right)
-                .transform(
-                        operatorName(),
-                        definition.rowTypeInfo(),
-                        NativeJoinOperator.rows(
-                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
+        return rows(backend(), left, right);
     }
 
     /**
@@ -230,17 +202,161 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return java.joinChangesRaw(
-                    toRows(left, definition.left()), toRows(right, definition.right()));
+        return raw(backend(), left, right);
+    }
+
+    /** The engine's backend: the one place where the engine is chosen. */
+    private Backend<?> backend() {
+        return engine == Engine.JAVA ? new JavaBackend() : new NativeBackend();
+    }
+
+    private <D> SingleOutputStreamOperator<Row> rows(
+            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        return b.rows(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+    }
+
+    private <D> SingleOutputStreamOperator<byte[]> raw(
+            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        return b.raw(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+    }
+
+    /** How one input is turned into a backend's decoded changes. */
+    @FunctionalInterface
+    private interface Decoding<D, I> {
+        SingleOutputStreamOperator<D> decode(Backend<D> backend, JoinSide side, DataStream<I> in);
+    }
+
+    /** Decodes both inputs with {@code decoding} and joins them (see {@link #result}). */
+    private <D, I> Result decodeAndJoin(
+            Backend<D> b, Decoding<D, I> decoding, DataStream<I> left, DataStream<I> right) {
+        return result(
+                b, decoding.decode(b, definition.left(), left), decoding.decode(b, definition.right(), right));
+    }
+
+    /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
+    private <D> Result result(
+            Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
+        DataStream<BadRecord> bad =
+                l.getSideOutput(b.badRecords()).union(r.getSideOutput(b.badRecords()));
+        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), bad, b.badRecords());
+    }
+
+    /**
+     * What an engine does: decode each kind of input into its changes ({@code D}), and join two
+     * change streams into rows or bytes. Chosen once, in {@link #backend()}.
+     */
+    private interface Backend<D> {
+        SingleOutputStreamOperator<D> decodeJson(JoinSide side, DataStream<byte[]> in);
+
+        SingleOutputStreamOperator<D> decodeStrings(JoinSide side, DataStream<String> in);
+
+        SingleOutputStreamOperator<D> decodeRows(JoinSide side, DataStream<Row> in);
+
+        DataStream<D> fromChanges(JoinSide side, DataStream<ChangeRecord> in);
+
+        SingleOutputStreamOperator<Row> rows(DataStream<D> left, DataStream<D> right);
+
+        SingleOutputStreamOperator<byte[]> raw(DataStream<D> left, DataStream<D> right);
+
+        OutputTag<BadRecord> badRecords();
+    }
+
+    /** Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}). */
+    private final class NativeBackend implements Backend<ChangeRecord> {
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeJson(
+                JoinSide side, DataStream<byte[]> in) {
+            return decoder(side).decodeJson(in);
         }
-        return withManagedMemory(keyed(left, right)
-                .transform(
-                        operatorName() + " (bytes)",
-                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                        NativeJoinOperator.bytes(
-                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
+
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeStrings(
+                JoinSide side, DataStream<String> in) {
+            return decoder(side).decodeStrings(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeRows(
+                JoinSide side, DataStream<Row> in) {
+            return decoder(side).decodeRows(in);
+        }
+
+        @Override
+        public DataStream<ChangeRecord> fromChanges(JoinSide side, DataStream<ChangeRecord> in) {
+            return in;
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> rows(
+                DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return withManagedMemory(keyed(left, right)
+                    .transform(
+                            operatorName(),
+                            definition.rowTypeInfo(),
+                            NativeJoinOperator.rows(
+                                    definition, batchSize, maxFlushDelay.toMillis(), policy)));
+        }
+
+        @Override
+        public SingleOutputStreamOperator<byte[]> raw(
+                DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return withManagedMemory(keyed(left, right)
+                    .transform(
+                            operatorName() + " (bytes)",
+                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                            NativeJoinOperator.bytes(
+                                    definition, batchSize, maxFlushDelay.toMillis(), policy)));
+        }
+
+        @Override
+        public OutputTag<BadRecord> badRecords() {
+            return DebeziumDecoder.BAD_RECORDS;
+        }
+    }
+
+    /** Jackson decoding and the pure-Java join ({@link JavaJoin}). */
+    private final class JavaBackend implements Backend<Row> {
+        private final JavaJoin java =
+                JavaJoin.of(definition).badRecordPolicy(policy).deleteInsertUpdates(deleteInsertUpdates);
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeJson(JoinSide side, DataStream<byte[]> in) {
+            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeStrings(JoinSide side, DataStream<String> in) {
+            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeRows(JoinSide side, DataStream<Row> in) {
+            return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
+        }
+
+        @Override
+        public DataStream<Row> fromChanges(JoinSide side, DataStream<ChangeRecord> in) {
+            return toRows(in, side);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> rows(DataStream<Row> left, DataStream<Row> right) {
+            return java.joinChanges(left, right);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
+            return java.joinChangesRaw(left, right);
+        }
+
+        @Override
+        public OutputTag<BadRecord> badRecords() {
+            return JavaJoin.BAD_RECORDS;
+        }
+
+        private boolean isLeft(JoinSide side) {
+            return side == definition.left();
+        }
     }
 
     /**
@@ -263,26 +379,6 @@ public final class CdcJoin {
     private String operatorName() {
         return "CdcJoin " + definition.joinType() + ": "
                 + definition.left().name() + " ⋈ " + definition.right().name();
-    }
-
-    private JavaJoin javaJoin() {
-        return JavaJoin.of(definition)
-                .badRecordPolicy(policy)
-                .deleteInsertUpdates(deleteInsertUpdates);
-    }
-
-    private static Result javaResult(
-            JavaJoin java,
-            SingleOutputStreamOperator<Row> left,
-            SingleOutputStreamOperator<Row> right) {
-        DataStream<BadRecord> bad =
-                left.getSideOutput(JavaJoin.BAD_RECORDS)
-                        .union(right.getSideOutput(JavaJoin.BAD_RECORDS));
-        return new Result(
-                () -> java.joinChanges(left, right),
-                () -> java.joinChangesRaw(left, right),
-                bad,
-                JavaJoin.BAD_RECORDS);
     }
 
     /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
