@@ -19,8 +19,18 @@ pub(super) fn users_schema() -> Schema {
     ])
 }
 
+/// The users table as Debezium's Postgres connector sends it with its defaults
+/// (`decimal.handling.mode=precise`, `time.precision.mode=adaptive`, `created` a `timestamp(3)`).
+pub(super) fn debezium_config(schema: Schema) -> DecoderConfig {
+    let mut config = DecoderConfig::new(schema);
+    config.decimal_handling = Some(DecimalHandling::Precise);
+    config.time_precision = Some(TimePrecision::Adaptive);
+    config.source_precision.insert("created".into(), 3);
+    config
+}
+
 fn decoder_with(mode: UpdateMode) -> Decoder {
-    let mut config = DecoderConfig::new(users_schema());
+    let mut config = debezium_config(users_schema());
     config.update_mode = mode;
     Decoder::new(config).unwrap()
 }
@@ -316,14 +326,16 @@ fn mistyped_columns_name_column_type_and_json() {
     let e = decode(r#"{"op":"c","after":{"id":1,"balance":"12,5"}}"#).unwrap_err();
     assert!(
         e.starts_with(
-            "column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: expected a JSON number"
+            "column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: expected base64 of the \
+             unscaled value"
         ) && e.ends_with("found \"12,5\""),
         "{e}"
     );
     let e = decode(r#"{"op":"c","after":{"id":1,"avatar":"%%%"}}"#).unwrap_err();
     assert_eq!(
         e,
-        "column \"avatar\" (BYTES) of the \"after\" row: expected a base64 string, found \"%%%\""
+        "column \"avatar\" (BYTES) of the \"after\" row: expected a base64 string \
+         (binary.handling.mode=bytes or base64), found \"%%%\""
     );
     let long = format!(
         r#"{{"op":"c","after":{{"id":1,"active":"{}"}}}}"#,
@@ -344,8 +356,8 @@ fn out_of_range_values_name_column_type_and_value() {
         Err("column \"id\" (BIGINT) of the \"after\" row: value 99999999999999999999 is out of range".into())
     );
     assert_eq!(
-        decode(r#"{"op":"c","after":{"id":1,"balance":123456789.5}}"#),
-        Err("column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: value 123456789.5 is out of range".into())
+        decode(r#"{"op":"c","after":{"id":1,"balance":"OtxxEu4="}}"#),
+        Err("column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: value \"OtxxEu4=\" is out of range".into())
     );
     assert_eq!(
         decode(r#"{"op":"c","after":{"id":1,"created":9223372036854775807}}"#),
@@ -355,13 +367,12 @@ fn out_of_range_values_name_column_type_and_value() {
 
 #[test]
 fn every_type_through_the_decoder() {
-    let row = r#"{"id":-9223372036854775808,"name":"","balance":-0.005,"active":false,
-        "score":"NaN","birthday":"1969-12-31","created":"2024-01-31T10:15:30.5",
-        "avatar":"","n":-2147483648}"#;
+    let row = r#"{"id":-9223372036854775808,"name":"","balance":"/w==","active":false,
+        "score":"NaN","birthday":-1,"created":-1,"avatar":"","n":-2147483648}"#;
     assert_eq!(
         decode(&format!(r#"{{"op":"r","after":{row}}}"#)),
         Ok(vec![
-            "+I[-9223372036854775808, , -0.01, false, NaN, 1969-12-31, 2024-01-31T10:15:30.500, [], -2147483648]"
+            "+I[-9223372036854775808, , -0.01, false, NaN, 1969-12-31, 1969-12-31T23:59:59.999, [], -2147483648]"
                 .into()
         ])
     );
@@ -374,66 +385,206 @@ fn every_type_through_the_decoder() {
     );
 }
 
+fn t(s: &str) -> DataType {
+    s.parse().unwrap()
+}
+
+/// Decodes the `after` row `row` of a create with `config`.
+fn create(config: DecoderConfig, row: &str) -> Result<Vec<String>, String> {
+    let mut d = Decoder::new(config).map_err(|e| format!("config: {e}"))?;
+    run(&mut d, &format!(r#"{{"op":"c","after":{row}}}"#))
+}
+
 #[test]
-fn timestamp_units_are_configured_per_column() {
-    let t = |s: &str| s.parse::<DataType>().unwrap();
+fn defaults_read_what_flinks_debezium_json_reads() {
     let schema = Schema::new(vec![
-        Field::new("ms", t("TIMESTAMP(3)")),
-        Field::new("us", t("TIMESTAMP(3)")),
-        Field::new("ns", t("TIMESTAMP(9)")),
+        Field::new("d", t("DECIMAL(10, 2)")),
+        Field::new("day", t("DATE")),
+        Field::new("at", t("TIME(3)")),
+        Field::new("ts", t("TIMESTAMP(3)")),
+        Field::new("ltz", t("TIMESTAMP_LTZ(3)")),
+        Field::new("tiny", t("TINYINT")),
+        Field::new("small", t("SMALLINT")),
     ]);
-    let mut config = DecoderConfig::new(schema);
-    config
-        .timestamp_units
-        .insert("us".into(), TimestampUnit::Micros);
-    let mut d = Decoder::new(config).unwrap();
-    let json =
-        r#"{"op":"c","after":{"ms":1706696130123,"us":1706696130123456,"ns":1706696130123456789}}"#;
+    let config = || DecoderConfig::new(schema.clone());
+    let row = r#"{"d":"1000","day":"2024-01-31","at":"10:15:30.123","ts":"2024-01-31 10:15:30.123456",
+        "ltz":"2024-01-31T10:15:30.5Z","tiny":-8,"small":300}"#;
     assert_eq!(
-        run(&mut d, json),
+        create(config(), row),
         Ok(vec![
-            "+I[2024-01-31T10:15:30.123, 2024-01-31T10:15:30.123456, 2024-01-31T10:15:30.123456789]"
+            "+I[1000.00, 2024-01-31, 10:15:30, 2024-01-31T10:15:30.123, 2024-01-31T10:15:30.500Z, -8, 300]"
                 .into()
         ])
+    );
+    // Debezium's integer encodings are not what Flink reads: named errors, not other values.
+    let e = create(config(), r#"{"ts":1706696130123}"#).unwrap_err();
+    assert!(
+        e.contains("\"ts\" (TIMESTAMP(3))") && e.contains("time_precision=flink"),
+        "{e}"
+    );
+    let e = create(config(), r#"{"d":"BNI="}"#).unwrap_err();
+    assert!(e.contains("decimal_handling=flink"), "{e}");
+}
+
+#[test]
+fn decimal_string_mode_reads_1000_as_1000() {
+    let mut config = DecoderConfig::new(Schema::new(vec![Field::new("d", t("DECIMAL(10, 2)"))]));
+    config.decimal_handling = Some(DecimalHandling::String);
+    assert_eq!(
+        create(config.clone(), r#"{"d":"1000"}"#),
+        Ok(vec!["+I[1000.00]".into()])
+    );
+    let e = create(config, r#"{"d":1000}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "column \"d\" (DECIMAL(10, 2)) of the \"after\" row: expected decimal text in a JSON \
+         string (decimal.handling.mode=string), found 1000"
     );
 }
 
 #[test]
-fn decimal_strings_option() {
-    let schema = Schema::new(vec![Field::new("d", "DECIMAL(10, 2)".parse().unwrap())]);
+fn adaptive_timestamps_need_the_source_precision() {
+    let schema = Schema::new(vec![Field::new("ts", t("TIMESTAMP(3)"))]);
     let mut config = DecoderConfig::new(schema);
-    config.decimal_strings = DecimalStrings::Text;
-    let mut d = Decoder::new(config).unwrap();
+    config.time_precision = Some(TimePrecision::Adaptive);
+    // A Postgres timestamp(6) (MicroTimestamp) declared TIMESTAMP(3): no guess from the 3.
+    let micros = r#"{"ts":1706696130123456}"#;
+    let e = create(config.clone(), micros).unwrap_err();
+    assert!(
+        e.starts_with("column \"ts\" (TIMESTAMP(3)) of the \"after\" row: the integer 1706696130123456 under time.precision.mode=adaptive"),
+        "{e}"
+    );
+    assert!(e.contains("\"source_precision\": {\"ts\": 6}"), "{e}");
     assert_eq!(
-        run(&mut d, r#"{"op":"c","after":{"d":"1000"}}"#),
-        Ok(vec!["+I[1000.00]".into()])
+        create(config.clone(), r#"{"ts":null}"#),
+        Ok(vec!["+I[null]".into()])
+    );
+    config.source_precision.insert("ts".into(), 6);
+    assert_eq!(
+        create(config.clone(), micros),
+        Ok(vec!["+I[2024-01-31T10:15:30.123]".into()])
+    );
+    config.time_precision = Some(TimePrecision::Connect);
+    config.source_precision.clear();
+    assert_eq!(
+        create(config, r#"{"ts":1706696130123}"#),
+        Ok(vec!["+I[2024-01-31T10:15:30.123]".into()])
+    );
+}
+
+#[test]
+fn every_time_precision_mode() {
+    let schema = Schema::new(vec![
+        Field::new("day", t("DATE")),
+        Field::new("at", t("TIME(6)")),
+        Field::new("ts", t("TIMESTAMP(6)")),
+        Field::new("tz", t("TIMESTAMP_LTZ(6)")),
+    ]);
+    let with = |mode| {
+        let mut c = DecoderConfig::new(schema.clone());
+        c.time_precision = Some(mode);
+        c.source_precision.insert("at".into(), 6);
+        c.source_precision.insert("ts".into(), 6);
+        c
+    };
+    let zoned = r#""2024-01-31T10:15:30.123456Z""#;
+    let row = format!(r#"{{"day":19753,"at":36930123456,"ts":1706696130123456,"tz":{zoned}}}"#);
+    let expect =
+        "+I[2024-01-31, 10:15:30.123, 2024-01-31T10:15:30.123456, 2024-01-31T10:15:30.123456Z]";
+    assert_eq!(
+        create(with(TimePrecision::Adaptive), &row),
+        Ok(vec![expect.into()])
+    );
+    assert_eq!(
+        create(with(TimePrecision::AdaptiveTimeMicroseconds), &row),
+        Ok(vec![expect.into()])
+    );
+    let mut connect = with(TimePrecision::Connect);
+    connect.source_precision.clear();
+    let row = format!(r#"{{"day":19753,"at":36930123,"ts":1706696130123,"tz":{zoned}}}"#);
+    assert_eq!(
+        create(connect, &row),
+        Ok(vec![
+            "+I[2024-01-31, 10:15:30.123, 2024-01-31T10:15:30.123, 2024-01-31T10:15:30.123456Z]"
+                .into()
+        ])
+    );
+    let mut iso = with(TimePrecision::Isostring);
+    iso.source_precision.clear();
+    let row = format!(
+        r#"{{"day":"2024-01-31Z","at":"10:15:30.123456Z","ts":"2024-01-31T10:15:30.123456Z","tz":{zoned}}}"#
+    );
+    assert_eq!(create(iso, &row), Ok(vec![expect.into()]));
+}
+
+#[test]
+fn wrapped_messages_take_encodings_from_their_schema() {
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("price", t("DECIMAL(10, 2)")),
+        Field::new("ts", t("TIMESTAMP(3)")),
+    ]);
+    let connect_schema = r#"{"type":"struct","fields":[{"type":"struct","fields":[
+        {"type":"int32","optional":false,"field":"id"},
+        {"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,
+         "parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"price"},
+        {"type":"int64","optional":true,"name":"io.debezium.time.MicroTimestamp","version":1,"field":"ts"}],
+        "optional":true,"name":"pg.public.t.Value","field":"before"},
+        {"type":"struct","fields":[],"optional":true,"name":"pg.public.t.Value","field":"after"},
+        {"type":"string","optional":false,"field":"op"}],"optional":false,"name":"pg.public.t.Envelope"}"#;
+    let message = format!(
+        r#"{{"schema":{connect_schema},"payload":{{"op":"c","after":{{"id":1,"price":"BNI=","ts":1706696130123456}}}}}}"#
+    );
+    let config = DecoderConfig::new(schema);
+    let mut d = Decoder::new(config.clone()).unwrap();
+    let expect = Ok(vec!["+I[1, 12.34, 2024-01-31T10:15:30.123]".to_string()]);
+    assert_eq!(run(&mut d, &message), expect);
+    assert_eq!(run(&mut d, &message), expect, "from the cached readers");
+    // The same values bare are read by the declared (default) settings: named errors.
+    let bare = r#"{"op":"c","after":{"id":1,"price":"BNI="}}"#;
+    assert!(run(&mut d, bare)
+        .unwrap_err()
+        .contains("decimal_handling=flink"));
+    // A declared setting the schema contradicts is an error.
+    let mut string_mode = config;
+    string_mode.decimal_handling = Some(DecimalHandling::String);
+    let e = run(&mut Decoder::new(string_mode).unwrap(), &message).unwrap_err();
+    assert!(
+        e.starts_with("the message's Connect schema: column \"price\": the message's schema says org.apache.kafka.connect.data.Decimal"),
+        "{e}"
     );
 }
 
 #[test]
 fn invalid_configurations_are_rejected() {
-    let t = |s: &str| s.parse::<DataType>().unwrap();
-    let err = |fields: Vec<Field>, unit: Option<&str>| {
-        let mut config = DecoderConfig::new(Schema::new(fields));
-        if let Some(c) = unit {
-            config
-                .timestamp_units
-                .insert(c.into(), TimestampUnit::Nanos);
-        }
-        Decoder::new(config).unwrap_err()
-    };
-    assert_eq!(err(vec![], None), "the schema has no column");
+    let err = |config: DecoderConfig| Decoder::new(config).unwrap_err();
+    let of = |fields: Vec<Field>| DecoderConfig::new(Schema::new(fields));
+    assert_eq!(err(of(vec![])), "the schema has no column");
     let dup = vec![Field::new("a", t("INT")), Field::new("a", t("STRING"))];
-    assert_eq!(err(dup, None), "column \"a\" is declared twice");
-    let one = || vec![Field::new("a", t("INT"))];
+    assert_eq!(err(of(dup)), "column \"a\" is declared twice");
+    let one = || of(vec![Field::new("a", t("INT")), Field::new("d", t("DATE"))]);
+    let with_precision = |c: &str, p| {
+        let mut config = one();
+        config.source_precision.insert(c.into(), p);
+        config
+    };
     assert_eq!(
-        err(one(), Some("b")),
-        "timestamp unit given for unknown column \"b\""
+        err(with_precision("b", 3)),
+        "source precision given for unknown column \"b\""
     );
     assert_eq!(
-        err(one(), Some("a")),
-        "timestamp unit given for column \"a\" of type INT"
+        err(with_precision("a", 3)),
+        "source precision given for column \"a\" of type INT"
     );
+    assert!(err(with_precision("d", 3)).contains("does not depend on it"));
+    let mut upsert = one();
+    upsert.upsert = true;
+    assert!(err(upsert.clone()).starts_with("upsert mode needs a primary key"));
+    upsert.primary_key = Some(vec!["x".into()]);
+    assert!(err(upsert).contains("unknown column 'x'"));
+    let mut empty = one();
+    empty.unavailable_placeholder.clear();
+    assert!(err(empty).contains("placeholder is empty"));
 }
 
 #[test]
@@ -441,22 +592,38 @@ fn config_reads_from_json() {
     let config: DecoderConfig = serde_json::from_str(
         r#"{"schema":{"fields":[{"name":"id","type":"BIGINT","nullable":false},
             {"name":"ts","type":"TIMESTAMP(6)"}]},
-            "update_mode":"DeleteInsert","timestamp_units":{"ts":"Millis"}}"#,
+            "update_mode":"DeleteInsert","time_precision":"adaptive","source_precision":{"ts":3},
+            "decimal_handling":"string","binary_handling":"hex",
+            "primary_key":["id"],"upsert":true,"unavailable_placeholder":"??"}"#,
     )
     .unwrap();
     assert_eq!(config.update_mode, UpdateMode::DeleteInsert);
-    assert_eq!(config.decimal_strings, DecimalStrings::Auto);
-    let mut d = Decoder::new(config).unwrap();
+    assert_eq!(config.decimal_handling, Some(DecimalHandling::String));
+    assert_eq!(config.binary_handling, Some(BinaryHandling::Hex));
+    assert_eq!(config.unavailable_placeholder, "??");
+    assert!(config.upsert);
+    let mut d = Decoder::new(config.clone()).unwrap();
     assert_eq!(
         run(
             &mut d,
-            r#"{"op":"u","before":{"id":1},"after":{"id":1,"ts":1000}}"#
+            r#"{"op":"u","before":{"id":1,"ts":null},"after":{"id":1,"ts":1000}}"#
         ),
         Ok(vec![
             "-D[1, null]".into(),
             "+I[1, 1970-01-01T00:00:01]".into()
         ])
     );
+    let defaults: DecoderConfig =
+        serde_json::from_str(r#"{"schema":{"fields":[{"name":"id","type":"INT"}]}}"#).unwrap();
+    assert_eq!(defaults, DecoderConfig::new(defaults.schema.clone()));
+    assert_eq!(defaults.unavailable_placeholder, DEFAULT_PLACEHOLDER);
+    let json = serde_json::to_string(&config).unwrap();
+    assert_eq!(
+        serde_json::from_str::<DecoderConfig>(&json).unwrap(),
+        config
+    );
+    let bad = r#"{"schema":{"fields":[{"name":"id","type":"INT"}]},"decimal_handling":"auto"}"#;
+    assert!(serde_json::from_str::<DecoderConfig>(bad).is_err());
 }
 
 #[test]
