@@ -684,3 +684,216 @@ fn a_batch_reuses_the_sink_without_reallocating() {
     );
     assert_eq!(sink.len(), 34 + 2 * 33 + 33);
 }
+
+/// A decoder of `schema` with `config` adjusted by `set`.
+fn decoder_of(schema: Schema, set: impl FnOnce(&mut DecoderConfig)) -> Decoder {
+    let mut config = DecoderConfig::new(schema);
+    set(&mut config);
+    Decoder::new(config).unwrap()
+}
+
+/// Decodes `json` into raw changes.
+fn changes(d: &mut Decoder, json: &str) -> Vec<(RowKind, Vec<u8>)> {
+    let mut sink = ChangeSink::new();
+    let decoded = d.decode(json.as_bytes(), &"t", &mut sink).unwrap();
+    assert_eq!(decoded, Decoded::Changes(sink.len()));
+    sink.iter().map(|(k, r)| (k, r.to_vec())).collect()
+}
+
+/// Decodes `json`; which columns of each change are unavailable.
+fn unavailable_in(d: &mut Decoder, json: &str) -> Vec<Vec<usize>> {
+    let c = changes(d, json);
+    unavailable(d, &c)
+}
+
+/// Which columns of each change are unavailable.
+fn unavailable(d: &Decoder, changes: &[(RowKind, Vec<u8>)]) -> Vec<Vec<usize>> {
+    changes
+        .iter()
+        .map(|(_, row)| {
+            let r = RowRef::new(d.layout(), row);
+            (0..d.layout().arity())
+                .filter(|&i| r.is_unavailable(i))
+                .collect()
+        })
+        .collect()
+}
+
+fn toast_schema() -> Schema {
+    Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::not_null("doc", t("STRING")),
+        Field::new("blob", t("BYTES")),
+        Field::new("n", t("INT")),
+    ])
+}
+
+const PLACEHOLDER_B64: &str = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==";
+
+#[test]
+fn the_toast_placeholder_is_unavailable_never_a_value() {
+    let mut d = decoder_of(toast_schema(), |_| {});
+    // An update at REPLICA IDENTITY DEFAULT in upsert-less mode needs a before; use a create.
+    let json = format!(
+        r#"{{"op":"c","after":{{"id":1,"doc":"__debezium_unavailable_value","blob":"{PLACEHOLDER_B64}","n":3}}}}"#
+    );
+    let c = changes(&mut d, &json);
+    assert_eq!(
+        unavailable(&d, &c),
+        vec![vec![1, 2]],
+        "NOT NULL doc is fine"
+    );
+    // Escaped, it is still the placeholder.
+    let json = r#"{"op":"c","after":{"id":1,"doc":"__debezium_unavailable_valu\u0065"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1]]);
+    // Other text is a value; so is the placeholder's base64 in a STRING column.
+    let json = format!(r#"{{"op":"c","after":{{"id":1,"doc":"{PLACEHOLDER_B64}"}}}}"#);
+    assert_eq!(unavailable_in(&mut d, &json), vec![Vec::<usize>::new()]);
+}
+
+#[test]
+fn hex_binary_columns_carry_the_placeholder_text() {
+    let mut d = decoder_of(toast_schema(), |c| {
+        c.binary_handling = Some(BinaryHandling::Hex)
+    });
+    let json = r#"{"op":"c","after":{"id":1,"doc":"x","blob":"__debezium_unavailable_value"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![2]]);
+    let json = format!(r#"{{"op":"c","after":{{"id":1,"doc":"x","blob":"{PLACEHOLDER_B64}"}}}}"#);
+    assert!(run(&mut d, &json)
+        .unwrap_err()
+        .contains("binary.handling.mode=hex"));
+}
+
+#[test]
+fn a_custom_placeholder_replaces_the_default() {
+    let mut d = decoder_of(toast_schema(), |c| {
+        c.unavailable_placeholder = "<toast>".into()
+    });
+    let json = r#"{"op":"c","after":{"id":1,"doc":"<toast>","blob":"PHRvYXN0Pg=="}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1, 2]]);
+    let json = r#"{"op":"c","after":{"id":1,"doc":"__debezium_unavailable_value"}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            "+I[1, __debezium_unavailable_value, null, null]".into()
+        ])
+    );
+}
+
+#[test]
+fn a_full_before_image_supplies_the_unavailable_value() {
+    let mut d = decoder_of(toast_schema(), |_| {});
+    // REPLICA IDENTITY FULL: the before image carries the real value.
+    let json = format!(
+        r#"{{"op":"u","before":{{"id":1,"doc":"long text","blob":"AQI=","n":1}},
+            "after":{{"id":1,"doc":"__debezium_unavailable_value","blob":"{PLACEHOLDER_B64}","n":2}}}}"#
+    );
+    assert_eq!(
+        run(&mut d, &json),
+        Ok(vec![
+            "-U[1, long text, [1, 2], 1]".into(),
+            "+U[1, long text, [1, 2], 2]".into()
+        ])
+    );
+    // A before that does not carry the column (null or absent) leaves it unavailable.
+    let json = r#"{"op":"u","before":{"id":1,"doc":"x","blob":null},
+        "after":{"id":1,"doc":"x","blob":"__debezium_unavailable_value"}}"#;
+    let mut hex = decoder_of(toast_schema(), |c| {
+        c.binary_handling = Some(BinaryHandling::Hex)
+    });
+    let c = changes(&mut hex, json);
+    assert_eq!(unavailable(&hex, &c), vec![vec![], vec![2]]);
+}
+
+fn upsert_decoder(mode: UpdateMode) -> Decoder {
+    decoder_of(toast_schema(), |c| {
+        c.primary_key = Some(vec!["id".into()]);
+        c.upsert = true;
+        c.update_mode = mode;
+    })
+}
+
+#[test]
+fn upsert_updates_without_before_emit_only_the_new_row() {
+    let json = r#"{"op":"u","before":null,"after":{"id":1,"doc":"d","n":2}}"#;
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    assert_eq!(run(&mut d, json), Ok(vec!["+U[1, d, null, 2]".into()]));
+    let mut d = upsert_decoder(UpdateMode::DeleteInsert);
+    assert_eq!(run(&mut d, json), Ok(vec!["+I[1, d, null, 2]".into()]));
+    // With a full before, updates are as always.
+    let json = r#"{"op":"u","before":{"id":1,"doc":"c","n":1},"after":{"id":1,"doc":"d","n":2}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec!["-D[1, c, null, 1]".into(), "+I[1, d, null, 2]".into()])
+    );
+    // Without upsert it stays an error.
+    let json = r#"{"op":"u","before":null,"after":{"id":1,"doc":"d"}}"#;
+    let e = run(&mut decoder_of(toast_schema(), |_| {}), json).unwrap_err();
+    assert!(e.contains("REPLICA IDENTITY to FULL"), "{e}");
+}
+
+#[test]
+fn upsert_deletes_by_key() {
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    // REPLICA IDENTITY DEFAULT: the key, other columns null (or absent).
+    for before in [r#"{"id":7,"doc":null,"blob":null,"n":null}"#, r#"{"id":7}"#] {
+        let json = format!(r#"{{"op":"d","before":{before},"after":null}}"#);
+        let c = changes(&mut d, &json);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].0, RowKind::Delete);
+        assert_eq!(unavailable(&d, &c), vec![vec![1, 2, 3]], "{before}");
+        assert_eq!(RowRef::new(d.layout(), &c[0].1).get_int(0), 7);
+    }
+    // A full before is read as it is, nulls included.
+    let json = r#"{"op":"d","before":{"id":7,"doc":"x","n":null}}"#;
+    assert_eq!(run(&mut d, json), Ok(vec!["-D[7, x, null, null]".into()]));
+    let e = run(&mut d, r#"{"op":"d","before":{"doc":null}}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "the \"before\" row holds only key columns (upsert mode: a delete by key) but its \
+         primary key column \"id\" is missing or null"
+    );
+    // Without upsert a key-only before of a NOT NULL column is an error.
+    let e = run(
+        &mut decoder_of(toast_schema(), |_| {}),
+        r#"{"op":"d","before":{"id":7}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("\"doc\" of the \"before\" row is declared NOT NULL"),
+        "{e}"
+    );
+}
+
+#[test]
+fn postgres_types_as_debezium_sends_them() {
+    // uuid, jsonb, an enum, interval (MicroDuration and string mode), money (precise), smallint,
+    // real, timestamptz, as Debezium's Postgres connector writes them with its defaults.
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("STRING")),
+        Field::new("doc", t("STRING")),
+        Field::new("mood", t("STRING")),
+        Field::new("took", t("BIGINT")),
+        Field::new("took_text", t("STRING")),
+        Field::new("price", t("DECIMAL(19, 2)")),
+        Field::new("qty", t("SMALLINT")),
+        Field::new("ratio", t("FLOAT")),
+        Field::new("at", t("TIMESTAMP_LTZ(6)")),
+    ]);
+    let mut d = decoder_of(schema, |c| {
+        c.decimal_handling = Some(DecimalHandling::Precise);
+        c.time_precision = Some(TimePrecision::Adaptive);
+    });
+    let json = r#"{"op":"c","after":{"id":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "doc":"{\"tags\": [\"a\"]}","mood":"happy","took":93784000005,
+        "took_text":"P1DT2H3M4.000005S","price":"AYag","qty":-3,"ratio":1.5,
+        "at":"2024-01-31T10:15:30.123456Z"}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            "+I[a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11, {\"tags\": [\"a\"]}, happy, 93784000005, \
+             P1DT2H3M4.000005S, 1000.00, -3, 1.5, 2024-01-31T10:15:30.123456Z]"
+                .into()
+        ])
+    );
+}
