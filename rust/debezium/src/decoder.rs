@@ -407,7 +407,10 @@ impl<'a> JsonRows<'a> {
         if self.placeholder.matches(raw, reader, self.scratch) {
             return match self.before_value(side, i) {
                 Some(before) => self.column(Side::Before, i, before, w),
-                None => Ok(w.unavailable()),
+                None => {
+                    w.unavailable();
+                    Ok(())
+                }
             };
         }
         reader
