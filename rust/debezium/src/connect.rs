@@ -109,10 +109,17 @@ fn column_encoding(
         format!("the message's schema says {said}, which is not an encoding of {t}")
     })?;
     match settings.encoding(t, source, true) {
-        Some(declared) if !agrees(declared, actual) => Err(format!(
-            "the message's schema says {said}, which contradicts the declared setting \
-             (expected {declared:?})"
-        )),
+        Some(declared) if !agrees(declared, actual) => {
+            let expected = ColumnReader {
+                data_type: t,
+                encoding: declared,
+            }
+            .expected();
+            Err(format!(
+                "the message's schema says {said}, which contradicts the declared setting \
+                 (expecting {expected})"
+            ))
+        }
         _ => Ok(actual),
     }
 }

@@ -32,8 +32,8 @@ pub const DEFAULT_PLACEHOLDER: &str = "__debezium_unavailable_value";
 /// { "schema": {"fields": [{"name": "id", "type": "BIGINT", "nullable": false}, ...]},
 ///   "update_mode": "Retract" | "DeleteInsert",                                  default "Retract"
 ///   "decimal_handling": "flink" | "precise" | "string" | "double",             default "flink"
-///   "time_precision": "flink" | "adaptive" | "adaptive_time_microseconds"
-///                     | "connect" | "isostring",                                default "flink"
+///   "time_precision": "flink" | "adaptive" | "adaptive_time_microseconds" | "connect"
+///                     | "isostring" | "microseconds" | "nanoseconds",           default "flink"
 ///   "binary_handling": "bytes" | "base64" | "hex",                              default "bytes"
 ///   "source_precision": {"<column>": p, ...},                                   default {}
 ///   "unavailable_placeholder": "<text>",        default "__debezium_unavailable_value"

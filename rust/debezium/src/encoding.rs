@@ -49,6 +49,11 @@ pub enum TimePrecision {
     /// `isostring`: ISO-8601 strings with an offset (`IsoDate`, `IsoTime`, `IsoTimestamp`,
     /// `ZonedTimestamp`).
     Isostring,
+    /// `microseconds`: DATE as epoch days, TIME and TIMESTAMP in micros (`MicroTime`,
+    /// `MicroTimestamp`); TIMESTAMP_LTZ as `ZonedTimestamp` text.
+    Microseconds,
+    /// `nanoseconds`: as `microseconds`, in nanos (`NanoTime`, `NanoTimestamp`).
+    Nanoseconds,
 }
 
 /// How BYTES columns are encoded (the connector's `binary.handling.mode`).
@@ -75,6 +80,8 @@ impl TimePrecision {
             }
             TimePrecision::Connect => "time.precision.mode=connect",
             TimePrecision::Isostring => "time.precision.mode=isostring",
+            TimePrecision::Microseconds => "time.precision.mode=microseconds",
+            TimePrecision::Nanoseconds => "time.precision.mode=nanoseconds",
         }
     }
 }
@@ -178,6 +185,8 @@ fn temporal_encoding(mode: TimePrecision, t: Temporal, source: Option<u8>) -> En
         (TimePrecision::Isostring, _) | (_, Temporal::Instant(_)) => Encoding::Text(TextForm::Iso),
         (_, Temporal::Date) => Encoding::Integer(Unit::Days),
         (TimePrecision::Connect, _) => Encoding::Integer(Unit::Millis),
+        (TimePrecision::Microseconds, _) => Encoding::Integer(Unit::Micros),
+        (TimePrecision::Nanoseconds, _) => Encoding::Integer(Unit::Nanos),
         (TimePrecision::AdaptiveTimeMicroseconds, Temporal::Time(_)) => {
             Encoding::Integer(Unit::Micros)
         }
@@ -256,6 +265,18 @@ mod tests {
         assert_eq!(enc(c, "TIME(0)", None), Encoding::Integer(Unit::Millis));
         let i = mode(TimePrecision::Isostring);
         assert_eq!(enc(i, "DATE", None), Encoding::Text(TextForm::Iso));
+        let us = mode(TimePrecision::Microseconds);
+        assert_eq!(enc(us, "TIME(0)", Some(0)), Encoding::Integer(Unit::Micros));
+        assert_eq!(enc(us, "DATE", None), Encoding::Integer(Unit::Days));
+        let ns = mode(TimePrecision::Nanoseconds);
+        assert_eq!(
+            enc(ns, "TIMESTAMP(3)", None),
+            Encoding::Integer(Unit::Nanos)
+        );
+        assert_eq!(
+            enc(ns, "TIMESTAMP_LTZ(3)", None),
+            Encoding::Text(TextForm::Iso)
+        );
     }
 
     #[test]

@@ -48,16 +48,18 @@
 //! | `BYTES` | `binary_handling=bytes` (default), `base64` | base64 strings |
 //! | | `hex` | hex strings |
 //! | `DATE` | `time_precision=flink` (default) | `"yyyy-MM-dd"` |
-//! | | `adaptive*`, `connect` | epoch days (`io.debezium.time.Date`) |
+//! | | `adaptive*`, `connect`, `micro/nanoseconds` | epoch days (`io.debezium.time.Date`) |
 //! | | `isostring` | `"yyyy-MM-ddZ"` (`IsoDate`) |
 //! | `TIME(p)` | `flink` | `"HH:mm:ss[.f]"`, whole seconds kept (as Flink's json format does) |
 //! | | `adaptive` | integer of the day: millis (`Time`), micros (`MicroTime`) or nanos (`NanoTime`) by the declared `source_precision` |
 //! | | `adaptive_time_microseconds` | micros of the day (`MicroTime`) |
 //! | | `connect` | millis of the day |
+//! | | `microseconds`, `nanoseconds` | micros (`MicroTime`), nanos (`NanoTime`) of the day |
 //! | | `isostring` | `"HH:mm:ss[.f]Z"` (`IsoTime`) |
 //! | `TIMESTAMP(p)` | `flink` | `"yyyy-MM-dd HH:mm:ss[.f]"` or `"yyyy-MM-ddTHH:mm[:ss[.f]]"` |
 //! | | `adaptive*` | epoch millis / micros / nanos (`Timestamp`, `MicroTimestamp`, `NanoTimestamp`) by the declared `source_precision` |
 //! | | `connect` | epoch millis |
+//! | | `microseconds`, `nanoseconds` | epoch micros, nanos |
 //! | | `isostring` | `"yyyy-MM-ddTHH:mm:ss[.f]Z"` (`IsoTimestamp`) |
 //! | `TIMESTAMP_LTZ(p)` | `flink` | as TIMESTAMP with a trailing `Z` (or an offset) |
 //! | | any other | `ZonedTimestamp` text, `"yyyy-MM-ddTHH:mm:ss[.f]Z"` or with an offset |

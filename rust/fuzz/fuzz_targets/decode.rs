@@ -46,11 +46,13 @@ fn config(pick: u8) -> DecoderConfig {
         TimePrecision::AdaptiveTimeMicroseconds,
         TimePrecision::Connect,
         TimePrecision::Isostring,
+        TimePrecision::Microseconds,
+        TimePrecision::Nanoseconds,
     ];
     let binary = [BinaryHandling::Bytes, BinaryHandling::Base64, BinaryHandling::Hex];
     c.decimal_handling = Some(decimal[pick as usize % 4]);
-    c.time_precision = Some(time[pick as usize / 4 % 5]);
-    c.binary_handling = Some(binary[pick as usize / 20 % 3]);
+    c.time_precision = Some(time[pick as usize / 4 % 7]);
+    c.binary_handling = Some(binary[pick as usize / 28 % 3]);
     if pick & 0x40 != 0 {
         c.source_precision.insert("ts".into(), 6);
         c.source_precision.insert("at".into(), 3);
