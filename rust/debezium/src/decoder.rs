@@ -2,7 +2,7 @@
 
 use crate::connect::SchemaCache;
 use crate::encoding::{temporal, BinaryHandling, DecimalHandling, Settings, TimePrecision};
-use crate::envelope::{scan, ColumnIndex, Image, RowSpans, Scanned, Span, Spans};
+use crate::envelope::{scan, scan_row, ColumnIndex, Image, RowSpans, Scanned, Span, Spans};
 use crate::error::{excerpt, DecodeError, ErrorKind, Side};
 use crate::numbers::BASE64;
 use crate::ops::{apply_op, split_with, RowSource, Rules, UpdateMode};
@@ -267,6 +267,69 @@ impl Decoder {
         apply_op(op, self.config.rules(), &mut rows, out).map(Decoded::Changes)
     }
 
+    /// Decodes one upsert-kafka record (Flink's `upsert-kafka` connector's shape): `key` is the
+    /// record key, a JSON object holding the primary key columns; `value` the record value, a
+    /// flat JSON row, or `None` (or JSON `null`) for a delete.
+    ///
+    /// A value is `+I(value)` (as Flink's upsert-kafka source emits it: the join replaces the row
+    /// stored under the same primary key); a delete is `-D` of a row whose primary key columns are
+    /// read from `key` and every other column is unavailable. Needs upsert mode (see
+    /// [`DecoderConfig`]). On error nothing is appended.
+    pub fn decode_upsert(
+        &mut self,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        position: &dyn fmt::Display,
+        out: &mut ChangeSink,
+    ) -> Result<usize, DecodeError> {
+        self.upsert_message(key, value, out)
+            .map_err(|e| e.at(position))
+    }
+
+    fn upsert_message(
+        &mut self,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        out: &mut ChangeSink,
+    ) -> Result<usize, ErrorKind> {
+        if !self.config.upsert {
+            return Err(ErrorKind::NotUpsert);
+        }
+        let value = value.filter(|v| !is_null(v));
+        let (row, op) = match (value, key) {
+            (Some(v), _) => (v, b'c'),
+            (None, Some(k)) if !is_null(k) => (k, b'd'),
+            _ => return Err(ErrorKind::MissingKey(self.key_names())),
+        };
+        let spans = Spans {
+            columns: &self.columns,
+            before: &mut self.before,
+            after: &mut self.after,
+        };
+        scan_row(row, spans, op == b'c').map_err(ErrorKind::Malformed)?;
+        let mut rows = JsonRows {
+            input: row,
+            layout: &self.layout,
+            fields: &self.config.schema.fields,
+            readers: &self.readers,
+            before: &self.before,
+            after: &self.after,
+            placeholder: &self.placeholder,
+            key: Some(&self.key),
+            scratch: &mut self.scratch,
+        };
+        apply_op(op, self.config.rules(), &mut rows, out)
+    }
+
+    /// The primary key's column names, for messages.
+    fn key_names(&self) -> String {
+        self.config
+            .primary_key
+            .clone()
+            .unwrap_or_default()
+            .join(", ")
+    }
+
     /// [`crate::split_envelope`] for rows encoded elsewhere (e.g. by Java), after checking that
     /// each given row is a valid row of this decoder's schema, with this decoder's update and
     /// upsert modes.
@@ -337,6 +400,11 @@ fn validate_source_precision(config: &DecoderConfig, name: &str, p: u8) -> Resul
         )),
         Some(_) => Ok(()),
     }
+}
+
+/// Whether a record key or value is empty or JSON `null` (a Kafka null).
+fn is_null(json: &[u8]) -> bool {
+    json.trim_ascii() == b"null" || json.iter().all(u8::is_ascii_whitespace)
 }
 
 /// The op as one byte, from the JSON text of the `op` value (empty when absent).

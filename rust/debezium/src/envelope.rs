@@ -170,6 +170,32 @@ pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
     }
 }
 
+/// Scans `input`, one flat row object (an upsert-kafka record's key or value), into `row`, the
+/// other image reset to missing. Errors are serde_json's.
+pub(crate) fn scan_row(input: &[u8], spans: Spans<'_>, into_after: bool) -> Result<(), String> {
+    let Spans {
+        columns,
+        before,
+        after,
+    } = spans;
+    before.reset();
+    after.reset();
+    let row = if into_after { after } else { before };
+    let mut de = serde_json::Deserializer::from_slice(input);
+    let seed = RowSeed {
+        base: input.as_ptr() as usize,
+        columns,
+        spans: row,
+    };
+    seed.deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| e.to_string())?;
+    if row.image != Image::Object {
+        return Err("expected a row (a JSON object), found null".into());
+    }
+    Ok(())
+}
+
 /// What one envelope object says at its own level.
 #[derive(Default)]
 struct Fields {
@@ -468,6 +494,33 @@ mod tests {
             panic!()
         };
         assert_eq!(Fixture::text(scalar, op), "\"c\"");
+    }
+
+    #[test]
+    fn flat_rows() {
+        let mut f = Fixture::new();
+        fn spans(f: &mut Fixture) -> Spans<'_> {
+            Spans {
+                columns: &f.columns,
+                before: &mut f.before,
+                after: &mut f.after,
+            }
+        }
+        let json = r#"{"name":"x","id":3,"other":[1]}"#;
+        scan_row(json.as_bytes(), spans(&mut f), true).unwrap();
+        assert_eq!(
+            (f.before.image, f.after.image),
+            (Image::Missing, Image::Object)
+        );
+        assert_eq!(Fixture::text(json, f.after.columns[0]), "3");
+        scan_row(br#"{"id":4}"#, spans(&mut f), false).unwrap();
+        assert_eq!(
+            (f.before.image, f.after.image),
+            (Image::Object, Image::Missing)
+        );
+        assert!(scan_row(b"null", spans(&mut f), false).is_err());
+        assert!(scan_row(b"[1]", spans(&mut f), false).is_err());
+        assert!(scan_row(br#"{"id":1} x"#, spans(&mut f), false).is_err());
     }
 
     #[test]

@@ -127,6 +127,9 @@ pub enum ErrorKind {
          primary key column \"{0}\" is missing or null"
     )]
     MissingKey(String),
+    /// An upsert-kafka record given to a decoder not in upsert mode.
+    #[error("upsert-kafka records need upsert mode (\"upsert\": true and a primary key)")]
+    NotUpsert,
     /// A row handed over already encoded (see [`crate::Decoder::split_rows`]) is not a valid row
     /// of the schema.
     #[error("the \"{side}\" row is not a valid encoded row: {reason}")]

@@ -24,7 +24,9 @@
 //!
 //! Both message shapes are accepted: the bare envelope, and Kafka Connect's
 //! `{"schema": ..., "payload": envelope}` (detected per message: a top-level object with a
-//! `schema` key and an object or null `payload`).
+//! `schema` key and an object or null `payload`), whose Connect schema then names each column's
+//! encoding. [`Decoder::decode_upsert`] reads upsert-kafka records instead (key = primary key,
+//! value = flat row, null value = delete by key).
 //!
 //! # Column encodings
 //!

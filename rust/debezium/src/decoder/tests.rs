@@ -897,3 +897,47 @@ fn postgres_types_as_debezium_sends_them() {
         ])
     );
 }
+
+#[test]
+fn upsert_kafka_records() {
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    let mut sink = ChangeSink::new();
+    let mut upsert = |key: Option<&str>, value: Option<&str>, sink: &mut ChangeSink| {
+        let r = d.decode_upsert(
+            key.map(str::as_bytes),
+            value.map(str::as_bytes),
+            &"k@1",
+            sink,
+        );
+        r.map_err(|e| e.to_string())
+    };
+    let value = r#"{"id":5,"doc":"d","n":1}"#;
+    assert_eq!(upsert(Some(r#"{"id":5}"#), Some(value), &mut sink), Ok(1));
+    assert_eq!(upsert(Some(r#"{"id":5}"#), None, &mut sink), Ok(1));
+    assert_eq!(upsert(Some(r#"{"id":5}"#), Some("null"), &mut sink), Ok(1));
+    let e = upsert(None, None, &mut sink).unwrap_err();
+    assert!(e.starts_with("k@1: ") && e.contains("\"id\""), "{e}");
+    let e = upsert(Some("[1]"), None, &mut sink).unwrap_err();
+    assert!(e.starts_with("k@1: malformed JSON"), "{e}");
+    let e = upsert(Some(r#"{"id":"x"}"#), None, &mut sink).unwrap_err();
+    assert!(
+        e.contains("column \"id\" (INT) of the \"before\" row"),
+        "{e}"
+    );
+    assert_eq!(sink.len(), 3, "nothing appended on error");
+    let kinds: Vec<RowKind> = sink.iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, [RowKind::Insert, RowKind::Delete, RowKind::Delete]);
+    let rows: Vec<_> = sink.iter().map(|(k, r)| (k, r.to_vec())).collect();
+    assert_eq!(
+        unavailable(&d, &rows),
+        vec![vec![], vec![1, 2, 3], vec![1, 2, 3]]
+    );
+    assert_eq!(RowRef::new(d.layout(), &rows[1].1).get_int(0), 5);
+    let mut plain = decoder_of(toast_schema(), |_| {});
+    let e = plain
+        .decode_upsert(None, Some(value.as_bytes()), &"k@2", &mut sink)
+        .unwrap_err();
+    assert!(e
+        .to_string()
+        .ends_with("need upsert mode (\"upsert\": true and a primary key)"));
+}
