@@ -12,7 +12,7 @@
 //! The schema block is the same for every message of a table version, so the resolved readers
 //! are cached by its bytes ([`SchemaCache`]): parsing happens only when the block changes.
 
-use crate::encoding::{agrees, temporal, Encoding, Settings};
+use crate::encoding::{agrees, temporal, BinaryHandling, Encoding, Settings};
 use crate::temporal::{Temporal, TextForm, Unit};
 use crate::values::ColumnReader;
 use cdcjoin_model::{DataType, Field};
@@ -105,6 +105,9 @@ fn column_encoding(
 ) -> Result<Encoding, String> {
     let t = field.data_type;
     let said = node.name.as_deref().unwrap_or(&node.kind);
+    if t == DataType::Bytes && node.name.is_none() && node.kind == "string" {
+        return text_binary(settings);
+    }
     let actual = encoding_of(node, t).ok_or_else(|| {
         format!("the message's schema says {said}, which is not an encoding of {t}")
     })?;
@@ -121,6 +124,25 @@ fn column_encoding(
             ))
         }
         _ => Ok(actual),
+    }
+}
+
+/// A BYTES column the schema sends as a string: base64 or hex, which only the declared
+/// `binary_handling` says.
+fn text_binary(settings: &Settings) -> Result<Encoding, String> {
+    match settings.binary {
+        Some(BinaryHandling::Base64) => Ok(Encoding::Base64),
+        Some(BinaryHandling::Hex) => Ok(Encoding::Hex),
+        Some(BinaryHandling::Bytes) => Err(
+            "the message's schema says string, which contradicts the declared setting \
+             (expecting Connect bytes, binary.handling.mode=bytes)"
+                .into(),
+        ),
+        None => Err(
+            "the message's schema says string, which is base64 or hex as the connector's \
+             binary.handling.mode says: declare binary_handling"
+                .into(),
+        ),
     }
 }
 
@@ -185,7 +207,7 @@ fn scale_parameter(node: &Node) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoding::{BinaryHandling, DecimalHandling, TimePrecision};
+    use crate::encoding::{DecimalHandling, TimePrecision};
 
     fn schema(columns: &str) -> Vec<u8> {
         format!(
@@ -263,6 +285,10 @@ mod tests {
         };
         let e = resolve_one(r#"{"type":"bytes","field":"c"}"#, "BYTES", hex).unwrap_err();
         assert!(e.contains("contradicts"), "{e}");
+        let text = r#"{"type":"string","field":"c"}"#;
+        assert_eq!(resolve_one(text, "BYTES", hex), Ok(Encoding::Hex));
+        let e = resolve_one(text, "BYTES", Settings::default()).unwrap_err();
+        assert!(e.ends_with("declare binary_handling"), "{e}");
         let adaptive = Settings {
             time: Some(TimePrecision::Adaptive),
             ..Settings::default()

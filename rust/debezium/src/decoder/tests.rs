@@ -752,6 +752,23 @@ fn the_toast_placeholder_is_unavailable_never_a_value() {
 }
 
 #[test]
+fn any_column_sent_as_the_placeholder_text_is_unavailable() {
+    // Debezium falls back to the placeholder text for a TOASTed value of any type its converter
+    // writes as a string (a huge numeric in decimal.handling.mode=string, a jsonb, a uuid...).
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("amount", t("DECIMAL(38, 2)")),
+        Field::new("doc", t("STRING")),
+    ]);
+    let mut d = decoder_of(schema, |c| {
+        c.decimal_handling = Some(DecimalHandling::String)
+    });
+    let json = r#"{"op":"c","after":{"id":1,"amount":"__debezium_unavailable_value",
+        "doc":"__debezium_unavailable_value"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1, 2]]);
+}
+
+#[test]
 fn hex_binary_columns_carry_the_placeholder_text() {
     let mut d = decoder_of(toast_schema(), |c| {
         c.binary_handling = Some(BinaryHandling::Hex)
