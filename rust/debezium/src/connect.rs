@@ -169,7 +169,7 @@ fn encoding_of(node: &Node, t: DataType) -> Option<Encoding> {
         },
         (_, DataType::Decimal { .. }) => return None,
         ("io.debezium.time.Date" | "org.apache.kafka.connect.data.Date", DataType::Date) => {
-            E::Integer(Unit::Days)
+            E::EpochDays
         }
         ("io.debezium.time.Time" | "org.apache.kafka.connect.data.Time", _) if time => {
             E::Integer(Unit::Millis)

@@ -102,7 +102,9 @@ pub(crate) enum Encoding {
     DecimalString,
     /// DECIMAL as a JSON number.
     DecimalDouble,
-    /// A temporal value as an integer count of this unit.
+    /// A DATE as an integer of epoch days.
+    EpochDays,
+    /// A TIME or TIMESTAMP as an integer count of this unit.
     Integer(Unit),
     /// An integer TIME or TIMESTAMP in `adaptive` mode whose source precision was not declared:
     /// its unit is unknown, so any integer is an error (nulls and absent values are fine).
@@ -183,7 +185,7 @@ fn temporal_encoding(mode: TimePrecision, t: Temporal, source: Option<u8>) -> En
     match (mode, t) {
         (TimePrecision::Flink, _) => Encoding::Text(TextForm::Flink),
         (TimePrecision::Isostring, _) | (_, Temporal::Instant(_)) => Encoding::Text(TextForm::Iso),
-        (_, Temporal::Date) => Encoding::Integer(Unit::Days),
+        (_, Temporal::Date) => Encoding::EpochDays,
         (TimePrecision::Connect, _) => Encoding::Integer(Unit::Millis),
         (TimePrecision::Microseconds, _) => Encoding::Integer(Unit::Micros),
         (TimePrecision::Nanoseconds, _) => Encoding::Integer(Unit::Nanos),
@@ -200,7 +202,7 @@ pub(crate) fn agrees(declared: Encoding, actual: Encoding) -> bool {
     match (declared, actual) {
         (Encoding::DecimalFlink, Encoding::DecimalString | Encoding::DecimalDouble) => true,
         (Encoding::DecimalPrecise { .. }, Encoding::DecimalPrecise { .. }) => true,
-        (Encoding::UnknownUnit(_), Encoding::Integer(u)) => u != Unit::Days,
+        (Encoding::UnknownUnit(_), Encoding::Integer(_)) => true,
         _ => declared == actual,
     }
 }
@@ -237,7 +239,7 @@ mod tests {
             ..Settings::default()
         };
         let a = mode(TimePrecision::Adaptive);
-        assert_eq!(enc(a, "DATE", None), Encoding::Integer(Unit::Days));
+        assert_eq!(enc(a, "DATE", None), Encoding::EpochDays);
         assert_eq!(
             enc(a, "TIMESTAMP(3)", None),
             Encoding::UnknownUnit(TimePrecision::Adaptive)
@@ -267,7 +269,7 @@ mod tests {
         assert_eq!(enc(i, "DATE", None), Encoding::Text(TextForm::Iso));
         let us = mode(TimePrecision::Microseconds);
         assert_eq!(enc(us, "TIME(0)", Some(0)), Encoding::Integer(Unit::Micros));
-        assert_eq!(enc(us, "DATE", None), Encoding::Integer(Unit::Days));
+        assert_eq!(enc(us, "DATE", None), Encoding::EpochDays);
         let ns = mode(TimePrecision::Nanoseconds);
         assert_eq!(
             enc(ns, "TIMESTAMP(3)", None),

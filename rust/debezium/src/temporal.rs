@@ -3,9 +3,9 @@
 //! Temporal values arrive in one of three shapes, and which one is a declared setting, never a
 //! guess:
 //!
-//! * **integers** in a unit only the Connect schema names (`io.debezium.time.Date` = epoch days,
-//!   `Time`/`MicroTime`/`NanoTime` = of the day, `Timestamp`/`MicroTimestamp`/`NanoTimestamp` =
-//!   since the epoch): [`Unit`];
+//! * **integers**: DATE as epoch days (`io.debezium.time.Date`), TIME and TIMESTAMP in a [`Unit`]
+//!   only the Connect schema names (`Time`/`MicroTime`/`NanoTime` of the day,
+//!   `Timestamp`/`MicroTimestamp`/`NanoTimestamp` since the epoch);
 //! * **Flink's text**: what Flink's `json`/`debezium-json` format parses (`TimeFormats` in
 //!   flink-format-common): DATE `yyyy-MM-dd`; TIME `HH:mm:ss[.f]`, of which Flink keeps whole
 //!   seconds only (`localTime.toSecondOfDay() * 1000`); TIMESTAMP in its SQL form
@@ -23,11 +23,9 @@
 use crate::numbers::{parse_i64, NumError};
 use cdcjoin_model::value::days_from_civil;
 
-/// The unit of a temporal value sent as a JSON integer.
+/// The unit of a TIME or TIMESTAMP sent as a JSON integer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Unit {
-    /// Days since the epoch (DATE only).
-    Days,
     /// Milliseconds.
     Millis,
     /// Microseconds.
@@ -48,7 +46,7 @@ impl Unit {
 
     fn per_second(self) -> i64 {
         match self {
-            Unit::Days | Unit::Millis => 1_000,
+            Unit::Millis => 1_000,
             Unit::Micros => 1_000_000,
             Unit::Nanos => 1_000_000_000,
         }
@@ -80,15 +78,18 @@ pub(crate) enum Temporal {
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
-/// The value of an integer `raw` in `unit`, stored as `t` needs.
+/// A DATE from an integer of epoch days (`io.debezium.time.Date`).
+pub(crate) fn epoch_days(raw: &[u8]) -> Result<i64, NumError> {
+    i32::try_from(parse_i64(raw)?)
+        .map(i64::from)
+        .map_err(|_| NumError::Range)
+}
+
+/// The value of an integer `raw` in `unit`, stored as `t` (a TIME or TIMESTAMP) needs.
 pub(crate) fn from_integer(raw: &[u8], unit: Unit, t: Temporal) -> Result<i64, NumError> {
     let v = parse_i64(raw)?;
     match t {
-        Temporal::Date if unit == Unit::Days => {
-            i32::try_from(v).map(i64::from).map_err(|_| NumError::Range)
-        }
         Temporal::Date => Err(NumError::Syntax),
-        _ if unit == Unit::Days => Err(NumError::Syntax),
         Temporal::Time(p) => {
             let ms = convert(v, unit, Unit::Millis)?;
             if !(0..MILLIS_PER_DAY).contains(&ms) {
@@ -351,9 +352,10 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(int("19753", Unit::Days, DATE), Ok(19_753));
-        assert_eq!(int("-1", Unit::Days, DATE), Ok(-1));
-        assert_eq!(int("3000000000", Unit::Days, DATE), Err(NumError::Range));
+        assert_eq!(epoch_days(b"19753"), Ok(19_753));
+        assert_eq!(epoch_days(b"-1"), Ok(-1));
+        assert_eq!(epoch_days(b"3000000000"), Err(NumError::Range));
+        assert_eq!(epoch_days(b"\"2024-01-31\""), Err(NumError::Syntax));
         assert_eq!(int("19753", Unit::Millis, DATE), Err(NumError::Syntax));
         assert_eq!(flink("2024-01-31", DATE), Ok(19_753));
         assert_eq!(flink("2024-02-29", DATE), Ok(19_782));
@@ -425,7 +427,6 @@ mod tests {
             Err(NumError::Range)
         );
         assert_eq!(int("1.5", Unit::Millis, TS3), Err(NumError::Syntax));
-        assert_eq!(int("1", Unit::Days, TS3), Err(NumError::Syntax));
     }
 
     #[test]

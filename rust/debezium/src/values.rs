@@ -11,7 +11,7 @@ use crate::numbers::{
     check_precision, decimal_from_text, parse_float, parse_i64, rescale, unscaled_from_base64,
     NumError, BASE64,
 };
-use crate::temporal::{from_integer, from_text, Temporal, TextForm, Unit};
+use crate::temporal::{epoch_days, from_integer, from_text, Temporal, TextForm, Unit};
 use crate::text::{string_body, unescape};
 use base64::Engine as _;
 use cdcjoin_model::{DataType, RowWriter};
@@ -85,6 +85,7 @@ impl ColumnReader {
             (Encoding::DecimalDouble, _) => "a JSON number (decimal.handling.mode=double)",
             (Encoding::Base64, _) => "a base64 string (binary.handling.mode=bytes or base64)",
             (Encoding::Hex, _) => "a hex string (binary.handling.mode=hex)",
+            (Encoding::EpochDays, _) => "a JSON integer of epoch days (io.debezium.time.Date)",
             (Encoding::Integer(unit), _) => return integer_expected(unit, t),
             (Encoding::UnknownUnit(mode), _) => {
                 return format!(
@@ -174,6 +175,7 @@ impl ColumnReader {
     fn temporal(&self, raw: &[u8], scratch: &mut Scratch) -> Result<i64, ValueError> {
         let t = temporal(self.data_type).ok_or(ValueError::Mistyped)?;
         let v = match self.encoding {
+            Encoding::EpochDays => epoch_days(raw)?,
             Encoding::Integer(unit) => from_integer(raw, unit, t)?,
             Encoding::UnknownUnit(mode) if is_number(raw) => {
                 return Err(ValueError::UnknownUnit(mode))
@@ -201,7 +203,6 @@ fn is_number(raw: &[u8]) -> bool {
 /// What an integer temporal value of `unit` is, named by its Debezium / Connect schema.
 fn integer_expected(unit: Unit, t: DataType) -> String {
     let (what, schema) = match (unit, temporal(t)) {
-        (Unit::Days, _) => ("epoch days", "io.debezium.time.Date"),
         (Unit::Millis, Some(Temporal::Time(_))) => {
             ("milliseconds of the day", "io.debezium.time.Time")
         }
@@ -504,20 +505,15 @@ mod tests {
         let flink = |t: &str| reader(t);
         let int = |t: &str, u| reader_with(t, Encoding::Integer(u));
         let iso = |t: &str| reader_with(t, Encoding::Text(TextForm::Iso));
+        let days = reader_with("DATE", Encoding::EpochDays);
         let ts = |v, p| Ok(Value::Timestamp(v, p));
         assert_eq!(
             read_with(flink("DATE"), "\"2024-01-31\""),
             Ok(Value::Date(19_753))
         );
         assert_eq!(read_with(flink("DATE"), "19753"), MISTYPED);
-        assert_eq!(
-            read_with(int("DATE", Unit::Days), "19753"),
-            Ok(Value::Date(19_753))
-        );
-        assert_eq!(
-            read_with(int("DATE", Unit::Days), "\"2024-01-31\""),
-            MISTYPED
-        );
+        assert_eq!(read_with(days, "19753"), Ok(Value::Date(19_753)));
+        assert_eq!(read_with(days, "\"2024-01-31\""), MISTYPED);
         assert_eq!(
             read_with(iso("DATE"), "\"2024-01-31Z\""),
             Ok(Value::Date(19_753))
