@@ -50,8 +50,8 @@ pub const DEFAULT_PLACEHOLDER: &str = "__debezium_unavailable_value";
 ///   which, so it is declared here, per column (TIME and TIMESTAMP columns only). Without it such
 ///   an integer is a bad record saying to declare it.
 /// * Schema-wrapped messages (`{"schema", "payload"}`) name each column's encoding in their
-///   Connect schema, which then decides; a *declared* setting it contradicts is an error (an
-///   undeclared one is not checked).
+///   Connect schema, which then decides; a setting declared other than its default that the schema
+///   contradicts is an error (one absent or at its default defers to the schema).
 /// * `unavailable_placeholder`: the connector's `unavailable.value.placeholder`. A column holding it
 ///   is *unavailable* (see [`cdcjoin_model::row`]), never its value: taken from the `before`
 ///   image of the same message when that carries the column (REPLICA IDENTITY FULL), else left to
@@ -109,11 +109,17 @@ impl DecoderConfig {
         }
     }
 
+    /// The encoding settings, those at their defaults as undeclared: the defaults read what Flink
+    /// reads, and in a schema-wrapped message they defer to the schema (the Java layer always
+    /// sends every setting, so a default cannot be told from one the user left alone).
     fn settings(&self) -> Settings {
+        fn declared<T: Default + PartialEq>(setting: Option<T>) -> Option<T> {
+            setting.filter(|s| *s != T::default())
+        }
         Settings {
-            decimal: self.decimal_handling,
-            time: self.time_precision,
-            binary: self.binary_handling,
+            decimal: declared(self.decimal_handling),
+            time: declared(self.time_precision),
+            binary: declared(self.binary_handling),
         }
     }
 

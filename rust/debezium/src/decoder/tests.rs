@@ -545,6 +545,12 @@ fn wrapped_messages_take_encodings_from_their_schema() {
     assert!(run(&mut d, bare)
         .unwrap_err()
         .contains("decimal_handling=flink"));
+    // Settings at their defaults, as the Java layer always sends them, defer to the schema.
+    let mut java = config.clone();
+    java.decimal_handling = Some(DecimalHandling::Flink);
+    java.time_precision = Some(TimePrecision::Flink);
+    java.binary_handling = Some(BinaryHandling::Bytes);
+    assert_eq!(run(&mut Decoder::new(java).unwrap(), &message), expect);
     // A declared setting the schema contradicts is an error.
     let mut string_mode = config;
     string_mode.decimal_handling = Some(DecimalHandling::String);
