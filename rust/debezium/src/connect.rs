@@ -37,31 +37,39 @@ struct Node {
 /// The readers of the last schema block seen, and the block's bytes.
 #[derive(Debug, Default)]
 pub(crate) struct SchemaCache {
-    block: Vec<u8>,
-    readers: Option<Result<Vec<ColumnReader>, String>>,
+    block: Option<Vec<u8>>,
+    readers: Vec<ColumnReader>,
+    /// Why the last block cannot be used (then `readers` are not its readers).
+    failure: Option<String>,
 }
 
 impl SchemaCache {
-    /// The readers for messages carrying the schema block `block`, resolved only when it differs
-    /// from the previous one.
-    pub(crate) fn readers(
+    /// Makes [`SchemaCache::readers`] those of messages carrying the schema block `block`,
+    /// resolving them only when it differs from the previous one; or says why it cannot be read.
+    pub(crate) fn resolve(
         &mut self,
         block: &[u8],
         fields: &[Field],
         declared: &[ColumnReader],
         settings: &Settings,
         source: &[Option<u8>],
-    ) -> Result<&[ColumnReader], String> {
-        if self.readers.is_none() || self.block != block {
-            self.block.clear();
-            self.block.extend_from_slice(block);
-            self.readers = Some(resolve(block, fields, declared, settings, source));
+    ) -> Result<(), String> {
+        if self.block.as_deref() != Some(block) {
+            self.block = Some(block.to_vec());
+            match resolve(block, fields, declared, settings, source) {
+                Ok(readers) => (self.readers, self.failure) = (readers, None),
+                Err(e) => self.failure = Some(e),
+            }
         }
-        match self.readers.as_ref() {
-            Some(Ok(readers)) => Ok(readers),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err("no schema".into()),
+        match &self.failure {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
         }
+    }
+
+    /// The readers of the block last resolved successfully.
+    pub(crate) fn readers(&self) -> &[ColumnReader] {
+        &self.readers
     }
 }
 
@@ -111,7 +119,7 @@ fn column_encoding(
     let actual = encoding_of(node, t).ok_or_else(|| {
         format!("the message's schema says {said}, which is not an encoding of {t}")
     })?;
-    match settings.encoding(t, source, true) {
+    match settings.declared_encoding(t, source) {
         Some(declared) if !agrees(declared, actual) => {
             let expected = ColumnReader {
                 data_type: t,
@@ -226,7 +234,7 @@ mod tests {
         let f = [field("c", t)];
         let declared = [ColumnReader {
             data_type: f[0].data_type,
-            encoding: settings.encoding(f[0].data_type, None, false).unwrap(),
+            encoding: settings.encoding(f[0].data_type, None),
         }];
         resolve(&schema(column), &f, &declared, &settings, &[None]).map(|r| r[0].encoding)
     }
@@ -296,7 +304,7 @@ mod tests {
         let f = [field("c", "TIMESTAMP(3)")];
         let declared = [ColumnReader {
             data_type: f[0].data_type,
-            encoding: adaptive.encoding(f[0].data_type, Some(3), false).unwrap(),
+            encoding: adaptive.encoding(f[0].data_type, Some(3)),
         }];
         let e = resolve(&schema(micros), &f, &declared, &adaptive, &[Some(3)]).unwrap_err();
         assert!(e.contains("MicroTimestamp"), "{e}");
@@ -314,12 +322,15 @@ mod tests {
         let mut cache = SchemaCache::default();
         let a = schema(r#"{"type":"int64","name":"io.debezium.time.MicroTimestamp","field":"c"}"#);
         let b = schema(r#"{"type":"int64","name":"io.debezium.time.NanoTimestamp","field":"c"}"#);
-        let get = |cache: &mut SchemaCache, block: &[u8]| {
-            cache.readers(block, &f, &declared, &s, &[None]).unwrap()[0].encoding
+        let mut get = |block: &[u8]| {
+            cache.resolve(block, &f, &declared, &s, &[None])?;
+            Ok::<_, String>(cache.readers()[0].encoding)
         };
-        assert_eq!(get(&mut cache, &a), Encoding::Integer(Unit::Micros));
-        assert_eq!(get(&mut cache, &a), Encoding::Integer(Unit::Micros));
-        assert_eq!(get(&mut cache, &b), Encoding::Integer(Unit::Nanos));
-        assert!(cache.readers(b"{", &f, &declared, &s, &[None]).is_err());
+        assert_eq!(get(&a), Ok(Encoding::Integer(Unit::Micros)));
+        assert_eq!(get(&a), Ok(Encoding::Integer(Unit::Micros)));
+        assert_eq!(get(&b), Ok(Encoding::Integer(Unit::Nanos)));
+        assert!(get(b"{").is_err());
+        assert!(get(b"{").is_err(), "a failure is cached too");
+        assert_eq!(get(&b), Ok(Encoding::Integer(Unit::Nanos)));
     }
 }

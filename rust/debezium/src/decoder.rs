@@ -181,9 +181,7 @@ impl Decoder {
             .zip(&source)
             .map(|(f, p)| ColumnReader {
                 data_type: f.data_type,
-                encoding: settings
-                    .encoding(f.data_type, *p, false)
-                    .expect("every setting has a default"),
+                encoding: settings.encoding(f.data_type, *p),
             })
             .collect();
         let keys = config.primary_key.clone().unwrap_or_default();
@@ -245,32 +243,39 @@ impl Decoder {
             Scanned::Tombstone => return Ok(Decoded::Tombstone),
             Scanned::Envelope { op, schema } => (op_byte(op.get(json), &mut self.scratch)?, schema),
         };
-        let fields = &self.config.schema.fields;
-        let readers = match schema.get(json) {
-            b"" | b"null" => &self.readers[..],
-            block => self
-                .wrapped
-                .readers(
-                    block,
-                    fields,
-                    &self.readers,
-                    &self.config.settings(),
-                    &self.source,
-                )
-                .map_err(ErrorKind::Schema)?,
+        let wrapped = match schema.get(json) {
+            b"" | b"null" => false,
+            block => {
+                let (fields, settings) = (&self.config.schema.fields, self.config.settings());
+                self.wrapped
+                    .resolve(block, fields, &self.readers, &settings, &self.source)
+                    .map_err(ErrorKind::Schema)?;
+                true
+            }
         };
-        let mut rows = JsonRows {
-            input: json,
+        let (rules, upsert) = (self.config.rules(), self.config.upsert);
+        let mut rows = self.rows(json, wrapped, upsert);
+        apply_op(op, rules, &mut rows, out).map(Decoded::Changes)
+    }
+
+    /// The images just scanned from `input`, read by the declared readers or (`wrapped`) those of
+    /// the message's Connect schema; `by_key` when key-only `before` images delete by key.
+    fn rows<'s>(&'s mut self, input: &'s [u8], wrapped: bool, by_key: bool) -> JsonRows<'s> {
+        JsonRows {
+            input,
             layout: &self.layout,
-            fields,
-            readers,
+            fields: &self.config.schema.fields,
+            readers: if wrapped {
+                self.wrapped.readers()
+            } else {
+                &self.readers
+            },
             before: &self.before,
             after: &self.after,
             placeholder: &self.placeholder,
-            key: self.config.upsert.then_some(&self.key[..]),
+            key: by_key.then_some(&self.key[..]),
             scratch: &mut self.scratch,
-        };
-        apply_op(op, self.config.rules(), &mut rows, out).map(Decoded::Changes)
+        }
     }
 
     /// Decodes one upsert-kafka record (Flink's `upsert-kafka` connector's shape): `key` is the
@@ -313,18 +318,8 @@ impl Decoder {
             after: &mut self.after,
         };
         scan_row(row, spans, op == b'c').map_err(ErrorKind::Malformed)?;
-        let mut rows = JsonRows {
-            input: row,
-            layout: &self.layout,
-            fields: &self.config.schema.fields,
-            readers: &self.readers,
-            before: &self.before,
-            after: &self.after,
-            placeholder: &self.placeholder,
-            key: Some(&self.key),
-            scratch: &mut self.scratch,
-        };
-        apply_op(op, self.config.rules(), &mut rows, out)
+        let rules = self.config.rules();
+        apply_op(op, rules, &mut self.rows(row, false, true), out)
     }
 
     /// The primary key's column names, for messages.

@@ -127,42 +127,48 @@ pub(crate) struct Settings {
 
 impl Settings {
     /// The encoding of a column of type `t` (source precision `source`, if declared) under these
-    /// settings, undeclared ones at their defaults; `None` when the relevant setting is not
-    /// declared and `declared_only` is set (used to check a Connect schema against what was
-    /// declared).
-    pub(crate) fn encoding(
-        &self,
-        t: DataType,
-        source: Option<u8>,
-        declared_only: bool,
-    ) -> Option<Encoding> {
-        Some(match t {
-            DataType::Decimal { scale, .. } => match pick(self.decimal, declared_only)? {
-                DecimalHandling::Flink => Encoding::DecimalFlink,
-                DecimalHandling::Precise => Encoding::DecimalPrecise {
-                    scale: scale as i64,
-                },
-                DecimalHandling::String => Encoding::DecimalString,
-                DecimalHandling::Double => Encoding::DecimalDouble,
-            },
-            DataType::Bytes => match pick(self.binary, declared_only)? {
-                BinaryHandling::Bytes | BinaryHandling::Base64 => Encoding::Base64,
-                BinaryHandling::Hex => Encoding::Hex,
-            },
+    /// settings, undeclared ones at their defaults.
+    pub(crate) fn encoding(&self, t: DataType, source: Option<u8>) -> Encoding {
+        let decimal = self.decimal.unwrap_or_default();
+        let time = self.time.unwrap_or_default();
+        let binary = self.binary.unwrap_or_default();
+        match t {
+            DataType::Decimal { scale, .. } => decimal_encoding(decimal, scale),
+            DataType::Bytes => binary_encoding(binary),
             _ => match temporal(t) {
-                Some(tt) => temporal_encoding(pick(self.time, declared_only)?, tt, source),
+                Some(tt) => temporal_encoding(time, tt, source),
                 None => Encoding::Native,
             },
-        })
+        }
+    }
+
+    /// The encoding the *declared* setting for type `t` gives (used to check a Connect schema
+    /// against it); `None` when that setting is not declared.
+    pub(crate) fn declared_encoding(&self, t: DataType, source: Option<u8>) -> Option<Encoding> {
+        let declared = match t {
+            DataType::Decimal { .. } => self.decimal.is_some(),
+            DataType::Bytes => self.binary.is_some(),
+            _ => temporal(t).is_none() || self.time.is_some(),
+        };
+        declared.then(|| self.encoding(t, source))
     }
 }
 
-/// A declared setting, or (unless `declared_only`) its default.
-fn pick<T: Default>(setting: Option<T>, declared_only: bool) -> Option<T> {
-    if declared_only {
-        setting
-    } else {
-        Some(setting.unwrap_or_default())
+fn decimal_encoding(mode: DecimalHandling, scale: u8) -> Encoding {
+    match mode {
+        DecimalHandling::Flink => Encoding::DecimalFlink,
+        DecimalHandling::Precise => Encoding::DecimalPrecise {
+            scale: scale as i64,
+        },
+        DecimalHandling::String => Encoding::DecimalString,
+        DecimalHandling::Double => Encoding::DecimalDouble,
+    }
+}
+
+fn binary_encoding(mode: BinaryHandling) -> Encoding {
+    match mode {
+        BinaryHandling::Bytes | BinaryHandling::Base64 => Encoding::Base64,
+        BinaryHandling::Hex => Encoding::Hex,
     }
 }
 
@@ -211,8 +217,12 @@ pub(crate) fn agrees(declared: Encoding, actual: Encoding) -> bool {
 mod tests {
     use super::*;
 
+    fn t(s: &str) -> DataType {
+        s.parse().unwrap()
+    }
+
     fn enc(s: Settings, t: &str, source: Option<u8>) -> Encoding {
-        s.encoding(t.parse().unwrap(), source, false).unwrap()
+        s.encoding(t.parse().unwrap(), source)
     }
 
     #[test]
@@ -225,11 +235,20 @@ mod tests {
         );
         assert_eq!(enc(s, "BYTES", None), Encoding::Base64);
         assert_eq!(enc(s, "INT", None), Encoding::Native);
-        assert_eq!(s.encoding(DataType::Date, None, true), None);
+        assert_eq!(s.declared_encoding(DataType::Date, None), None);
         assert_eq!(
-            s.encoding(DataType::Int, None, true),
+            s.declared_encoding(DataType::Int, None),
             Some(Encoding::Native)
         );
+        let hex = Settings {
+            binary: Some(BinaryHandling::Hex),
+            ..s
+        };
+        assert_eq!(
+            hex.declared_encoding(DataType::Bytes, None),
+            Some(Encoding::Hex)
+        );
+        assert_eq!(hex.declared_encoding(t("DECIMAL(5, 1)"), None), None);
     }
 
     #[test]

@@ -299,9 +299,7 @@ mod tests {
     /// The reader under the default settings.
     fn reader(t: &str) -> ColumnReader {
         let data_type: DataType = t.parse().unwrap();
-        let encoding = Settings::default()
-            .encoding(data_type, None, false)
-            .unwrap();
+        let encoding = Settings::default().encoding(data_type, None);
         ColumnReader {
             data_type,
             encoding,
@@ -372,7 +370,7 @@ mod tests {
         };
         ColumnReader {
             data_type,
-            encoding: settings.encoding(data_type, None, false).unwrap(),
+            encoding: settings.encoding(data_type, None),
         }
     }
 
@@ -479,7 +477,7 @@ mod tests {
             };
             ColumnReader {
                 data_type: DataType::Bytes,
-                encoding: settings.encoding(DataType::Bytes, None, false).unwrap(),
+                encoding: settings.encoding(DataType::Bytes, None),
             }
         };
         let bytes = |v: &[u8]| Ok(Value::Bytes(v.to_vec()));
