@@ -92,7 +92,7 @@ impl World {
     }
 
     fn emit(&mut self, side: Side, kind: RowKind, row: Row) {
-        self.changes.push(Change { side, kind, row });
+        self.changes.push(Change::new(side, kind, row));
     }
 
     fn apply(&mut self, op: &Op) {

@@ -8,7 +8,9 @@ import java.nio.ByteBuffer;
  * <p>Input batches are direct buffers of records {@code side u8 | kind u8 | keyGroup u16 | len u32
  * | row}; the output is rows {@code input u32 | kind u8 | leftLen u32 | left | rightLen u32 |
  * right}, {@code input} being the index of the input record that caused the row and a length of
- * {@code 0xFFFFFFFF} standing for a null side (all little-endian).
+ * {@code 0xFFFFFFFF} standing for a null side (all little-endian). An entry of kind {@code 0xFF}
+ * instead rejects its input record (not applied): {@code input u32 | 0xFF | msgLen u32 | UTF-8
+ * message}, for the bad-record policy.
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * state; any later call throws {@link IllegalStateException}.
@@ -16,7 +18,7 @@ import java.nio.ByteBuffer;
 public final class NativeJoin implements AutoCloseable {
 
     /** Number of values {@link #stats(long[])} writes. */
-    public static final int STATS_LENGTH = 9;
+    public static final int STATS_LENGTH = 10;
 
     /** Index in {@link #stats(long[])}: records in from the left input. */
     public static final int STAT_RECORDS_LEFT = 0;
@@ -36,6 +38,8 @@ public final class NativeJoin implements AutoCloseable {
     public static final int STAT_STATE_ROW_BYTES = 7;
     /** Index in {@link #stats(long[])}: heap bytes held by the state. */
     public static final int STAT_STATE_HEAP_BYTES = 8;
+    /** Index in {@link #stats(long[])}: records rejected by the join (not applied). */
+    public static final int STAT_REJECTED = 9;
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
 
