@@ -18,7 +18,7 @@ struct NativeJoin {
 static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
 
 /// Number of values `stats` writes.
-const STATS_LEN: usize = 9;
+const STATS_LEN: usize = 10;
 
 /// `e` as an `IllegalArgumentException`: the caller passed something the engine rejects.
 fn invalid(e: impl ToString) -> NativeError {
@@ -162,6 +162,7 @@ fn stats_of(engine: &JoinEngine) -> [i64; STATS_LEN] {
         z.keys,
         z.group_bytes,
         z.heap_bytes,
+        s.rejected,
     ]
     .map(|v| v as i64)
 }

@@ -7,8 +7,8 @@
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{
-    JoinEngine, JoinSpec, JoinStats, JoinType, KeyGroupRange, OutputRows, RetractionPolicy, Side,
-    SideSpec,
+    JoinEngine, JoinSpec, JoinStats, JoinType, KeyGroupRange, OutputEntries, OutputEntry,
+    RetractionPolicy, Side, SideSpec,
 };
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef, Schema, Value};
@@ -173,19 +173,24 @@ impl Pipeline {
         self.engine
             .process_batch(&self.batch, 0, &mut self.out)
             .map_err(|e| Error(format!("{position}: {e}")))?;
-        Ok(self.print_output())
+        self.print_output()
+            .map_err(|e| Error(format!("{position}: rejected by the join: {e}")))
     }
 
-    fn print_output(&self) -> Vec<String> {
+    /// The output printed; a rejected record (the pipeline has no side output) is an error.
+    fn print_output(&self) -> Result<Vec<String>, String> {
         let side = |i: usize, r: Option<&[u8]>| match r {
             Some(b) => Value::read_row(&RowRef::new(&self.layouts[i], b)),
             None => vec![Value::Null; self.layouts[i].arity()],
         };
-        OutputRows::new(&self.out)
-            .map(|r| {
-                let mut vals = side(0, r.left);
-                vals.extend(side(1, r.right));
-                format_row(r.kind, &vals)
+        OutputEntries::new(&self.out)
+            .map(|entry| match entry {
+                OutputEntry::Row(r) => {
+                    let mut vals = side(0, r.left);
+                    vals.extend(side(1, r.right));
+                    Ok(format_row(r.kind, &vals))
+                }
+                OutputEntry::Rejected { message, .. } => Err(message.to_string()),
             })
             .collect()
     }

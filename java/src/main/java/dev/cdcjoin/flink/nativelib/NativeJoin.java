@@ -18,7 +18,7 @@ import java.nio.ByteBuffer;
 public final class NativeJoin implements AutoCloseable {
 
     /** Number of values {@link #stats(long[])} writes. */
-    public static final int STATS_LENGTH = 9;
+    public static final int STATS_LENGTH = 10;
 
     /** Index in {@link #stats(long[])}: records in from the left input. */
     public static final int STAT_RECORDS_LEFT = 0;
@@ -38,6 +38,8 @@ public final class NativeJoin implements AutoCloseable {
     public static final int STAT_STATE_ROW_BYTES = 7;
     /** Index in {@link #stats(long[])}: heap bytes held by the state. */
     public static final int STAT_STATE_HEAP_BYTES = 8;
+    /** Index in {@link #stats(long[])}: records rejected by the join (not applied). */
+    public static final int STAT_REJECTED = 9;
 
     /** The kind byte of an output entry that reports a rejected input change, not a row. */
     public static final byte OUTPUT_REJECTED = (byte) 0xFF;
