@@ -182,8 +182,8 @@ public final class DebeziumFormat implements Serializable {
      * Turns upsert mode on or off. In upsert mode an update without {@code before} replaces the
      * stored row with the same primary key, and a delete whose {@code before} holds only the key
      * columns deletes the stored row: what Postgres sends at {@code REPLICA IDENTITY DEFAULT}. The
-     * side must have a primary key contained in its join key, so that every change of a row
-     * reaches the state holding its old version.
+     * side's join key must lie within its primary key, so that every change of a row reaches the
+     * state holding its old version.
      *
      * @param on whether to
      * @return a copy

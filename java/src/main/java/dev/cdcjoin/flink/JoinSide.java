@@ -98,14 +98,14 @@ public final class JoinSide implements Serializable {
                     name + ": upsert mode needs a primary key: without one, a change that does "
                             + "not carry the old row cannot say which stored row it replaces");
         }
-        if (!joinKey.containsAll(primaryKey)) {
+        if (!primaryKey.containsAll(joinKey)) {
             throw new IllegalArgumentException(
-                    name + ": upsert mode needs the primary key " + primaryKey
-                            + " within the join key " + joinKey + ": an update that moves a row "
-                            + "to another join key without its old row would leave the old "
-                            + "version joined under the old key. Set REPLICA IDENTITY FULL on "
-                            + "the table so updates and deletes carry the whole old row, and "
-                            + "leave upsert mode off");
+                    name + ": upsert mode needs the join key " + joinKey
+                            + " within the primary key " + primaryKey + ": an update that "
+                            + "changes a join key column outside the primary key, sent without "
+                            + "its old row, would leave the old version joined under the old key. "
+                            + "Set REPLICA IDENTITY FULL on the table so updates and deletes carry "
+                            + "the whole old row, and leave upsert mode off");
         }
     }
 
