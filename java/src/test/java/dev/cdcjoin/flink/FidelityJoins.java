@@ -4,6 +4,8 @@ import dev.cdcjoin.flink.FidelityTrace.Change;
 import dev.cdcjoin.flink.FidelityTrace.Layout;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.javajoin.JavaJoin;
+import dev.cdcjoin.flink.javajoin.JavaJoinFunction;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,7 +14,7 @@ import org.apache.flink.api.common.functions.AbstractRichFunction;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
-import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.table.data.GenericRowData;
@@ -28,10 +30,9 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
 
 /**
- * The two joins the fidelity test compares, each a keyed two-input operator in Flink's own
+ * The joins the fidelity test compares, each a keyed two-input operator in Flink's own
  * operator test harness, fed one {@link Change} at a time and returning the rows that change
  * caused, printed as {@code Row#toString} ({@code "+I[1, v0, 3, 1, v2]"}) and sorted (Flink visits
  * a key's matches in state order, so only the multiset is comparable).
@@ -143,12 +144,7 @@ final class FidelityJoins {
         private final Layout[] layouts;
 
         NativeOperator(Layout left, Layout right, JoinType type) throws Exception {
-            JoinDefinition definition = CdcJoin.builder()
-                    .left("l", left.schema(), List.of("k"), left.primaryKey())
-                    .right("r", right.schema(), List.of("k"), right.primaryKey())
-                    .joinType(type)
-                    .build()
-                    .definition();
+            JoinDefinition definition = definition(left, right, type);
             KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(
                     NativeJoinOperator.rows(definition, 1, 1000), key, key, TypeInformation.of(JoinKey.class));
@@ -176,18 +172,66 @@ final class FidelityJoins {
             } else {
                 harness.processElement1(record);
             }
-            List<String> out = new ArrayList<>();
-            for (Object o : drain(harness)) {
-                out.add(((StreamRecord<?>) o).getValue().toString());
-            }
-            Collections.sort(out);
-            return out;
+            return printed(harness);
         }
 
         @Override
         public void close() throws Exception {
             harness.close();
         }
+    }
+
+    /** cdcjoin's pure-Java engine, {@link JavaJoinFunction}, as {@link JavaJoin} runs it. */
+    static final class JavaOperator implements RecordJoin {
+        private final KeyedTwoInputStreamOperatorTestHarness<Row, Row, Row, Row> harness;
+
+        JavaOperator(Layout left, Layout right, JoinType type) throws Exception {
+            JoinDefinition definition = definition(left, right, type);
+            JavaJoin join = JavaJoin.of(definition);
+            harness = new KeyedTwoInputStreamOperatorTestHarness<>(
+                    new KeyedCoProcessOperator<>(new JavaJoinFunction(definition)),
+                    join.leftKeySelector(),
+                    join.rightKeySelector(),
+                    join.keyTypeInfo());
+            harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
+            harness.open();
+        }
+
+        @Override
+        public List<String> process(Change change) throws Exception {
+            StreamRecord<Row> record = new StreamRecord<>(Row.ofKind(change.kind(), change.row().clone()));
+            if (change.right()) {
+                harness.processElement2(record);
+            } else {
+                harness.processElement1(record);
+            }
+            return printed(harness);
+        }
+
+        @Override
+        public void close() throws Exception {
+            harness.close();
+        }
+    }
+
+    /** cdcjoin's declaration of {@code l JOIN r ON l.k = r.k}. */
+    private static JoinDefinition definition(Layout left, Layout right, JoinType type) {
+        return CdcJoin.builder()
+                .left("l", left.schema(), List.of("k"), left.primaryKey())
+                .right("r", right.schema(), List.of("k"), right.primaryKey())
+                .joinType(type)
+                .build()
+                .definition();
+    }
+
+    /** The {@link Row}s a harness emitted since the last call, printed and sorted. */
+    private static List<String> printed(KeyedTwoInputStreamOperatorTestHarness<?, ?, ?, Row> harness) {
+        List<String> out = new ArrayList<>();
+        for (Object o : drain(harness)) {
+            out.add(((StreamRecord<?>) o).getValue().toString());
+        }
+        Collections.sort(out);
+        return out;
     }
 
     /** Takes what a harness emitted since the last call. */

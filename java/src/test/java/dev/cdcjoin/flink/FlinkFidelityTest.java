@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.cdcjoin.flink.FidelityJoins.FlinkOperator;
+import dev.cdcjoin.flink.FidelityJoins.JavaOperator;
 import dev.cdcjoin.flink.FidelityJoins.NativeOperator;
 import dev.cdcjoin.flink.FidelityJoins.RecordJoin;
 import dev.cdcjoin.flink.FidelityTrace.Case;
@@ -17,16 +18,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.types.RowKind;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Per-record fidelity against Flink's own join: Flink's {@code StreamingJoinOperator} (from
- * flink-table-runtime, in Flink's keyed two-input operator harness) and cdcjoin's native join
- * operator are fed the same random changelog record by record, for every join type and every pair
- * of state layouts, and for each input record they must emit the same multiset of rows and kinds.
+ * flink-table-runtime, in Flink's keyed two-input operator harness) and cdcjoin's join, in both
+ * engines (the native operator and the pure-Java function), are fed the same random changelog
+ * record by record, for every join type and every pair of state layouts, and for each input record
+ * they must emit the same multiset of rows and kinds.
  *
  * <p>The inputs on which cdcjoin deliberately differs ({@link Case}) are generated on purpose, and
  * checked on cdcjoin's side:
@@ -60,24 +62,27 @@ class FlinkFidelityTest {
         for (JoinType type : JoinType.values()) {
             for (Layout left : Layout.values()) {
                 for (Layout right : Layout.values()) {
-                    all.add(Arguments.of(type, left, right));
+                    for (Engine engine : Engine.values()) {
+                        all.add(Arguments.of(type, left, right, engine));
+                    }
                 }
             }
         }
         return all.stream();
     }
 
-    @ParameterizedTest(name = "{0} join, left {1}, right {2}")
+    @ParameterizedTest(name = "{0} join, left {1}, right {2}, {3} engine")
     @MethodSource("combinations")
-    void everyRecordEmitsWhatFlinksOwnJoinEmits(JoinType type, Layout left, Layout right)
-            throws Exception {
+    void everyRecordEmitsWhatFlinksOwnJoinEmits(
+            JoinType type, Layout left, Layout right, Engine engine) throws Exception {
         long seed = 1 + type.ordinal() * 9L + left.ordinal() * 3L + right.ordinal();
         List<Change> trace = FidelityTrace.generate(left, right, seed, RECORDS);
-        String what = type + " join, left " + left + ", right " + right + ", seed " + seed;
+        String what = type + " join, left " + left + ", right " + right + ", " + engine
+                + " engine, seed " + seed;
         List<String> mismatches = new ArrayList<>();
         Comparison comparison;
         try (RecordJoin flink = new FlinkOperator(left, right, type);
-                RecordJoin ours = new NativeOperator(left, right, type)) {
+                RecordJoin ours = ours(engine, left, right, type)) {
             comparison = new Comparison(type, flink);
             for (int i = 0; i < trace.size(); i++) {
                 Change c = trace.get(i);
@@ -176,8 +181,9 @@ class FlinkFidelityTest {
     // Each difference on Flink's raw operator (fed exactly what cdcjoin is fed), in small scenarios.
 
     /** A retraction of a row never inserted: Flink retracts a joined row it never emitted. */
-    @Test
-    void absentRetraction() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void absentRetraction(Engine engine) throws Exception {
         List<Change> records = List.of(
                 left(RowKind.INSERT, 1, "a"),
                 right(RowKind.DELETE, 7, 1, "x"));
@@ -185,7 +191,7 @@ class FlinkFidelityTest {
         Layout r = Layout.HAS_UNIQUE_KEY;
         assertEquals(List.of(List.of(), List.of("-D[1, a, 7, 1, x]")),
                 run(new FlinkOperator(l, r, JoinType.INNER), records));
-        assertEquals(List.of(List.of(), List.of()), run(new NativeOperator(l, r, JoinType.INNER), records));
+        assertEquals(List.of(List.of(), List.of()), run(ours(engine, l, r, JoinType.INNER), records));
     }
 
     /**
@@ -193,8 +199,9 @@ class FlinkFidelityTest {
      * counts a second match for the left row, so deleting the right row leaves Flink's result with
      * the replaced (stale) joined row and without the null-padded row; cdcjoin's result is exact.
      */
-    @Test
-    void upsertOnAnOuterJoinFlink40681() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void upsertOnAnOuterJoinFlink40681(Engine engine) throws Exception {
         List<Change> records = List.of(
                 left(RowKind.INSERT, 1, "a"),
                 right(RowKind.INSERT, 7, 1, "x"),
@@ -205,15 +212,16 @@ class FlinkFidelityTest {
         assertEquals(Map.of("[1, a, 7, 1, x]", 1),
                 materialize(run(new FlinkOperator(l, r, JoinType.LEFT), records)));
         assertEquals(Map.of("[1, a, null, null, null]", 1),
-                materialize(run(new NativeOperator(l, r, JoinType.LEFT), records)));
+                materialize(run(ours(engine, l, r, JoinType.LEFT), records)));
     }
 
     /**
      * Re-delivered inserts (identical, then a snapshot read of a changed row): Flink duplicates the
      * joined row and keeps the stale one; cdcjoin replaces.
      */
-    @Test
-    void replacementsOfAStoredPrimaryKey() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void replacementsOfAStoredPrimaryKey(Engine engine) throws Exception {
         List<Change> records = List.of(
                 left(RowKind.INSERT, 1, "a"),
                 right(RowKind.INSERT, 1, "x"),
@@ -222,17 +230,18 @@ class FlinkFidelityTest {
         Layout pk = Layout.JOIN_KEY_CONTAINS_UNIQUE_KEY;
         assertEquals(Map.of("[1, a, 1, x]", 2, "[1, a, 1, y]", 1),
                 materialize(run(new FlinkOperator(pk, pk, JoinType.INNER), records)));
-        List<List<String>> ours = run(new NativeOperator(pk, pk, JoinType.INNER), records);
+        List<List<String>> mine = run(ours(engine, pk, pk, JoinType.INNER), records);
         assertEquals(List.of(List.of(), List.of("+I[1, a, 1, x]"), List.of(),
-                List.of("+U[1, a, 1, y]", "-U[1, a, 1, x]")), ours);
+                List.of("+U[1, a, 1, y]", "-U[1, a, 1, x]")), mine);
     }
 
     /**
      * Duplicate rows on a side without a primary key count one match each in Flink 2.3 as in
      * cdcjoin: the null-padded row comes back only when the last copy goes.
      */
-    @Test
-    void duplicateRowsCountAMatchEach() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void duplicateRowsCountAMatchEach(Engine engine) throws Exception {
         List<Change> records = List.of(
                 left(RowKind.INSERT, 1, "a"),
                 right(RowKind.INSERT, 1, "x"),
@@ -244,7 +253,15 @@ class FlinkFidelityTest {
         List<List<String>> flink = run(new FlinkOperator(l, r, JoinType.LEFT), records);
         assertEquals(List.of("-D[1, a, 1, x]"), flink.get(3));
         assertEquals(List.of("+I[1, a, null, null]", "-D[1, a, 1, x]"), flink.get(4));
-        assertEquals(flink, run(new NativeOperator(l, r, JoinType.LEFT), records));
+        assertEquals(flink, run(ours(engine, l, r, JoinType.LEFT), records));
+    }
+
+    /** cdcjoin's join in the given engine. */
+    private static RecordJoin ours(Engine engine, Layout left, Layout right, JoinType type)
+            throws Exception {
+        return engine == Engine.NATIVE
+                ? new NativeOperator(left, right, type)
+                : new JavaOperator(left, right, type);
     }
 
     private static Change left(RowKind kind, Object... row) {
