@@ -108,23 +108,22 @@ final class FidelityJoins {
                 }
             }
             // A new row each time: the operator overwrites the input's kind.
-            StreamRecord<RowData> record = new StreamRecord<>(GenericRowData.ofKind(change.kind(), values));
-            if (change.right()) {
-                harness.processElement2(record);
-            } else {
-                harness.processElement1(record);
-            }
+            feed(harness, change.right(), new StreamRecord<>(GenericRowData.ofKind(change.kind(), values)));
             List<String> rows = new ArrayList<>();
             for (Object o : drain(harness)) {
-                RowData row = (RowData) ((StreamRecord<?>) o).getValue();
-                Object[] fields = new Object[outputFields.length];
-                for (int i = 0; i < fields.length; i++) {
-                    Object v = outputFields[i].getFieldOrNull(row);
-                    fields[i] = v instanceof StringData s ? s.toString() : v;
-                }
-                rows.add(Row.ofKind(row.getRowKind(), fields).toString());
+                rows.add(printed((RowData) ((StreamRecord<?>) o).getValue()));
             }
             return rows;
+        }
+
+        /** An output row as {@code Row#toString} prints it. */
+        private String printed(RowData row) {
+            Object[] fields = new Object[outputFields.length];
+            for (int i = 0; i < fields.length; i++) {
+                Object v = outputFields[i].getFieldOrNull(row);
+                fields[i] = v instanceof StringData s ? s.toString() : v;
+            }
+            return Row.ofKind(row.getRowKind(), fields).toString();
         }
 
         @Override
@@ -164,11 +163,7 @@ final class FidelityJoins {
             JoinKey key = new JoinKey(keys[side].encode(new Object[] {values[layouts[side].k]}));
             StreamRecord<ChangeRecord> record =
                     new StreamRecord<>(new ChangeRecord(change.kind(), key, rows[side].encode(values)));
-            if (change.right()) {
-                harness.processElement2(record);
-            } else {
-                harness.processElement1(record);
-            }
+            feed(harness, change.right(), record);
             return printed(harness);
         }
 
@@ -197,11 +192,7 @@ final class FidelityJoins {
         @Override
         public List<String> process(Change change) throws Exception {
             StreamRecord<Row> record = new StreamRecord<>(Row.ofKind(change.kind(), change.row().clone()));
-            if (change.right()) {
-                harness.processElement2(record);
-            } else {
-                harness.processElement1(record);
-            }
+            feed(harness, change.right(), record);
             return printed(harness);
         }
 
@@ -228,6 +219,17 @@ final class FidelityJoins {
             out.add(((StreamRecord<?>) o).getValue().toString());
         }
         return out;
+    }
+
+    /** Hands a record to a harness's left or right input. */
+    private static <IN> void feed(
+            KeyedTwoInputStreamOperatorTestHarness<?, IN, IN, ?> harness, boolean right, StreamRecord<IN> record)
+            throws Exception {
+        if (right) {
+            harness.processElement2(record);
+        } else {
+            harness.processElement1(record);
+        }
     }
 
     /** Takes what a harness emitted since the last call. */
