@@ -120,7 +120,14 @@ final class FidelityTrace {
          * A {@code +I}/{@code +U} identical to the stored row of its primary key (a re-delivery).
          * Flink emits its joined rows again; cdcjoin emits nothing.
          */
-        REPLACEMENT_IDENTICAL
+        REPLACEMENT_IDENTICAL,
+        /**
+         * A {@code -U}/{@code -D} whose primary key is stored with another payload (a retraction
+         * carrying stale values). Flink retracts joined rows of the values given, which it never
+         * emitted, and leaves the stored row's in the result; cdcjoin retracts the stored row: what
+         * Flink emits for a retraction of the stored row.
+         */
+        RETRACTION_BY_KEY
     }
 
     /**
@@ -130,13 +137,14 @@ final class FidelityTrace {
      * @param kind its kind
      * @param row its values ({@code Integer}s and a {@code String})
      * @param why why it is there
-     * @param replaced for a replacement: the stored row it replaces, else {@code null}
+     * @param stored for a replacement or a retraction by key: the stored row it replaces or
+     *     retracts, else {@code null}
      */
-    record Change(boolean right, RowKind kind, Object[] row, Case why, Object[] replaced) {
+    record Change(boolean right, RowKind kind, Object[] row, Case why, Object[] stored) {
         @Override
         public String toString() {
             String s = (right ? "right " : "left ") + Row.ofKind(kind, row);
-            return replaced == null ? s : s + " (replaces " + Arrays.toString(replaced) + ")";
+            return stored == null ? s : s + " (stored: " + Arrays.toString(stored) + ")";
         }
     }
 
@@ -210,9 +218,7 @@ final class FidelityTrace {
             } else if (action < 60) {
                 update(rnd, t, out);
             } else if (action < 72) {
-                Object[] gone = t.pick(rnd);
-                t.rows.remove(gone);
-                out.add(t.change(RowKind.DELETE, gone, Case.PLAIN));
+                delete(rnd, t, out);
             } else if (action < 90) {
                 replaceOrDuplicate(rnd, t, out);
             } else {
@@ -247,6 +253,23 @@ final class FidelityTrace {
         t.rows.set(t.rows.indexOf(old), row);
         out.add(t.change(RowKind.UPDATE_BEFORE, old, Case.PLAIN));
         out.add(t.change(RowKind.UPDATE_AFTER, row, Case.PLAIN));
+    }
+
+    /**
+     * A {@code -D} of a stored row; on a primary-key side, half of them a {@code -U}/{@code -D}
+     * carrying another payload than the stored row's.
+     */
+    private static void delete(Random rnd, Table t, List<Change> out) {
+        Object[] stored = t.pick(rnd);
+        t.rows.remove(stored);
+        if (!t.layout.hasPrimaryKey() || rnd.nextBoolean()) {
+            out.add(t.change(RowKind.DELETE, stored, Case.PLAIN));
+            return;
+        }
+        Object[] given = stored.clone();
+        given[t.layout.payload()] = stored[t.layout.payload()] + "~";
+        RowKind kind = rnd.nextBoolean() ? RowKind.UPDATE_BEFORE : RowKind.DELETE;
+        out.add(new Change(t.right, kind, given, Case.RETRACTION_BY_KEY, stored));
     }
 
     /**
