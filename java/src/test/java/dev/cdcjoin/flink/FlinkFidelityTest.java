@@ -178,6 +178,7 @@ class FlinkFidelityTest {
         return type == JoinType.FULL || type == (c.right() ? JoinType.LEFT : JoinType.RIGHT);
     }
 
+    /** One record's diff: the record, Flink's parts, ours in emission order, what only one has. */
     private static String mismatch(
             int index, Change c, List<List<String>> parts, List<String> ours) {
         List<String> flink = parts.stream().flatMap(List::stream).toList();
