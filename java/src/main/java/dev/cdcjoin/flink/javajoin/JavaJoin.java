@@ -111,7 +111,8 @@ public final class JavaJoin {
      * @return a copy
      */
     public JavaJoin badRecordPolicy(BadRecordPolicy policy) {
-        return new JavaJoin(definition, plan, Objects.requireNonNull(policy), deleteInsertUpdates);
+        return new JavaJoin(
+                definition, plan.withPolicy(Objects.requireNonNull(policy)), policy, deleteInsertUpdates);
     }
 
     /**
@@ -148,7 +149,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo leftRowTypeInfo() {
-        return plan.left.rowType;
+        return plan.left.changeType;
     }
 
     /**
@@ -157,7 +158,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo rightRowTypeInfo() {
-        return plan.right.rowType;
+        return plan.right.changeType;
     }
 
     /**
@@ -225,7 +226,7 @@ public final class JavaJoin {
 
     /** A side's table as decode functions take it. */
     private TableInput input(SidePlan side) {
-        return new TableInput(side.name, side.schema, deleteInsertUpdates);
+        return new TableInput(side.side, deleteInsertUpdates);
     }
 
     /**
@@ -253,9 +254,8 @@ public final class JavaJoin {
     private <T> SingleOutputStreamOperator<Row> decode(SidePlan side, DataStream<T> messages) {
         SingleOutputStreamOperator<Row> out =
                 messages.process(
-                                new DebeziumDecodeFunction<T>(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
-                                side.rowType)
+                                new DebeziumDecodeFunction<T>(side.side, deleteInsertUpdates, policy),
+                                side.changeType)
                         .name("JavaJoin decode " + side.name);
         if (messages.getParallelism() > 0) {
             out.setParallelism(messages.getParallelism()); // chained: a row's changes stay in order
@@ -288,8 +288,7 @@ public final class JavaJoin {
     private SingleOutputStreamOperator<Row> decodeRows(SidePlan side, DataStream<Row> envelopes) {
         SingleOutputStreamOperator<Row> out =
                 envelopes.process(
-                                new RowEnvelopeDecodeFunction(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
+                                new RowEnvelopeDecodeFunction(side.side, deleteInsertUpdates, policy),
                                 side.rowType)
                         .name("JavaJoin split " + side.name);
         if (envelopes.getParallelism() > 0) {
@@ -333,9 +332,11 @@ public final class JavaJoin {
 
     private Result joinDecoded(
             SingleOutputStreamOperator<Row> left, SingleOutputStreamOperator<Row> right) {
+        SingleOutputStreamOperator<Row> joined = joinChanges(left, right);
         return new Result(
-                joinChanges(left, right),
-                left.getSideOutput(BAD_RECORDS).union(right.getSideOutput(BAD_RECORDS)));
+                joined,
+                left.getSideOutput(BAD_RECORDS)
+                        .union(right.getSideOutput(BAD_RECORDS), joined.getSideOutput(BAD_RECORDS)));
     }
 
     /**
@@ -401,12 +402,14 @@ public final class JavaJoin {
                 messages.process(
                                 new OrderedDecodeFunction<T>(
                                         input(plan.left), input(plan.right), policy),
-                                new EitherTypeInfo<>(plan.left.rowType, plan.right.rowType))
+                                new EitherTypeInfo<>(plan.left.changeType, plan.right.changeType))
                         .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name);
         if (messages.getParallelism() > 0) {
             changes.setParallelism(messages.getParallelism());
         }
-        return new Result(joinChangesInOrder(changes), changes.getSideOutput(BAD_RECORDS));
+        SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
+        return new Result(
+                joined, changes.getSideOutput(BAD_RECORDS).union(joined.getSideOutput(BAD_RECORDS)));
     }
 
     /**

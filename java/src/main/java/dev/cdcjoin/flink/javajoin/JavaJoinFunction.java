@@ -53,12 +53,12 @@ public class JavaJoinFunction extends KeyedCoProcessFunction<Row, Row, Row, Row>
 
     @Override
     public void processElement1(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(true, change, out);
+        core.process(true, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
     }
 
     @Override
     public void processElement2(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(false, change, out);
+        core.process(false, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
     }
 
     @Override

@@ -1,0 +1,442 @@
+package dev.cdcjoin.flink.javajoin;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.cdcjoin.flink.DebeziumFormat;
+import dev.cdcjoin.flink.DebeziumFormat.BinaryHandling;
+import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
+import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
+import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.ColumnType;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * How one column's JSON values are read: the column's type and the one encoding its topic uses,
+ * resolved once from the side's {@link DebeziumFormat} (or, in a schema-wrapped message, from the
+ * field's Connect schema). Nothing is guessed: a value that does not fit the encoding is a {@link
+ * BadValue} saying what was expected, never another reading of it.
+ *
+ * <p>The value conversions themselves ({@link Values}) know nothing of formats; this class only
+ * picks which one applies and words the expectation.
+ */
+final class ColumnReader {
+
+    /** The JSON encodings a column's values can have. */
+    enum Encoding {
+        BOOLEAN,
+        INTEGER,
+        FLOATING,
+        TEXT,
+        /** A JSON number or decimal text (Flink's debezium-json). */
+        DECIMAL_NUMBER_OR_TEXT,
+        /** {@code precise}: base64 of the unscaled value at the declared scale, or an object. */
+        DECIMAL_PRECISE,
+        /** Connect's {@code Decimal}: base64 of the unscaled value at the schema's scale. */
+        DECIMAL_BASE64,
+        /** Debezium's {@code VariableScaleDecimal}: {@code {"scale", "value"}}. */
+        DECIMAL_VARIABLE,
+        DECIMAL_TEXT,
+        DECIMAL_NUMBER,
+        BASE64,
+        HEX,
+        DATE_TEXT,
+        EPOCH_DAYS,
+        TIME_TEXT,
+        /** An integer of the time of day in {@link #perSecond} units. */
+        TIME_EPOCH,
+        TIMESTAMP_TEXT,
+        /** An integer since the epoch in {@link #perSecond} units. */
+        TIMESTAMP_EPOCH,
+        /** An ISO-8601 timestamp with {@code Z} or an offset (Debezium's ZonedTimestamp). */
+        ZONED_TEXT,
+        /** An adaptive-mode TIME/TIMESTAMP whose source precision is not declared. */
+        UNDECLARED_UNIT
+    }
+
+    final String name;
+    final ColumnType type;
+    final Encoding encoding;
+    /** Units per second of an epoch encoding. */
+    final long perSecond;
+    /** The scale of {@link Encoding#DECIMAL_BASE64}, -1 when the schema gives none. */
+    final int scale;
+    /** Whether temporal text may end in {@code Z} (isostring mode). */
+    final boolean zulu;
+    /** What the encoding accepts, for messages. */
+    final String expected;
+
+    private final String placeholder;
+    private final byte[] placeholderBytes;
+
+    private ColumnReader(
+            Column column,
+            DebeziumFormat format,
+            Encoding encoding,
+            long perSecond,
+            int scale,
+            String expected) {
+        this.name = column.name();
+        this.type = column.type();
+        this.encoding = encoding;
+        this.perSecond = perSecond;
+        this.scale = scale;
+        this.zulu = format.timePrecision() == TimePrecision.ISOSTRING;
+        this.expected = expected;
+        this.placeholder = format.unavailablePlaceholder();
+        this.placeholderBytes = placeholder.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A value that does not fit the column: the reason, without the column. */
+    static final class BadValue extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Resolution
+
+    /** The reader of a column as the side's format declares it. */
+    static ColumnReader declared(Column c, DebeziumFormat f) {
+        ColumnType.Kind kind = c.type().kind();
+        switch (kind) {
+            case BOOLEAN:
+                return of(c, f, Encoding.BOOLEAN, "true or false");
+            case TINYINT:
+            case SMALLINT:
+            case INT:
+            case BIGINT:
+                return of(c, f, Encoding.INTEGER, "a JSON integer");
+            case FLOAT:
+            case DOUBLE:
+                return of(c, f, Encoding.FLOATING, "a JSON number or \"NaN\", \"Infinity\", \"-Infinity\"");
+            case STRING:
+                return of(c, f, Encoding.TEXT, "a JSON string");
+            case DECIMAL:
+                return decimal(c, f);
+            case BYTES:
+                return f.binaryHandling() == BinaryHandling.HEX
+                        ? of(c, f, Encoding.HEX, "a hexadecimal string (binary.handling.mode=hex)")
+                        : of(c, f, Encoding.BASE64, "a base64 string (binary.handling.mode="
+                                + lower(f.binaryHandling()) + ")");
+            default:
+                return temporal(c, f);
+        }
+    }
+
+    private static ColumnReader decimal(Column c, DebeziumFormat f) {
+        String scale = "scale " + c.type().scale();
+        switch (f.decimalHandling()) {
+            case PRECISE:
+                return of(c, f, Encoding.DECIMAL_PRECISE,
+                        "base64 of the unscaled value at " + scale
+                                + " or {\"scale\": .., \"value\": base64} (decimal.handling.mode=precise)");
+            case STRING:
+                return of(c, f, Encoding.DECIMAL_TEXT,
+                        "decimal text in a JSON string (decimal.handling.mode=string)");
+            case DOUBLE:
+                return of(c, f, Encoding.DECIMAL_NUMBER, "a JSON number (decimal.handling.mode=double)");
+            default:
+                return of(c, f, Encoding.DECIMAL_NUMBER_OR_TEXT,
+                        "a JSON number or decimal text in a JSON string (as Flink's debezium-json"
+                                + " reads decimals)");
+        }
+    }
+
+    private static ColumnReader temporal(Column c, DebeziumFormat f) {
+        ColumnType.Kind kind = c.type().kind();
+        TimePrecision mode = f.timePrecision();
+        String setting = mode == TimePrecision.FLINK
+                ? " (as Flink's debezium-json reads it)"
+                : " (time.precision.mode=" + lower(mode) + ")";
+        boolean text = mode == TimePrecision.FLINK || mode == TimePrecision.ISOSTRING;
+        String zone = mode == TimePrecision.ISOSTRING ? "[Z]" : "";
+        switch (kind) {
+            case DATE:
+                return text
+                        ? of(c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd" + zone + "\" string" + setting)
+                        : of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + setting);
+            case TIMESTAMP_LTZ:
+                return of(c, f, Encoding.ZONED_TEXT,
+                        "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]\" string ending in Z or an offset"
+                                + setting);
+            default:
+                break;
+        }
+        boolean time = kind == ColumnType.Kind.TIME;
+        if (text) {
+            return time
+                    ? of(c, f, Encoding.TIME_TEXT, "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
+                    : of(c, f, Encoding.TIMESTAMP_TEXT,
+                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]" + zone + "\" string" + setting);
+        }
+        long perSecond;
+        if (mode == TimePrecision.CONNECT) {
+            perSecond = 1_000L;
+        } else if (time && mode == TimePrecision.ADAPTIVE_TIME_MICROSECONDS) {
+            perSecond = 1_000_000L;
+        } else {
+            Integer p = f.sourcePrecision().get(c.name());
+            if (p == null) {
+                return of(c, f, Encoding.UNDECLARED_UNIT, "an integer" + setting);
+            }
+            perSecond = p <= 3 ? 1_000L : p <= 6 ? 1_000_000L : 1_000_000_000L;
+            setting = " (time.precision.mode=" + lower(mode) + ", source precision " + p + ")";
+        }
+        return epoch(c, f, time, perSecond, setting);
+    }
+
+    private static ColumnReader epoch(
+            Column c, DebeziumFormat f, boolean time, long perSecond, String setting) {
+        String unit = perSecond == 1_000L
+                ? "milliseconds"
+                : perSecond == 1_000_000L ? "microseconds" : "nanoseconds";
+        return new ColumnReader(
+                c,
+                f,
+                time ? Encoding.TIME_EPOCH : Encoding.TIMESTAMP_EPOCH,
+                perSecond,
+                0,
+                "an integer of " + unit + (time ? " of the day" : " since the epoch") + setting);
+    }
+
+    /**
+     * The reader of a column in a schema-wrapped message: the field's Connect schema decides when
+     * it names the encoding; otherwise the declared format does.
+     */
+    static ColumnReader connect(Column c, DebeziumFormat f, ConnectSchema.Field field) {
+        if (field == null) {
+            return declared(c, f);
+        }
+        String schema = " (schema " + (field.name != null ? field.name : field.type) + ")";
+        ColumnType.Kind kind = c.type().kind();
+        String logical = field.name == null ? "" : field.name;
+        switch (kind) {
+            case DECIMAL:
+                if (logical.equals("org.apache.kafka.connect.data.Decimal")) {
+                    int s = field.scale == null ? -1 : field.scale;
+                    return new ColumnReader(c, f, Encoding.DECIMAL_BASE64, 0, s,
+                            "base64 of the unscaled value at scale " + s + schema);
+                }
+                if (logical.equals("io.debezium.data.VariableScaleDecimal")) {
+                    return of(c, f, Encoding.DECIMAL_VARIABLE,
+                            "{\"scale\": .., \"value\": base64}" + schema);
+                }
+                if ("string".equals(field.type)) {
+                    return of(c, f, Encoding.DECIMAL_TEXT, "decimal text in a JSON string" + schema);
+                }
+                if ("double".equals(field.type) || "float64".equals(field.type)) {
+                    return of(c, f, Encoding.DECIMAL_NUMBER, "a JSON number" + schema);
+                }
+                return declared(c, f);
+            case BYTES:
+                return "bytes".equals(field.type)
+                        ? of(c, f, Encoding.BASE64, "a base64 string" + schema)
+                        : declared(c, f);
+            case DATE:
+                return logical.equals("io.debezium.time.Date")
+                                || logical.equals("org.apache.kafka.connect.data.Date")
+                        ? of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + schema)
+                        : logical.equals("io.debezium.time.IsoDate")
+                                ? of(c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd[Z]\" string" + schema)
+                                : declared(c, f);
+            case TIME:
+                long timeUnit = timeUnit(logical);
+                return timeUnit > 0 ? epoch(c, f, true, timeUnit, schema) : declared(c, f);
+            case TIMESTAMP:
+            case TIMESTAMP_LTZ:
+                long unit = timestampUnit(logical);
+                if (unit > 0) {
+                    return epoch(c, f, false, unit, schema);
+                }
+                if (kind == ColumnType.Kind.TIMESTAMP_LTZ
+                        && logical.equals("io.debezium.time.ZonedTimestamp")) {
+                    return of(c, f, Encoding.ZONED_TEXT,
+                            "an ISO-8601 timestamp ending in Z or an offset" + schema);
+                }
+                return declared(c, f);
+            default:
+                return declared(c, f);
+        }
+    }
+
+    /** Units per second of a Connect TIME logical type, or 0. */
+    private static long timeUnit(String logical) {
+        switch (logical) {
+            case "io.debezium.time.Time":
+            case "org.apache.kafka.connect.data.Time":
+                return 1_000L;
+            case "io.debezium.time.MicroTime":
+                return 1_000_000L;
+            case "io.debezium.time.NanoTime":
+                return 1_000_000_000L;
+            default:
+                return 0;
+        }
+    }
+
+    /** Units per second of a Connect TIMESTAMP logical type, or 0. */
+    private static long timestampUnit(String logical) {
+        switch (logical) {
+            case "io.debezium.time.Timestamp":
+            case "org.apache.kafka.connect.data.Timestamp":
+                return 1_000L;
+            case "io.debezium.time.MicroTimestamp":
+                return 1_000_000L;
+            case "io.debezium.time.NanoTimestamp":
+                return 1_000_000_000L;
+            default:
+                return 0;
+        }
+    }
+
+    private static ColumnReader of(Column c, DebeziumFormat f, Encoding e, String expected) {
+        return new ColumnReader(c, f, e, 0, 0, expected);
+    }
+
+    private static String lower(Enum<?> e) {
+        return e.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Reading
+
+    /**
+     * Reads the non-null value at the current token: the column's Java value, or {@link
+     * Unavailable#VALUE} for Debezium's placeholder.
+     *
+     * @throws BadValue if the value does not fit the column's encoding
+     */
+    Object read(JsonParser p, JsonToken t) throws IOException, BadValue {
+        try {
+            Object v = value(p, t);
+            if (v == null) {
+                throw mistyped(p, t);
+            }
+            return v;
+        } catch (Values.OutOfRange e) {
+            throw new BadValue("value " + JsonExcerpt.of(p, t) + " is out of range");
+        }
+    }
+
+    /** The value, or null when it does not fit the encoding. */
+    private Object value(JsonParser p, JsonToken t) throws IOException, BadValue, Values.OutOfRange {
+        switch (encoding) {
+            case BOOLEAN:
+                return t == JsonToken.VALUE_TRUE ? Boolean.TRUE : t == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
+            case INTEGER:
+                return t == JsonToken.VALUE_NUMBER_INT ? Values.integer(p, type.kind()) : null;
+            case FLOATING:
+                return Values.floating(p, t, type.kind());
+            case TEXT:
+                if (t != JsonToken.VALUE_STRING) {
+                    return null;
+                }
+                String s = p.getText();
+                return s.equals(placeholder) ? Unavailable.VALUE : s;
+            case BASE64:
+            case HEX:
+                return bytes(p, t);
+            case UNDECLARED_UNIT:
+                if (t == JsonToken.VALUE_NUMBER_INT) {
+                    throw new BadValue(undeclared(p, t));
+                }
+                return null;
+            default:
+                return encoding.ordinal() < Encoding.BASE64.ordinal() ? decimal(p, t) : temporal(p, t);
+        }
+    }
+
+    private Object bytes(JsonParser p, JsonToken t) throws IOException {
+        if (t != JsonToken.VALUE_STRING) {
+            return null;
+        }
+        byte[] b = encoding == Encoding.HEX ? Values.hex(p.getText()) : Values.base64(p.getText());
+        return b != null && Arrays.equals(b, placeholderBytes) ? Unavailable.VALUE : b;
+    }
+
+    private Object decimal(JsonParser p, JsonToken t) throws IOException, BadValue, Values.OutOfRange {
+        java.math.BigDecimal v;
+        boolean number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT;
+        boolean string = t == JsonToken.VALUE_STRING;
+        boolean object = t == JsonToken.START_OBJECT;
+        switch (encoding) {
+            case DECIMAL_NUMBER_OR_TEXT:
+                v = number ? p.getDecimalValue() : string ? Values.decimalText(p.getText()) : null;
+                break;
+            case DECIMAL_TEXT:
+                v = string ? Values.decimalText(p.getText()) : null;
+                break;
+            case DECIMAL_NUMBER:
+                v = number ? p.getDecimalValue() : null;
+                break;
+            case DECIMAL_BASE64:
+                if (scale < 0 && string) {
+                    throw new BadValue("found " + JsonExcerpt.of(p, t) + " but the schema's"
+                            + " org.apache.kafka.connect.data.Decimal has no \"scale\" parameter");
+                }
+                v = string ? Values.unscaled(p.getText(), scale) : null;
+                break;
+            case DECIMAL_PRECISE:
+                v = string ? Values.unscaled(p.getText(), type.scale())
+                        : object ? variable(p) : null;
+                break;
+            default: // DECIMAL_VARIABLE
+                v = object ? variable(p) : null;
+        }
+        return v == null ? null : Values.fit(v, type.precision(), type.scale());
+    }
+
+    /** A VariableScaleDecimal object; a malformed one is a {@link BadValue} quoting it. */
+    private java.math.BigDecimal variable(JsonParser p) throws IOException, BadValue, Values.OutOfRange {
+        Values.Variable v = Values.variable(p);
+        if (v.value == null) {
+            throw new BadValue("expected " + expected + ", found " + JsonExcerpt.shorten(v.json));
+        }
+        if (v.outOfRange) {
+            throw new BadValue("value " + JsonExcerpt.shorten(v.json) + " is out of range");
+        }
+        try {
+            return Values.fit(v.value, type.precision(), type.scale());
+        } catch (Values.OutOfRange e) {
+            throw new BadValue("value " + JsonExcerpt.shorten(v.json) + " is out of range");
+        }
+    }
+
+    private Object temporal(JsonParser p, JsonToken t) throws IOException, Values.OutOfRange {
+        boolean integer = t == JsonToken.VALUE_NUMBER_INT;
+        boolean string = t == JsonToken.VALUE_STRING;
+        int precision = type.precision();
+        switch (encoding) {
+            case DATE_TEXT:
+                return string ? Values.dateText(p.getText(), zulu) : null;
+            case EPOCH_DAYS:
+                return integer ? Values.epochDays(p) : null;
+            case TIME_TEXT:
+                return string ? Values.timeText(p.getText(), zulu, precision) : null;
+            case TIME_EPOCH:
+                return integer ? Values.timeOfDay(p, perSecond, precision) : null;
+            case TIMESTAMP_TEXT:
+                return string ? Values.timestampText(p.getText(), zulu, precision) : null;
+            case TIMESTAMP_EPOCH:
+                return integer ? Values.epochTimestamp(p, perSecond, type) : null;
+            default: // ZONED_TEXT
+                return string ? Values.zonedText(p.getText(), precision) : null;
+        }
+    }
+
+    private String undeclared(JsonParser p, JsonToken t) throws IOException {
+        return "found " + JsonExcerpt.of(p, t) + ", an epoch integer whose unit (milliseconds,"
+                + " microseconds or nanoseconds) follows the source column's precision, which the"
+                + " message does not carry: declare it with DebeziumFormat.withSourcePrecision(\""
+                + name + "\", p)";
+    }
+
+    private BadValue mistyped(JsonParser p, JsonToken t) throws IOException {
+        return new BadValue("expected " + expected + ", found " + JsonExcerpt.of(p, t));
+    }
+}
