@@ -1,6 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.cdcjoin.flink.DebeziumFormat;
+import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.JoinType;
@@ -56,7 +58,13 @@ final class Traces {
     static JoinDefinition definition(Keys keys, JoinType type) {
         boolean pk = keys == Keys.PRIMARY_KEYS;
         return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), pk ? List.of("id") : null, null),
+                new JoinSide(
+                        "users",
+                        USERS,
+                        List.of("id"),
+                        pk ? List.of("id") : null,
+                        null,
+                        DebeziumFormat.defaults().withDecimalHandling(DecimalHandling.PRECISE)),
                 new JoinSide(
                         "domains",
                         pk ? DOMAINS : DOMAINS_NO_ID,
@@ -234,12 +242,8 @@ final class Traces {
         ObjectNode n = Support.JSON.createObjectNode();
         n.put("id", u.id);
         n.put("name", u.name);
-        // Debezium's precise mode writes base64 of the unscaled value; string mode writes text.
-        if (u.balance.unscaledValue().intValue() % 2 == 0) {
-            n.put("balance", Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
-        } else {
-            n.put("balance", u.balance.toPlainString());
-        }
+        // Debezium's precise mode (the users topic's declared format): base64 of the unscaled value.
+        n.put("balance", Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
         return n;
     }
 
