@@ -9,8 +9,10 @@ import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * How one column's JSON values are read: the column's type and the one encoding its topic uses,
@@ -113,7 +115,8 @@ final class ColumnReader {
                 return of(c, f, Encoding.INTEGER, "a JSON integer");
             case FLOAT:
             case DOUBLE:
-                return of(c, f, Encoding.FLOATING, "a JSON number or \"NaN\", \"Infinity\", \"-Infinity\"");
+                return of(c, f, Encoding.FLOATING,
+                        "a JSON number or \"NaN\", \"Infinity\", \"-Infinity\"");
             case STRING:
                 return of(c, f, Encoding.TEXT, "a JSON string");
             case DECIMAL:
@@ -139,7 +142,8 @@ final class ColumnReader {
                 return of(c, f, Encoding.DECIMAL_TEXT,
                         "decimal text in a JSON string (decimal.handling.mode=string)");
             case DOUBLE:
-                return of(c, f, Encoding.DECIMAL_NUMBER, "a JSON number (decimal.handling.mode=double)");
+                return of(c, f, Encoding.DECIMAL_NUMBER,
+                        "a JSON number (decimal.handling.mode=double)");
             default:
                 return of(c, f, Encoding.DECIMAL_NUMBER_OR_TEXT,
                         "a JSON number or decimal text in a JSON string (as Flink's debezium-json"
@@ -170,7 +174,8 @@ final class ColumnReader {
         boolean time = kind == ColumnType.Kind.TIME;
         if (text) {
             return time
-                    ? of(c, f, Encoding.TIME_TEXT, "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
+                    ? of(c, f, Encoding.TIME_TEXT,
+                            "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
                     : of(c, f, Encoding.TIMESTAMP_TEXT,
                             "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]" + zone + "\" string" + setting);
         }
@@ -299,7 +304,7 @@ final class ColumnReader {
     }
 
     private static String lower(Enum<?> e) {
-        return e.name().toLowerCase(java.util.Locale.ROOT);
+        return e.name().toLowerCase(Locale.ROOT);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -324,10 +329,13 @@ final class ColumnReader {
     }
 
     /** The value, or null when it does not fit the encoding. */
-    private Object value(JsonParser p, JsonToken t) throws IOException, BadValue, Values.OutOfRange {
+    private Object value(JsonParser p, JsonToken t)
+            throws IOException, BadValue, Values.OutOfRange {
         switch (encoding) {
             case BOOLEAN:
-                return t == JsonToken.VALUE_TRUE ? Boolean.TRUE : t == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
+                return t == JsonToken.VALUE_TRUE
+                        ? Boolean.TRUE
+                        : t == JsonToken.VALUE_FALSE ? Boolean.FALSE : null;
             case INTEGER:
                 return t == JsonToken.VALUE_NUMBER_INT ? Values.integer(p, type.kind()) : null;
             case FLOATING:
@@ -346,8 +354,15 @@ final class ColumnReader {
                     throw new BadValue(undeclared(p, t));
                 }
                 return null;
+            case DECIMAL_NUMBER_OR_TEXT:
+            case DECIMAL_PRECISE:
+            case DECIMAL_BASE64:
+            case DECIMAL_VARIABLE:
+            case DECIMAL_TEXT:
+            case DECIMAL_NUMBER:
+                return decimal(p, t);
             default:
-                return encoding.ordinal() < Encoding.BASE64.ordinal() ? decimal(p, t) : temporal(p, t);
+                return temporal(p, t);
         }
     }
 
@@ -359,8 +374,9 @@ final class ColumnReader {
         return b != null && Arrays.equals(b, placeholderBytes) ? Unavailable.VALUE : b;
     }
 
-    private Object decimal(JsonParser p, JsonToken t) throws IOException, BadValue, Values.OutOfRange {
-        java.math.BigDecimal v;
+    private Object decimal(JsonParser p, JsonToken t)
+            throws IOException, BadValue, Values.OutOfRange {
+        BigDecimal v;
         boolean number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT;
         boolean string = t == JsonToken.VALUE_STRING;
         boolean object = t == JsonToken.START_OBJECT;
@@ -392,7 +408,7 @@ final class ColumnReader {
     }
 
     /** A VariableScaleDecimal object; a malformed one is a {@link BadValue} quoting it. */
-    private java.math.BigDecimal variable(JsonParser p) throws IOException, BadValue, Values.OutOfRange {
+    private BigDecimal variable(JsonParser p) throws IOException, BadValue {
         Values.Variable v = Values.variable(p);
         if (v.value == null) {
             throw new BadValue("expected " + expected + ", found " + JsonExcerpt.shorten(v.json));

@@ -41,21 +41,33 @@ import org.apache.flink.util.OutputTag;
  * right columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their
  * {@link org.apache.flink.types.RowKind}.
  *
- * <p>Semantics (identical to the native join; see the README): Flink SQL's regular-join emission
- * rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code +I}/{@code -D} except
- * the inner side's retraction, FLINK-17337), with match counts that always equal the number of
- * matching rows (an upsert does not count a new match, unlike FLINK-40681), retractions of absent
- * rows counted (metric {@code absentRetractions}) or failed, retractions emitting the stored row,
- * and null join keys that never match but are stored. State per side follows its keys ({@link
- * StateLayout}); per-side TTL uses {@code StateTtlConfig} ({@code OnCreateAndWrite}, {@code
- * NeverReturnExpired}), and expiry emits nothing.
+ * <p>Decoding reads each side's values in the encodings its {@link dev.cdcjoin.flink.DebeziumFormat}
+ * declares (a schema-wrapped message's Connect schema decides for itself), never guessing; a
+ * Debezium placeholder for an unchanged TOASTed value becomes {@link Unavailable}, which the join
+ * fills from its state or rejects.
+ *
+ * <p>Semantics (identical to the native join; see the README and {@link JoinCore}): Flink SQL's
+ * regular-join emission rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code
+ * +I}/{@code -D} except the inner side's retraction, FLINK-17337); on primary-key sides a {@code
+ * +I}/{@code +U} for a stored primary key replaces the stored row (identical: nothing emitted;
+ * otherwise its joined rows retracted first), so match counts always equal the number of matching
+ * rows (unlike FLINK-40681) and re-deliveries leave no stale row; retractions of absent rows
+ * counted (metric {@code absentRetractions}) or failed; retractions emitting the stored row; null
+ * join keys that never match but are stored; changes the join cannot apply without guessing
+ * (an unavailable column with no stored row to take it from, or in a key) go to the bad-record
+ * policy. State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code
+ * StateTtlConfig} ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits
+ * nothing.
  *
  * <p>The state TTL of each side and the absent-retraction policy are taken from the definition.
  * Instances are immutable; the {@code with}-style setters return copies.
  */
 public final class JavaJoin {
 
-    /** Records that could not be decoded, under {@link BadRecordPolicy#SIDE_OUTPUT}. */
+    /**
+     * Records that could not be decoded, and changes the join rejected (source: the table, index
+     * -1, no raw bytes), under {@link BadRecordPolicy#SIDE_OUTPUT}.
+     */
     public static final OutputTag<BadRecord> BAD_RECORDS =
             new OutputTag<>("cdcjoin-java-bad-records", TypeInformation.of(BadRecord.class));
 
@@ -481,8 +493,8 @@ public final class JavaJoin {
         }
 
         /**
-         * Records of either input that could not be decoded (empty under {@link
-         * BadRecordPolicy#FAIL}).
+         * Records of either input that could not be decoded, and changes the join rejected
+         * (empty under {@link BadRecordPolicy#FAIL}).
          *
          * @return the bad records
          */

@@ -21,7 +21,9 @@ import org.apache.flink.util.Collector;
  * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric,
  * or fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
  * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
- * operator.
+ * operator. Changes it cannot apply (see {@link JoinCore}) fail the job with a {@link
+ * RejectedChangeException} or go to {@link JavaJoin#BAD_RECORDS}, by the plan's bad-record policy,
+ * counted in {@code badRecords}.
  *
  * <p>Usually built by {@link JavaJoin#joinChanges}.
  */
