@@ -20,10 +20,13 @@ import org.apache.flink.util.Collector;
  *   <tr><td>{@code u}</td><td>{@code -U(before)}, {@code +U(after)} (or {@code -D}, {@code +I}
  *       with {@code deleteInsertUpdates}); in upsert mode with a null {@code before}, only
  *       {@code +U(after)} (or {@code +I})</td></tr>
- *   <tr><td>{@code d}</td><td>{@code -D(before)}; in upsert mode, a {@code before} holding only
- *       the primary key gives {@code -D} of the key with every other column {@link
- *       Unavailable}</td></tr>
+ *   <tr><td>{@code d}</td><td>{@code -D(before)}</td></tr>
  * </table>
+ *
+ * <p>In upsert mode a {@code before} holding only the primary key (Postgres' {@code REPLICA
+ * IDENTITY DEFAULT} sends that for a delete, and for an update that changes the key) retracts
+ * the key with every other column {@link Unavailable}: the join retracts the row it stores under
+ * that primary key.
  *
  * <p>Splitting an update into a retraction of {@code before} and an insertion of {@code after} is
  * what lets a join clean the old key when a join key or primary key changes.
@@ -84,7 +87,7 @@ final class ChangeRules {
             throw new DebeziumDecodeException(
                     source, index, "The \"after\" field of " + opName + " message is null.");
         }
-        if (retract && op == 'd' && upsert && keyOnly(env.before)) {
+        if (retract && upsert && keyOnly(env.before)) {
             markUnavailable(env.before);
         }
         if (retract) {
@@ -97,7 +100,8 @@ final class ChangeRules {
         int n = 0;
         if (retract) {
             Row before = env.before.row;
-            before.setKind(accumulate && !deleteInsertUpdates ? RowKind.UPDATE_BEFORE : RowKind.DELETE);
+            boolean update = accumulate && !deleteInsertUpdates;
+            before.setKind(update ? RowKind.UPDATE_BEFORE : RowKind.DELETE);
             out.collect(before);
             n++;
         }
@@ -124,14 +128,16 @@ final class ChangeRules {
         }
         String text = env.badOp != null
                 ? env.badOp
-                : op > 0x20 && op < 0x7f ? "\"" + op + "\"" : String.format("byte 0x%02x", (int) op);
+                : op > 0x20 && op < 0x7f
+                        ? "\"" + op + "\""
+                        : String.format("byte 0x%02x", (int) op);
         throw new DebeziumDecodeException(source, index,
                 "unknown \"op\" value " + text + " (expected \"c\", \"r\", \"u\" or \"d\")");
     }
 
     /**
-     * Whether a delete's {@code before} holds only the primary key (every other column absent or
-     * null, without errors), as Postgres sends at {@code REPLICA IDENTITY DEFAULT}.
+     * Whether a {@code before} holds only the primary key (every other column absent or null,
+     * without errors), as Postgres sends at {@code REPLICA IDENTITY DEFAULT}.
      */
     private boolean keyOnly(RowImage before) {
         for (int i = 0; i < names.length; i++) {
@@ -168,7 +174,8 @@ final class ChangeRules {
             }
             if (!nullable[i] && img.row.getField(i) == null) {
                 throw new DebeziumDecodeException(source, index, "column \"" + names[i]
-                        + "\" of the \"" + side + "\" row is declared NOT NULL but is missing or null");
+                        + "\" of the \"" + side
+                        + "\" row is declared NOT NULL but is missing or null");
             }
         }
     }

@@ -137,7 +137,8 @@ final class ColumnReader {
             case PRECISE:
                 return of(c, f, Encoding.DECIMAL_PRECISE,
                         "base64 of the unscaled value at " + scale
-                                + " or {\"scale\": .., \"value\": base64} (decimal.handling.mode=precise)");
+                                + " or {\"scale\": .., \"value\": base64}"
+                                + " (decimal.handling.mode=precise)");
             case STRING:
                 return of(c, f, Encoding.DECIMAL_TEXT,
                         "decimal text in a JSON string (decimal.handling.mode=string)");
@@ -162,7 +163,8 @@ final class ColumnReader {
         switch (kind) {
             case DATE:
                 return text
-                        ? of(c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd" + zone + "\" string" + setting)
+                        ? of(c, f, Encoding.DATE_TEXT,
+                                "a \"yyyy-MM-dd" + zone + "\" string" + setting)
                         : of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + setting);
             case TIMESTAMP_LTZ:
                 return of(c, f, Encoding.ZONED_TEXT,
@@ -177,7 +179,8 @@ final class ColumnReader {
                     ? of(c, f, Encoding.TIME_TEXT,
                             "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
                     : of(c, f, Encoding.TIMESTAMP_TEXT,
-                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]" + zone + "\" string" + setting);
+                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]" + zone + "\" string"
+                                    + setting);
         }
         long perSecond;
         if (mode == TimePrecision.CONNECT) {
@@ -232,7 +235,8 @@ final class ColumnReader {
                             "{\"scale\": .., \"value\": base64}" + schema);
                 }
                 if ("string".equals(field.type)) {
-                    return of(c, f, Encoding.DECIMAL_TEXT, "decimal text in a JSON string" + schema);
+                    return of(c, f, Encoding.DECIMAL_TEXT,
+                            "decimal text in a JSON string" + schema);
                 }
                 if ("double".equals(field.type) || "float64".equals(field.type)) {
                     return of(c, f, Encoding.DECIMAL_NUMBER, "a JSON number" + schema);
@@ -247,7 +251,8 @@ final class ColumnReader {
                                 || logical.equals("org.apache.kafka.connect.data.Date")
                         ? of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + schema)
                         : logical.equals("io.debezium.time.IsoDate")
-                                ? of(c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd[Z]\" string" + schema)
+                                ? of(c, f, Encoding.DATE_TEXT,
+                                        "a \"yyyy-MM-dd[Z]\" string" + schema)
                                 : declared(c, f);
             case TIME:
                 long timeUnit = timeUnit(logical);

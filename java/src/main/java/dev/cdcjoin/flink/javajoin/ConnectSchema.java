@@ -110,7 +110,8 @@ final class ConnectSchema {
         String key;
         while ((key = p.nextFieldName()) != null) {
             JsonToken v = p.nextToken();
-            if (key.equals("scale") && (v == JsonToken.VALUE_STRING || v == JsonToken.VALUE_NUMBER_INT)) {
+            boolean text = v == JsonToken.VALUE_STRING || v == JsonToken.VALUE_NUMBER_INT;
+            if (key.equals("scale") && text) {
                 try {
                     scale = Integer.parseInt(p.getText().trim());
                 } catch (NumberFormatException e) {

@@ -75,7 +75,8 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
     }
 
     /** Decodes a {@code byte[]} or {@code String} message. */
-    static int decodeOne(DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
+    static int decodeOne(
+            DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
         if (message == null || message instanceof byte[]) {
             return decoder.decode((byte[]) message, index, out);
         }

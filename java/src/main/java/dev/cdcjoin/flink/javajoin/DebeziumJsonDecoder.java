@@ -244,7 +244,8 @@ public final class DebeziumJsonDecoder {
         }
         if (t != JsonToken.START_OBJECT) {
             throw new DebeziumDecodeException(source, index, "malformed JSON: invalid type: "
-                    + JsonExcerpt.of(p, t) + ", expected a Debezium change envelope (a JSON object)");
+                    + JsonExcerpt.of(p, t)
+                    + ", expected a Debezium change envelope (a JSON object)");
         }
         outer.reset();
         inner.reset();
@@ -274,8 +275,8 @@ public final class DebeziumJsonDecoder {
     private static void expectEnd(JsonParser p) throws IOException {
         if (p.nextToken() != null) {
             JsonLocation at = p.currentTokenLocation();
-            throw new JsonTrailing(
-                    "trailing characters at line " + at.getLineNr() + " column " + at.getColumnNr());
+            throw new JsonTrailing("trailing characters at line " + at.getLineNr()
+                    + " column " + at.getColumnNr());
         }
     }
 
@@ -347,7 +348,8 @@ public final class DebeziumJsonDecoder {
         Map<String, ConnectSchema.Field> fields = ConnectSchema.columns(p);
         ColumnReader[] wrapped = new ColumnReader[names.length];
         for (int i = 0; i < names.length; i++) {
-            wrapped[i] = ColumnReader.connect(schema.columns().get(i), format, fields.get(names[i]));
+            Column column = schema.columns().get(i);
+            wrapped[i] = ColumnReader.connect(column, format, fields.get(names[i]));
         }
         readers = wrapped;
     }

@@ -302,7 +302,7 @@ final class SideStores {
         /** The first field once {@code row} is stored over {@code stored} (null if it is new). */
         abstract T added(Row row, T stored);
 
-        /** The first field once one copy is removed from {@code stored}, or null if none is left. */
+        /** The first field once one copy is removed from {@code stored}; null if none is left. */
         abstract T removed(T stored);
 
         /** The row of a map entry. */

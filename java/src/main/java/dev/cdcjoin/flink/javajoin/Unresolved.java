@@ -62,8 +62,8 @@ final class Unresolved {
     static String noStoredRow(SidePlan plan, Row row) {
         return prefix(plan, row, columns(plan, row))
                 + " (Debezium's placeholder for an unchanged TOASTed value) and no stored row with"
-                + " primary key " + plan.primaryKeyText(row) + " to take it from (first sight of the key,"
-                + " or expired by TTL)";
+                + " primary key " + plan.primaryKeyText(row)
+                + " to take it from (first sight of the key, or expired by TTL)";
     }
 
     /** Each unavailable column of {@code row} takes the value of {@code stored}. */

@@ -71,7 +71,8 @@ final class Values {
         return v;
     }
 
-    /** A FLOAT or DOUBLE: a JSON number, or {@code "NaN"}, {@code "Infinity"}, {@code "-Infinity"}. */
+    /** A FLOAT or DOUBLE: a JSON number, or {@code "NaN"}, {@code "Infinity"}, {@code
+     * "-Infinity"}. */
     static Object floating(JsonParser p, JsonToken t, ColumnType.Kind kind)
             throws IOException, OutOfRange {
         boolean isFloat = kind == ColumnType.Kind.FLOAT;
@@ -115,7 +116,8 @@ final class Values {
     // ---------------------------------------------------------------------------------------
     // Decimals
 
-    /** {@code v} at {@code scale} (rounded {@code HALF_UP}) if it has at most {@code precision} digits. */
+    /** {@code v} at {@code scale} (rounded {@code HALF_UP}), if it has at most {@code precision}
+     * digits. */
     static BigDecimal fit(BigDecimal v, int precision, int scale) throws OutOfRange {
         if (v.signum() != 0 && (long) v.precision() - v.scale() > precision - scale) {
             throw new OutOfRange(); // more integer digits than the type holds, before rounding
@@ -142,7 +144,10 @@ final class Values {
     /** Base64 of a big-endian two's-complement unscaled value, at {@code scale}; or null. */
     static BigDecimal unscaled(String b64, int scale) {
         byte[] bytes = base64(b64);
-        return bytes == null || bytes.length == 0 ? null : new BigDecimal(new BigInteger(bytes), scale);
+        if (bytes == null || bytes.length == 0) {
+            return null;
+        }
+        return new BigDecimal(new BigInteger(bytes), scale);
     }
 
     /** What a VariableScaleDecimal object held. */
@@ -155,7 +160,7 @@ final class Values {
         boolean outOfRange;
     }
 
-    /** Reads Debezium's {@code {"scale": 2, "value": "<base64 unscaled>"}} at {@code START_OBJECT}. */
+    /** Reads Debezium's {@code {"scale": 2, "value": "<base64 unscaled>"}} at its start. */
     static Variable variable(JsonParser p) throws IOException {
         Variable out = new Variable();
         StringWriter text = new StringWriter();
@@ -229,7 +234,8 @@ final class Values {
     /** {@code yyyy-MM-dd} (with an optional {@code Z} when {@code zulu}), or null. */
     static LocalDate dateText(String s, boolean zulu) throws OutOfRange {
         try {
-            return date(LocalDate.parse(stripZ(s, zulu), DateTimeFormatter.ISO_LOCAL_DATE).toEpochDay());
+            LocalDate d = LocalDate.parse(stripZ(s, zulu), DateTimeFormatter.ISO_LOCAL_DATE);
+            return date(d.toEpochDay());
         } catch (DateTimeParseException e) {
             return null;
         }
@@ -275,11 +281,12 @@ final class Values {
         return LocalTime.ofNanoOfDay(nanos - nanos % 1_000_000_000L + fraction);
     }
 
-    /** {@code yyyy-MM-dd[T| ]HH:mm[:ss[.fraction]]} (optional {@code Z} when {@code zulu}), or null. */
+    /** {@code yyyy-MM-dd[T| ]HH:mm[:ss[.fraction]]} ({@code Z} when {@code zulu}), or null. */
     static LocalDateTime timestampText(String s, boolean zulu, int precision) throws OutOfRange {
         LocalDateTime t;
         try {
-            t = LocalDateTime.parse(isoSeparator(stripZ(s, zulu)), DateTimeFormatter.ISO_LOCAL_DATE_TIME);
+            String iso = isoSeparator(stripZ(s, zulu));
+            t = LocalDateTime.parse(iso, DateTimeFormatter.ISO_LOCAL_DATE_TIME);
         } catch (DateTimeParseException e) {
             return null;
         }
@@ -345,6 +352,7 @@ final class Values {
 
     /** {@code s} with a space between date and time replaced by ISO's {@code T}. */
     private static String isoSeparator(String s) {
-        return s.length() > 10 && s.charAt(10) == ' ' ? s.substring(0, 10) + 'T' + s.substring(11) : s;
+        boolean space = s.length() > 10 && s.charAt(10) == ' ';
+        return space ? s.substring(0, 10) + 'T' + s.substring(11) : s;
     }
 }

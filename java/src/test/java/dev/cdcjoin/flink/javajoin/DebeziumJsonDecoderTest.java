@@ -312,6 +312,11 @@ class DebeziumJsonDecoderTest {
         assertEquals(
                 List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
                 strings(decode(docs(upsert), delete)));
+        // An update of the primary key sends the old key only.
+        assertEquals(
+                List.of("-U[7, <unavailable>, <unavailable>, <unavailable>]", "+U[8, b, null, 2]"),
+                strings(decode(docs(upsert), "{\"op\":\"u\",\"before\":{\"id\":7},"
+                        + "\"after\":{\"id\":8,\"body\":\"b\",\"n\":2}}")));
         // A whole before (REPLICA IDENTITY FULL) is still the row; a delete needs its key.
         assertEquals(
                 List.of("-D[7, a, null, null]"),
