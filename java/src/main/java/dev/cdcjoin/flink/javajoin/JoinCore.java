@@ -156,11 +156,10 @@ final class JoinCore implements Serializable {
         (inputLeft ? recordsLeft : recordsRight).inc();
         RowKind kind = row.getKind();
         boolean accumulation = kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER;
-        String unplaceable = Unresolved.check(me.plan, row, accumulation);
-        String rejected = unplaceable;
-        if (unplaceable == null && accumulation) {
+        String rejected = Unresolved.check(me.plan, row);
+        if (rejected == null && accumulation) {
             rejected = accumulate(me, other, inputLeft, row, out);
-        } else if (unplaceable == null && !retract(me, other, inputLeft, row, out)) {
+        } else if (rejected == null && !retract(me, other, inputLeft, row, out)) {
             absentRetraction(me, kind, row, index);
         }
         if (rejected != null) {

@@ -21,28 +21,23 @@ final class RowImage {
 
     int state;
     Row row;
-    /** Whether each column's key was present. */
-    boolean[] present;
     /** Per-column reasons, allocated on the first error. */
     String[] errors;
 
     void reset() {
         state = MISSING;
         row = null;
-        present = null;
         errors = null;
     }
 
     void start(int arity) {
         state = OBJECT;
         row = Row.withPositions(arity);
-        present = new boolean[arity];
         errors = null;
     }
 
     void set(int col, Object value) {
         row.setField(col, value);
-        present[col] = true;
         if (errors != null) {
             errors[col] = null;
         }
@@ -53,7 +48,6 @@ final class RowImage {
             errors = new String[row.getArity()];
         }
         row.setField(col, null);
-        present[col] = true;
         errors[col] = reason;
     }
 

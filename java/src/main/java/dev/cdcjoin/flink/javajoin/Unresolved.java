@@ -36,7 +36,7 @@ final class Unresolved {
      * Why a change with unavailable columns can never be applied on this side (one in the join
      * key or primary key; any on a side without primary key), or null.
      */
-    static String check(SidePlan plan, Row row, boolean accumulation) {
+    static String check(SidePlan plan, Row row) {
         if (!any(row)) {
             return null;
         }
