@@ -264,10 +264,14 @@ final class JoinPlan implements Serializable {
             return primaryKey != null;
         }
 
-        /** Whether column {@code c} is in the join key or the primary key. */
-        boolean isKeyColumn(int c) {
-            boolean in = Arrays.stream(joinKey).anyMatch(k -> k == c);
-            return in || (primaryKey != null && Arrays.stream(primaryKey).anyMatch(k -> k == c));
+        /** Whether column {@code c} is in the join key. */
+        boolean isJoinKeyColumn(int c) {
+            return Arrays.stream(joinKey).anyMatch(k -> k == c);
+        }
+
+        /** Whether column {@code c} is in the primary key. */
+        boolean isPrimaryKeyColumn(int c) {
+            return primaryKey != null && Arrays.stream(primaryKey).anyMatch(k -> k == c);
         }
 
         String columnName(int c) {

@@ -228,10 +228,10 @@ class ReplacementsAndUnavailableTest {
                 cause = cause.getCause();
             }
             assertEquals(
-                    "docs row +U[7, 1, <unavailable>]: column 'body' is unavailable (Debezium's"
-                            + " placeholder for an unchanged TOASTed value) and no stored row with"
-                            + " primary key [7] to take it from (first sight of the key, or expired"
-                            + " by TTL)",
+                    "right row +U[7, 1, <unavailable>]: column 'body' is unavailable (the change does"
+                            + " not carry the value, e.g. Debezium's placeholder for an unchanged"
+                            + " TOASTed value, or a delete by key), and no row with primary key [7]"
+                            + " is stored to take it from (first sight of the key, or expired by TTL)",
                     cause.getMessage());
         }
     }
@@ -249,16 +249,26 @@ class ReplacementsAndUnavailableTest {
             assertEquals("docs", bad.get(0).source);
             assertEquals(-1, bad.get(0).index);
             assertEquals(null, bad.get(0).raw);
-            assertTrue(bad.get(0).reason.startsWith("docs row +U[7, 1, <unavailable>]: column 'body'"),
+            assertTrue(bad.get(0).reason.startsWith("right row +U[7, 1, <unavailable>]: column 'body'"),
                     bad.get(0).reason);
             assertEquals(
-                    "docs row +I[8, <unavailable>, x]: column 'user_id' is unavailable (Debezium's"
-                            + " placeholder for an unchanged TOASTed value, or a column a delete by"
-                            + " key does not carry) and the join key and primary key columns"
-                            + " 'user_id' must be known to place the row",
+                    "right row +I[8, <unavailable>, x]: column 'user_id' of the join key is"
+                            + " unavailable: the row's join key, and so its state, is unknown",
                     bad.get(1).reason);
             j.right(ins(7, 1, "y")); // nothing was stored: a first insert
             assertEquals(List.of("-D[1, Ana, null, null, null]", "+I[1, Ana, 7, 1, y]"), j.take());
+        }
+    }
+
+    @Test
+    void anUnavailablePrimaryKeyIsRejected() throws Exception {
+        try (Join j = new Join(usersDocs(JoinType.INNER, true), BadRecordPolicy.SIDE_OUTPUT)) {
+            j.right(del(NA, 1, "y"));
+            assertEquals(List.of(), j.take());
+            assertEquals(
+                    "right row -D[<unavailable>, 1, y]: column 'id' of the primary key is"
+                            + " unavailable: the stored row it changes cannot be found",
+                    j.badRecords().get(0).reason);
         }
     }
 
@@ -270,10 +280,11 @@ class ReplacementsAndUnavailableTest {
             j.left(ins(1, "Ana"));
             assertEquals(List.of("+I[1, Ana, 7, 1, y]"), j.take(), "the retraction was not applied");
             assertEquals(
-                    "docs row -U[7, 1, <unavailable>]: column 'body' is unavailable (Debezium's"
-                            + " placeholder for an unchanged TOASTed value, or a column a delete by"
-                            + " key does not carry) and a side without a primary key cannot take it"
-                            + " from a stored row",
+                    "right row -U[7, 1, <unavailable>]: column 'body' is unavailable (the change does"
+                            + " not carry the value, e.g. Debezium's placeholder for an unchanged"
+                            + " TOASTed value, or a delete by key), and a side without a primary key"
+                            + " cannot fill unavailable columns: no stored row is known to be the"
+                            + " same row",
                     j.badRecords().get(0).reason);
         }
     }

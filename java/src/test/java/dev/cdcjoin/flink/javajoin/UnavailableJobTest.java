@@ -96,10 +96,11 @@ class UnavailableJobTest {
                         "-D[1, Ana, 1, long bio, 2]"),
                 rows);
         assertEquals(
-                List.of("BAD profiles -1 profiles row +U[2, <unavailable>, 1]: column 'bio' is"
-                        + " unavailable (Debezium's placeholder for an unchanged TOASTed value) and no"
-                        + " stored row with primary key [2] to take it from (first sight of the key,"
-                        + " or expired by TTL)"),
+                List.of("BAD profiles -1 right row +U[2, <unavailable>, 1]: column 'bio' is"
+                        + " unavailable (the change does not carry the value, e.g. Debezium's"
+                        + " placeholder for an unchanged TOASTed value, or a delete by key), and no"
+                        + " row with primary key [2] is stored to take it from (first sight of the"
+                        + " key, or expired by TTL)"),
                 bad);
     }
 
@@ -113,7 +114,7 @@ class UnavailableJobTest {
         Exception e = assertThrows(Exception.class, env::execute);
         assertTrue(
                 ExceptionUtils.findThrowable(e, RejectedChangeException.class)
-                        .map(x -> x.getMessage().startsWith("profiles row +U[2, <unavailable>, 1]"))
+                        .map(x -> x.getMessage().startsWith("right row +U[2, <unavailable>, 1]"))
                         .orElse(false),
                 ExceptionUtils.stringifyException(e));
     }
