@@ -49,7 +49,7 @@ import org.apache.flink.util.Collector;
  *       key is stored replaces the stored row: identical to it, nothing is emitted (the entry is
  *       written again, which refreshes its TTL); otherwise the stored row is retracted as a
  *       {@code -U} of it would be (rows 5-8), then the new row accumulated as a {@code +U} (rows
- *       1-4), keeping its place in the key's order. So the changelog is Flink's after a
+ *       1-4), last in the key's order. So the changelog is Flink's after a
  *       ChangelogNormalize (re-deliveries, snapshots of existing rows and upserts leave no stale
  *       joined row), and match counts always equal the number of matching rows (FLINK-40681).
  *   <li><b>Unavailable columns</b> ({@link Unavailable}): an accumulation on a primary-key side
@@ -206,6 +206,7 @@ final class JoinCore implements Serializable {
                 return null;
             }
             emitRetraction(me, other, inputLeft, RowKind.UPDATE_BEFORE, stored, out);
+            me.unstore();
             kind = RowKind.UPDATE_AFTER;
         }
         boolean nullKey = me.plan.hasNullKey(row);
@@ -250,7 +251,7 @@ final class JoinCore implements Serializable {
         return true;
     }
 
-    /** Rows 5-8 for a stored row, without removing it: the emissions and the match counts. */
+    /** Rows 5-8 for a stored row: the emissions and the match counts (the caller unstores it). */
     private void emitRetraction(
             SideStore me, SideStore other, boolean inputLeft, RowKind kind, Row stored, Collector<Row> out)
             throws Exception {

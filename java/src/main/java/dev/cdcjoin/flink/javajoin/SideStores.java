@@ -131,7 +131,7 @@ final class SideStores {
         /** Adds {@code row} (the located one) with its match count, replacing or counting up. */
         abstract void store(Row row, int matchCount) throws Exception;
 
-        /** Removes one copy of the located row. */
+        /** Removes one copy of the located row; {@link #store} may then add a new one. */
         abstract void unstore() throws Exception;
 
         /** Writes the located entry back unchanged: a write, so it refreshes the TTL. */
@@ -351,8 +351,7 @@ final class SideStores {
             } else {
                 state.remove(currentKey);
             }
-            current = null;
-            currentKey = null;
+            current = null; // the key stays located: a replacement stores its new row next
         }
 
         @Override
@@ -401,7 +400,7 @@ final class SideStores {
 
         @Override
         Row added(Row row, Row stored) {
-            return row; // an upsert replaces the row
+            return row; // a replaced row was unstored first
         }
 
         @Override

@@ -361,10 +361,10 @@ class JavaJoinFunctionTest {
             j.right(ins(10, 1, "a"));
             j.right(ins(11, 1, "b"));
             j.right(ins(12, 1, "c"));
-            j.right(ua(11, 1, "b2")); // an upsert keeps its place
+            j.right(ua(11, 1, "b2")); // a replacement goes last, as natively (it used to keep its place)
             j.left(ins(1, "Ana"));
             assertEquals(
-                    List.of("+I[1, Ana, 10, 1, a]", "+I[1, Ana, 11, 1, b2]", "+I[1, Ana, 12, 1, c]"),
+                    List.of("+I[1, Ana, 10, 1, a]", "+I[1, Ana, 12, 1, c]", "+I[1, Ana, 11, 1, b2]"),
                     j.take());
             snapshot = j.harness.snapshot(1, 1);
         }
@@ -376,12 +376,12 @@ class JavaJoinFunctionTest {
             assertEquals(
                     List.of(
                             "-D[1, Ana, 10, 1, a]",
-                            "-D[1, Ana, 11, 1, b2]",
                             "-D[1, Ana, 12, 1, c]",
+                            "-D[1, Ana, 11, 1, b2]",
                             "-D[1, Ana, 9, 1, z]",
                             "+I[1, Bo, 10, 1, a]",
-                            "+I[1, Bo, 11, 1, b2]",
                             "+I[1, Bo, 12, 1, c]",
+                            "+I[1, Bo, 11, 1, b2]",
                             "+I[1, Bo, 9, 1, z]"),
                     j.take());
         }

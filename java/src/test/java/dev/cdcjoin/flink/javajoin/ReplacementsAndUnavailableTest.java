@@ -137,15 +137,15 @@ class ReplacementsAndUnavailableTest {
             j.right(ins(10, 1, "a"));
             j.right(ins(11, 1, "b"));
             j.take();
-            j.right(ins(10, 1, "a2")); // re-delivered with newer values: replaces, keeps its place
+            j.right(ins(10, 1, "a2")); // re-delivered with newer values: replaces, goes last
             assertEquals(List.of("-U[1, Ana, 10, 1, a]", "+U[1, Ana, 10, 1, a2]"), j.take());
             j.left(ins(1, "Bo")); // the join key contains the primary key: one row per key
             assertEquals(
                     List.of(
-                            "-U[1, Ana, 10, 1, a2]",
                             "-U[1, Ana, 11, 1, b]",
-                            "+U[1, Bo, 10, 1, a2]",
-                            "+U[1, Bo, 11, 1, b]"),
+                            "-U[1, Ana, 10, 1, a2]",
+                            "+U[1, Bo, 11, 1, b]",
+                            "+U[1, Bo, 10, 1, a2]"),
                     j.take());
         }
     }
