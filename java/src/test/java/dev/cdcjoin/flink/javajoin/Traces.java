@@ -133,11 +133,26 @@ final class Traces {
      * [0, domainIds)}; the first {@code snapshot} steps are snapshot reads.
      */
     static Trace generate(long seed, int steps, int userIds, int domainIds, int snapshot) {
+        return generate(seed, steps, userIds, domainIds, snapshot, false);
+    }
+
+    /**
+     * As {@link #generate(long, int, int, int, int)}, with {@code redeliveries}: rows that exist
+     * are sent again as {@code r} (an incremental snapshot, or Kafka Connect replaying after a
+     * restart) or {@code c} with other non-key values (a replacement), which only a side with a
+     * primary key can tell from a new row.
+     */
+    static Trace generate(
+            long seed, int steps, int userIds, int domainIds, int snapshot, boolean redeliveries) {
         Random rnd = new Random(seed);
         Trace t = new Trace();
         String[] names = {"a.com", "b.org", "c.net", "d.io"};
         for (int step = 0; step < steps; step++) {
             boolean reading = step < snapshot;
+            if (redeliveries && rnd.nextInt(8) == 0) {
+                redeliver(rnd, t, names);
+                continue;
+            }
             int choice = reading ? rnd.nextInt(2) * 50 : rnd.nextInt(100);
             if (choice < 20) { // a user appears
                 int id = rnd.nextInt(userIds);
@@ -215,6 +230,27 @@ final class Traces {
             }
         }
         return t;
+    }
+
+    /** Sends a stored user or domain again: the same row as {@code r}, or a new version as {@code c}. */
+    private static void redeliver(Random rnd, Trace t, String[] names) {
+        boolean same = rnd.nextBoolean();
+        String op = same ? "r" : "c";
+        if (rnd.nextBoolean()) {
+            User old = pick(rnd, t.users);
+            if (old != null) {
+                User u = same ? old : new User(old.id, "user" + rnd.nextInt(1000), balance(rnd));
+                t.users.put(u.id, u);
+                t.events.add(event(rnd, true, null, user(u), op));
+            }
+        } else {
+            Domain old = pick(rnd, t.domains);
+            if (old != null) { // the same join key: a replacement never moves a row
+                Domain d = same ? old : new Domain(old.id, old.userId, names[rnd.nextInt(names.length)]);
+                t.domains.put(d.id, d);
+                t.events.add(event(rnd, false, null, domain(d), op));
+            }
+        }
     }
 
     private static BigDecimal balance(Random rnd) {
