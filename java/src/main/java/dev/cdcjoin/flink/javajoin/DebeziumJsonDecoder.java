@@ -33,6 +33,41 @@ import org.apache.flink.util.Collector;
  * a wrapper with a null payload) decode to nothing. Columns are looked up by name in {@code
  * before}/{@code after} (extra columns are skipped, missing nullable columns are null).
  *
+ * <p>Values, by declared type and the side's format (a wrapped message's Connect schema names
+ * the encoding of its fields: {@code org.apache.kafka.connect.data.Decimal} with its {@code
+ * scale}, {@code io.debezium.data.VariableScaleDecimal}, {@code io.debezium.time.*}, Connect's
+ * {@code Date}/{@code Time}/{@code Timestamp}):
+ *
+ * <table>
+ *   <caption>encodings</caption>
+ *   <tr><th>type</th><th>Java</th><th>JSON</th></tr>
+ *   <tr><td>BOOLEAN</td><td>Boolean</td><td>true/false</td></tr>
+ *   <tr><td>TINYINT, SMALLINT, INT, BIGINT</td><td>Byte, Short, Integer, Long</td><td>an
+ *       integer in range</td></tr>
+ *   <tr><td>FLOAT, DOUBLE</td><td>Float, Double</td><td>a number, {@code "NaN"},
+ *       {@code "Infinity"}, {@code "-Infinity"}</td></tr>
+ *   <tr><td>DECIMAL(p, s)</td><td>BigDecimal at scale s ({@code HALF_UP})</td><td>FLINK: a
+ *       number or decimal text; precise: base64 of the unscaled value at scale s, or {@code
+ *       {"scale", "value"}}; string: decimal text; double: a number</td></tr>
+ *   <tr><td>STRING</td><td>String</td><td>a string</td></tr>
+ *   <tr><td>BYTES</td><td>byte[]</td><td>bytes/base64: base64; hex: hexadecimal</td></tr>
+ *   <tr><td>DATE</td><td>LocalDate</td><td>FLINK/isostring: {@code yyyy-MM-dd}; otherwise
+ *       epoch days</td></tr>
+ *   <tr><td>TIME(p)</td><td>LocalTime, cut to milliseconds</td><td>FLINK/isostring: {@code
+ *       HH:mm:ss[.f]}; adaptive: an integer in the source precision's unit; adaptive_time_
+ *       microseconds: micros; connect: millis</td></tr>
+ *   <tr><td>TIMESTAMP(p)</td><td>LocalDateTime, cut to p</td><td>FLINK: {@code yyyy-MM-dd
+ *       HH:mm:ss[.f]} or with {@code T}; isostring: ISO; adaptive modes: epoch integer in the
+ *       source precision's unit (millis up to 3, micros up to 6, nanos); connect: millis</td></tr>
+ *   <tr><td>TIMESTAMP_LTZ(p)</td><td>Instant, cut to p</td><td>a timestamp string ending in
+ *       {@code Z} or an offset (Debezium's ZonedTimestamp)</td></tr>
+ * </table>
+ *
+ * <p>An adaptive-mode integer whose column has no declared source precision ({@link
+ * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A STRING or
+ * BYTES value equal to the format's unavailable-value placeholder is {@link Unavailable} (see
+ * {@link ChangeRules}).
+ *
  * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record
  * and the reason (for a value: the column, an excerpt of the value and the encoding expected).
  * Nothing is emitted for a failing record. An image the op does not need (the {@code before} of a
