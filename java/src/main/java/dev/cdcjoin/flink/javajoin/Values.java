@@ -18,6 +18,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Base64;
+import java.util.regex.Pattern;
 
 /**
  * The conversions from one JSON encoding to a column's Java value, each strict: a method returns
@@ -129,9 +130,12 @@ final class Values {
         return r;
     }
 
+    private static final Pattern DECIMAL_TEXT =
+            Pattern.compile("[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?");
+
     /** A decimal literal {@code [+-]digits[.digits][e[+-]digits]}, or null. */
     static BigDecimal decimalText(String s) {
-        if (!s.matches("[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?")) {
+        if (!DECIMAL_TEXT.matcher(s).matches()) {
             return null;
         }
         try {
