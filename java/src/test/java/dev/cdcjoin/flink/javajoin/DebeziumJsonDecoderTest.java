@@ -352,4 +352,34 @@ class DebeziumJsonDecoderTest {
         String e = error(d, payload);
         assertTrue(e.startsWith("column \"price\" (DECIMAL(12, 2)) of the \"after\" row: expected a JSON number or decimal text"), e);
     }
+
+    @Test
+    void aWrappedMessagesSchemaNamesTimeZonesStringsAndBytes() {
+        CdcSchema schema =
+                CdcSchema.of(
+                        Column.notNull("id", "INT"),
+                        Column.nullable("t", "TIME(3)"),
+                        Column.nullable("at", "TIMESTAMP_LTZ(3)"),
+                        Column.nullable("price", "DECIMAL(10, 2)"),
+                        Column.nullable("blob", "BYTES"),
+                        Column.nullable("big", "DECIMAL(10, 2)"));
+        DebeziumFormat hex = DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
+        DebeziumJsonDecoder d =
+                new DebeziumJsonDecoder(new JoinSide("t", schema, List.of("id"), null, null, hex), false);
+        String fields = "[{\"type\":\"int32\",\"field\":\"id\"},"
+                + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\",\"field\":\"t\"},"
+                + "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"at\"},"
+                + "{\"type\":\"string\",\"field\":\"price\"},"
+                + "{\"type\":\"bytes\",\"field\":\"blob\"},"
+                + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"field\":\"big\"}]";
+        String wrapper = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                + fields + ",\"field\":\"after\"}]},\"payload\":";
+        String payload = "{\"op\":\"r\",\"after\":{\"id\":1,\"t\":37800123456,"
+                + "\"at\":\"2024-01-31T10:15:30.123456Z\",\"price\":\"1000\",\"blob\":\"AQI=\"}}";
+        Row row = decode(d, wrapper + payload + "}").get(0);
+        assertEquals("+I[1, 10:30:00.123, 2024-01-31T10:15:30.123Z, 1000.00, [1, 2], null]", row.toString());
+        // A Decimal without its scale parameter cannot be read: never a guessed scale.
+        String e = error(d, wrapper + "{\"op\":\"r\",\"after\":{\"id\":1,\"big\":\"BNI=\"}}}");
+        assertTrue(e.endsWith("has no \"scale\" parameter"), e);
+    }
 }
