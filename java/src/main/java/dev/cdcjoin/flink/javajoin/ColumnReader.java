@@ -17,8 +17,8 @@ import java.util.Locale;
 /**
  * How one column's JSON values are read: the column's type and the one encoding its topic uses,
  * resolved once from the side's {@link DebeziumFormat} (or, in a schema-wrapped message, from the
- * field's Connect schema). Nothing is guessed: a value that does not fit the encoding is a {@link
- * BadValue} saying what was expected, never another reading of it.
+ * field's Connect schema: {@link ConnectSchema#reader}). Nothing is guessed: a value that does not
+ * fit the encoding is a {@link BadValue} saying what was expected, never another reading of it.
  *
  * <p>The value conversions themselves ({@link Values}) know nothing of formats; this class only
  * picks which one applies and words the expectation.
@@ -54,7 +54,9 @@ final class ColumnReader {
         /** An ISO-8601 timestamp with {@code Z} or an offset (Debezium's ZonedTimestamp). */
         ZONED_TEXT,
         /** An adaptive-mode TIME/TIMESTAMP whose source precision is not declared. */
-        UNDECLARED_UNIT
+        UNDECLARED_UNIT,
+        /** A wrapped message's schema names an encoding the column's type cannot hold. */
+        SCHEMA_MISMATCH
     }
 
     final String name;
@@ -79,12 +81,24 @@ final class ColumnReader {
             long perSecond,
             int scale,
             String expected) {
+        this(column, format, encoding, perSecond, scale,
+                format.timePrecision() == TimePrecision.ISOSTRING, expected);
+    }
+
+    private ColumnReader(
+            Column column,
+            DebeziumFormat format,
+            Encoding encoding,
+            long perSecond,
+            int scale,
+            boolean zulu,
+            String expected) {
         this.name = column.name();
         this.type = column.type();
         this.encoding = encoding;
         this.perSecond = perSecond;
         this.scale = scale;
-        this.zulu = format.timePrecision() == TimePrecision.ISOSTRING;
+        this.zulu = zulu;
         this.expected = expected;
         this.placeholder = format.unavailablePlaceholder();
         this.placeholderBytes = placeholder.getBytes(StandardCharsets.UTF_8);
@@ -198,7 +212,8 @@ final class ColumnReader {
         return epoch(c, f, time, perSecond, setting);
     }
 
-    private static ColumnReader epoch(
+    /** A reader of epoch integers in {@code perSecond} units (of the day for a TIME). */
+    static ColumnReader epoch(
             Column c, DebeziumFormat f, boolean time, long perSecond, String setting) {
         String unit = perSecond == 1_000L
                 ? "milliseconds"
@@ -212,100 +227,27 @@ final class ColumnReader {
                 "an integer of " + unit + (time ? " of the day" : " since the epoch") + setting);
     }
 
-    /**
-     * The reader of a column in a schema-wrapped message: the field's Connect schema decides when
-     * it names the encoding; otherwise the declared format does.
-     */
-    static ColumnReader connect(Column c, DebeziumFormat f, ConnectSchema.Field field) {
-        if (field == null) {
-            return declared(c, f);
-        }
-        String schema = " (schema " + (field.name != null ? field.name : field.type) + ")";
-        ColumnType.Kind kind = c.type().kind();
-        String logical = field.name == null ? "" : field.name;
-        switch (kind) {
-            case DECIMAL:
-                if (logical.equals("org.apache.kafka.connect.data.Decimal")) {
-                    int s = field.scale == null ? -1 : field.scale;
-                    return new ColumnReader(c, f, Encoding.DECIMAL_BASE64, 0, s,
-                            "base64 of the unscaled value at scale " + s + schema);
-                }
-                if (logical.equals("io.debezium.data.VariableScaleDecimal")) {
-                    return of(c, f, Encoding.DECIMAL_VARIABLE,
-                            "{\"scale\": .., \"value\": base64}" + schema);
-                }
-                if ("string".equals(field.type)) {
-                    return of(c, f, Encoding.DECIMAL_TEXT,
-                            "decimal text in a JSON string" + schema);
-                }
-                if ("double".equals(field.type) || "float64".equals(field.type)) {
-                    return of(c, f, Encoding.DECIMAL_NUMBER, "a JSON number" + schema);
-                }
-                return declared(c, f);
-            case BYTES:
-                return "bytes".equals(field.type)
-                        ? of(c, f, Encoding.BASE64, "a base64 string" + schema)
-                        : declared(c, f);
-            case DATE:
-                return logical.equals("io.debezium.time.Date")
-                                || logical.equals("org.apache.kafka.connect.data.Date")
-                        ? of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + schema)
-                        : logical.equals("io.debezium.time.IsoDate")
-                                ? of(c, f, Encoding.DATE_TEXT,
-                                        "a \"yyyy-MM-dd[Z]\" string" + schema)
-                                : declared(c, f);
-            case TIME:
-                long timeUnit = timeUnit(logical);
-                return timeUnit > 0 ? epoch(c, f, true, timeUnit, schema) : declared(c, f);
-            case TIMESTAMP:
-            case TIMESTAMP_LTZ:
-                long unit = timestampUnit(logical);
-                if (unit > 0) {
-                    return epoch(c, f, false, unit, schema);
-                }
-                if (kind == ColumnType.Kind.TIMESTAMP_LTZ
-                        && logical.equals("io.debezium.time.ZonedTimestamp")) {
-                    return of(c, f, Encoding.ZONED_TEXT,
-                            "an ISO-8601 timestamp ending in Z or an offset" + schema);
-                }
-                return declared(c, f);
-            default:
-                return declared(c, f);
-        }
-    }
-
-    /** Units per second of a Connect TIME logical type, or 0. */
-    private static long timeUnit(String logical) {
-        switch (logical) {
-            case "io.debezium.time.Time":
-            case "org.apache.kafka.connect.data.Time":
-                return 1_000L;
-            case "io.debezium.time.MicroTime":
-                return 1_000_000L;
-            case "io.debezium.time.NanoTime":
-                return 1_000_000_000L;
-            default:
-                return 0;
-        }
-    }
-
-    /** Units per second of a Connect TIMESTAMP logical type, or 0. */
-    private static long timestampUnit(String logical) {
-        switch (logical) {
-            case "io.debezium.time.Timestamp":
-            case "org.apache.kafka.connect.data.Timestamp":
-                return 1_000L;
-            case "io.debezium.time.MicroTimestamp":
-                return 1_000_000L;
-            case "io.debezium.time.NanoTimestamp":
-                return 1_000_000_000L;
-            default:
-                return 0;
-        }
-    }
-
-    private static ColumnReader of(Column c, DebeziumFormat f, Encoding e, String expected) {
+    /** A reader of an encoding without parameters. */
+    static ColumnReader of(Column c, DebeziumFormat f, Encoding e, String expected) {
         return new ColumnReader(c, f, e, 0, 0, expected);
+    }
+
+    /** A reader of ISO-8601 temporal text that may end in {@code Z} (Debezium's Iso* types). */
+    static ColumnReader iso(Column c, DebeziumFormat f, Encoding e, String expected) {
+        return new ColumnReader(c, f, e, 0, 0, true, expected);
+    }
+
+    /** A reader of Connect's {@code Decimal}: base64 of the unscaled value at {@code scale}. */
+    static ColumnReader decimalAt(Column c, DebeziumFormat f, Integer scale, String schema) {
+        int s = scale == null ? -1 : scale;
+        return new ColumnReader(c, f, Encoding.DECIMAL_BASE64, 0, s,
+                "base64 of the unscaled value at scale " + s + schema);
+    }
+
+    /** A reader of a column whose schema names an encoding its type cannot hold. */
+    static ColumnReader mismatch(Column c, DebeziumFormat f, String said) {
+        return new ColumnReader(c, f, Encoding.SCHEMA_MISMATCH, 0, 0,
+                "the message's schema says " + said + ", which is not an encoding of " + c.type());
     }
 
     private static String lower(Enum<?> e) {
@@ -359,6 +301,8 @@ final class ColumnReader {
                     throw new BadValue(undeclared(p, t));
                 }
                 return null;
+            case SCHEMA_MISMATCH:
+                throw new BadValue("found " + JsonExcerpt.of(p, t) + ": " + expected);
             case DECIMAL_NUMBER_OR_TEXT:
             case DECIMAL_PRECISE:
             case DECIMAL_BASE64:

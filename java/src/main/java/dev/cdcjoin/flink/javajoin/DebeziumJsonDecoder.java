@@ -384,7 +384,7 @@ public final class DebeziumJsonDecoder {
         ColumnReader[] wrapped = new ColumnReader[names.length];
         for (int i = 0; i < names.length; i++) {
             Column column = schema.columns().get(i);
-            wrapped[i] = ColumnReader.connect(column, format, fields.get(names[i]));
+            wrapped[i] = ConnectSchema.reader(column, format, fields.get(names[i]));
         }
         readers = wrapped;
     }

@@ -378,6 +378,14 @@ class DebeziumJsonDecoderTest {
                 + "\"at\":\"2024-01-31T10:15:30.123456Z\",\"price\":\"1000\",\"blob\":\"AQI=\"}}";
         Row row = decode(d, wrapper + payload + "}").get(0);
         assertEquals("+I[1, 10:30:00.123, 2024-01-31T10:15:30.123Z, 1000.00, [1, 2], null]", row.toString());
+        // A logical type the declared type cannot hold is an error, not a reading in another unit.
+        String date = "[{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
+        String w = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                + date + ",\"field\":\"after\"}]},\"payload\":{\"op\":\"r\",\"after\":{\"id\":1,\"t\":5}}}";
+        assertEquals(
+                "column \"t\" (TIME(3)) of the \"after\" row: found 5: the message's schema says"
+                        + " io.debezium.time.MicroTimestamp, which is not an encoding of TIME(3)",
+                error(d, w));
         // A Decimal without its scale parameter cannot be read: never a guessed scale.
         String e = error(d, wrapper + "{\"op\":\"r\",\"after\":{\"id\":1,\"big\":\"BNI=\"}}}");
         assertTrue(e.endsWith("has no \"scale\" parameter"), e);
