@@ -11,7 +11,7 @@ import dev.cdcjoin.flink.codec.ColumnType;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
+import java.util.Base64;
 import java.util.Locale;
 
 /**
@@ -71,8 +71,10 @@ final class ColumnReader {
     /** What the encoding accepts, for messages. */
     final String expected;
 
+    /** Debezium's placeholder for a value it does not have. */
     private final String placeholder;
-    private final byte[] placeholderBytes;
+    /** The placeholder's UTF-8 bytes in base64: what a BYTES column in bytes mode carries. */
+    private final String placeholderBase64;
 
     private ColumnReader(
             Column column,
@@ -101,7 +103,8 @@ final class ColumnReader {
         this.zulu = zulu;
         this.expected = expected;
         this.placeholder = format.unavailablePlaceholder();
-        this.placeholderBytes = placeholder.getBytes(StandardCharsets.UTF_8);
+        this.placeholderBase64 =
+                Base64.getEncoder().encodeToString(placeholder.getBytes(StandardCharsets.UTF_8));
     }
 
     /** A value that does not fit the column: the reason, without the column. */
@@ -261,9 +264,19 @@ final class ColumnReader {
      * Reads the non-null value at the current token: the column's Java value, or {@link
      * Unavailable#VALUE} for Debezium's placeholder.
      *
+     * <p>Debezium's Postgres connector writes the placeholder text in place of an unchanged
+     * TOASTed value of a text-like column (text, varchar, json, jsonb, ...) and of a {@code
+     * bytea} in {@code binary.handling.mode=hex}; in {@code bytes} mode the placeholder's UTF-8
+     * bytes, which JSON carries as their base64. No column of another type carries it in a form
+     * its encoding could read, so any JSON string equal to the placeholder (or, for BYTES read as
+     * base64, to its base64) is unavailable. (This is the native decoder's rule too.)
+     *
      * @throws BadValue if the value does not fit the column's encoding
      */
     Object read(JsonParser p, JsonToken t) throws IOException, BadValue {
+        if (t == JsonToken.VALUE_STRING && isPlaceholder(p.getText())) {
+            return Unavailable.VALUE;
+        }
         try {
             Object v = value(p, t);
             if (v == null) {
@@ -288,11 +301,7 @@ final class ColumnReader {
             case FLOATING:
                 return Values.floating(p, t, type.kind());
             case TEXT:
-                if (t != JsonToken.VALUE_STRING) {
-                    return null;
-                }
-                String s = p.getText();
-                return s.equals(placeholder) ? Unavailable.VALUE : s;
+                return t == JsonToken.VALUE_STRING ? p.getText() : null;
             case BASE64:
             case HEX:
                 return bytes(p, t);
@@ -319,8 +328,11 @@ final class ColumnReader {
         if (t != JsonToken.VALUE_STRING) {
             return null;
         }
-        byte[] b = encoding == Encoding.HEX ? Values.hex(p.getText()) : Values.base64(p.getText());
-        return b != null && Arrays.equals(b, placeholderBytes) ? Unavailable.VALUE : b;
+        return encoding == Encoding.HEX ? Values.hex(p.getText()) : Values.base64(p.getText());
+    }
+
+    private boolean isPlaceholder(String s) {
+        return s.equals(placeholder) || (encoding == Encoding.BASE64 && s.equals(placeholderBase64));
     }
 
     private Object decimal(JsonParser p, JsonToken t)

@@ -64,9 +64,9 @@ import org.apache.flink.util.Collector;
  * </table>
  *
  * <p>An adaptive-mode integer whose column has no declared source precision ({@link
- * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A STRING or
- * BYTES value equal to the format's unavailable-value placeholder is {@link Unavailable} (see
- * {@link ChangeRules}).
+ * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A JSON string
+ * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64)
+ * is {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
  *
  * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record
  * and the reason (for a value: the column, an excerpt of the value and the encoding expected).

@@ -286,13 +286,31 @@ class DebeziumJsonDecoderTest {
         rows = decode(d, "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"x\",\"blob\":null},"
                 + "\"after\":{\"id\":7,\"body\":\"y\",\"blob\":\"" + PLACEHOLDER_B64 + "\"}}");
         assertTrue(Unavailable.is(rows.get(1).getField(2)));
-        // The placeholder's bytes in hex mode; a custom placeholder replaces the default.
+        // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the default.
         DebeziumJsonDecoder hex =
                 docs(DebeziumFormat.defaults()
                         .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX)
                         .withUnavailablePlaceholder("??"));
-        rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"??\",\"blob\":\"3f3F\"}}");
+        rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"??\",\"blob\":\"??\"}}");
         assertEquals(List.of("+I[1, <unavailable>, <unavailable>, null]"), strings(rows));
+        assertArrayEquals(
+                new byte[] {0x3f, 0x3f},
+                (byte[]) decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"x\",\"blob\":\"3f3F\"}}")
+                        .get(0)
+                        .getField(2),
+                "the placeholder's bytes in hex are a value");
+        // Any column read from a JSON string: a decimal in string mode, a timestamp string.
+        CdcSchema other = CdcSchema.of(
+                Column.notNull("id", "INT"),
+                Column.nullable("price", "DECIMAL(10, 2)"),
+                Column.nullable("at", "TIMESTAMP(3)"));
+        DebeziumJsonDecoder any = new DebeziumJsonDecoder(new JoinSide("o", other, List.of("id"),
+                List.of("id"), null, DebeziumFormat.defaults().withDecimalHandling(DebeziumFormat.DecimalHandling.STRING)),
+                false);
+        assertEquals(
+                List.of("+I[1, <unavailable>, <unavailable>]"),
+                strings(decode(any, "{\"op\":\"c\",\"after\":{\"id\":1,"
+                        + "\"price\":\"__debezium_unavailable_value\",\"at\":\"__debezium_unavailable_value\"}}")));
         rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"__debezium_unavailable_value\"}}");
         assertEquals(List.of("+I[1, __debezium_unavailable_value, null, null]"), strings(rows));
     }
