@@ -88,7 +88,7 @@ final class ChangeRules {
                     source, index, "The \"after\" field of " + opName + " message is null.");
         }
         if (retract && upsert && keyOnly(env.before)) {
-            markUnavailable(env.before);
+            byKey(env.before, index);
         }
         if (retract) {
             check(env.before, "before", index);
@@ -148,12 +148,36 @@ final class ChangeRules {
         return true;
     }
 
-    private void markUnavailable(RowImage before) {
+    /**
+     * Makes {@code before} a retraction by primary key: every other column unavailable, every key
+     * column there.
+     */
+    private void byKey(RowImage before, long index) {
         for (int i = 0; i < names.length; i++) {
             if (!inPrimaryKey[i]) {
                 before.set(i, Unavailable.VALUE);
+            } else if (before.row.getField(i) == null && before.error(i) == null) {
+                throw new DebeziumDecodeException(source, index, "the \"before\" row holds only"
+                        + " key columns (upsert mode: a delete by key) but its primary key column \""
+                        + names[i] + "\" is missing or null");
             }
         }
+    }
+
+    /**
+     * The change of an upsert-kafka record parsed into {@code env}: {@code -D} by the key in its
+     * {@code before} ({@code delete}), else {@code +I} of its {@code after}.
+     */
+    int emitUpsert(DebeziumJsonDecoder.Envelope env, boolean delete, long index, Collector<Row> out) {
+        RowImage img = delete ? env.before : env.after;
+        if (delete) {
+            byKey(img, index);
+        }
+        check(img, delete ? "before" : "after", index);
+        img.row.setKind(delete ? RowKind.DELETE : RowKind.INSERT);
+        out.collect(img.row);
+        img.row = null;
+        return 1;
     }
 
     /** Unavailable columns of {@code after} take the value {@code before} carries, if it does. */

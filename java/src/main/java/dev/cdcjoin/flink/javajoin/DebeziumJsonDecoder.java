@@ -217,6 +217,60 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
+     * Decodes one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads):
+     * the record key is a JSON object holding the primary key columns, the value a flat JSON row,
+     * or null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces
+     * the row stored under its primary key. A delete is {@code -D} of a row whose primary key
+     * columns are read from the key and every other column is {@link Unavailable}: the join
+     * retracts the stored row. Needs upsert mode ({@link DebeziumFormat#withUpsert}).
+     *
+     * @param key the record key
+     * @param value the record value; {@code null}, empty or JSON {@code null} for a delete
+     * @param index the record's number, for error messages
+     * @param out receives the change
+     * @return the number of rows emitted (1)
+     * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
+     */
+    public int decodeUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
+        if (!format.upsert()) {
+            throw new DebeziumDecodeException(source, index, "upsert-kafka records need upsert"
+                    + " mode (DebeziumFormat.withUpsert(true) and a primary key)");
+        }
+        outer.reset();
+        readers = declared;
+        try {
+            boolean delete = !readRow(value, outer.after, "after");
+            if (delete && !readRow(key, outer.before, "before")) {
+                throw new DebeziumDecodeException(source, index, "an upsert-kafka delete (a null"
+                        + " value) needs the record key, which holds the primary key");
+            }
+            return rules.emitUpsert(outer, delete, index, out);
+        } catch (IOException e) {
+            throw malformed(index, e);
+        }
+    }
+
+    /** Parses a flat JSON row into {@code img}; false when the JSON is absent, blank or null. */
+    private boolean readRow(byte[] json, RowImage img, String side) throws IOException {
+        if (json == null || json.length == 0) {
+            return false;
+        }
+        try (JsonParser p = JsonExcerpt.FACTORY.createParser(json)) {
+            JsonToken t = p.nextToken();
+            if (t == null || t == JsonToken.VALUE_NULL) {
+                expectEnd(p);
+                return false;
+            }
+            parseImage(p, t, outer, img, side);
+            expectEnd(p);
+            if (outer.structural != null) {
+                throw new JsonTrailing(outer.structural);
+            }
+            return true;
+        }
+    }
+
+    /**
      * Decodes one message into a list (convenience for tests and tools).
      *
      * @param message the message; {@code null} or blank is a tombstone

@@ -408,4 +408,41 @@ class DebeziumJsonDecoderTest {
         String e = error(d, wrapper + "{\"op\":\"r\",\"after\":{\"id\":1,\"big\":\"BNI=\"}}}");
         assertTrue(e.endsWith("has no \"scale\" parameter"), e);
     }
+
+    private static List<String> upsert(DebeziumJsonDecoder d, String key, String value) {
+        List<Row> out = new ArrayList<>();
+        d.decodeUpsert(
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8),
+                7,
+                collector(out));
+        return strings(out);
+    }
+
+    private static String upsertError(DebeziumJsonDecoder d, String key, String value) {
+        return assertThrows(DebeziumDecodeException.class, () -> upsert(d, key, value)).reason();
+    }
+
+    @Test
+    void upsertKafkaRecords() {
+        DebeziumJsonDecoder d = docs(DebeziumFormat.defaults().withUpsert(true));
+        assertEquals(
+                List.of("+I[7, b, null, 2]"),
+                upsert(d, "{\"id\":7}", "{\"id\":7,\"body\":\"b\",\"n\":2}"));
+        assertEquals(
+                List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
+                upsert(d, "{\"id\":7}", null));
+        assertEquals(List.of("-D[8, <unavailable>, <unavailable>, <unavailable>]"), upsert(d, "{\"id\":8}", " null "));
+        assertEquals(
+                "the \"before\" row holds only key columns (upsert mode: a delete by key) but its"
+                        + " primary key column \"id\" is missing or null",
+                upsertError(d, "{\"other\":1}", null));
+        assertTrue(upsertError(d, null, null).startsWith("an upsert-kafka delete (a null value) needs"));
+        assertTrue(upsertError(d, null, "[1]").startsWith("malformed JSON: invalid type: [1]"));
+        assertEquals(
+                "column \"body\" of the \"after\" row is declared NOT NULL but is missing or null",
+                upsertError(d, null, "{\"id\":7}"));
+        assertTrue(upsertError(docs(DebeziumFormat.defaults()), "{\"id\":7}", null)
+                .startsWith("upsert-kafka records need upsert mode"));
+    }
 }
