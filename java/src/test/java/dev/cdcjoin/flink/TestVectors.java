@@ -71,7 +71,35 @@ public final class TestVectors {
                 CdcSchema.of(columns),
                 strings(side.get("join_key")),
                 pk == null || pk.isNull() ? null : strings(pk),
-                null);
+                null,
+                format(side));
+    }
+
+    /** The side's Debezium format, in the native decoder configuration's field names. */
+    private static DebeziumFormat format(JsonNode side) {
+        DebeziumFormat f = DebeziumFormat.defaults();
+        if (side.has("decimal_handling")) {
+            f = f.withDecimalHandling(DebeziumFormat.DecimalHandling.valueOf(upper(side, "decimal_handling")));
+        }
+        if (side.has("time_precision")) {
+            f = f.withTimePrecision(DebeziumFormat.TimePrecision.valueOf(upper(side, "time_precision")));
+        }
+        if (side.has("binary_handling")) {
+            f = f.withBinaryHandling(DebeziumFormat.BinaryHandling.valueOf(upper(side, "binary_handling")));
+        }
+        if (side.has("source_precision")) {
+            for (var e : side.get("source_precision").properties()) {
+                f = f.withSourcePrecision(e.getKey(), e.getValue().asInt());
+            }
+        }
+        if (side.has("unavailable_placeholder")) {
+            f = f.withUnavailablePlaceholder(side.get("unavailable_placeholder").asText());
+        }
+        return side.has("upsert") ? f.withUpsert(side.get("upsert").asBoolean()) : f;
+    }
+
+    private static String upper(JsonNode side, String field) {
+        return side.get(field).asText().toUpperCase(java.util.Locale.ROOT);
     }
 
     private static List<String> strings(JsonNode array) {

@@ -1,7 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.JoinSide;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -38,15 +39,15 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
     /**
      * A decode function.
      *
-     * @param source the table's name (in error messages and bad records)
-     * @param schema its columns
+     * @param side the table: name (in error messages and bad records), columns, primary key and
+     *     Debezium format
      * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
      *     -U}/{@code +U}
      * @param policy what to do with records that cannot be decoded
      */
     public DebeziumDecodeFunction(
-            String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.table = new TableInput(source, schema, deleteInsertUpdates);
+            JoinSide side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+        this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }
 
@@ -66,12 +67,16 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
                 tombstones.inc();
             }
         } catch (DebeziumDecodeException e) {
-            badRecords.reject(e, ctx, table.source, i, () -> raw(message));
+            badRecords.reject(
+                    e,
+                    r -> ctx.output(JavaJoin.BAD_RECORDS, r),
+                    () -> new BadRecord(table.source, i, raw(message), e.getMessage()));
         }
     }
 
     /** Decodes a {@code byte[]} or {@code String} message. */
-    static int decodeOne(DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
+    static int decodeOne(
+            DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
         if (message == null || message instanceof byte[]) {
             return decoder.decode((byte[]) message, index, out);
         }

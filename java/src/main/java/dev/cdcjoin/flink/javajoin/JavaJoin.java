@@ -41,21 +41,33 @@ import org.apache.flink.util.OutputTag;
  * right columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their
  * {@link org.apache.flink.types.RowKind}.
  *
- * <p>Semantics (identical to the native join; see the README): Flink SQL's regular-join emission
- * rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code +I}/{@code -D} except
- * the inner side's retraction, FLINK-17337), with match counts that always equal the number of
- * matching rows (an upsert does not count a new match, unlike FLINK-40681), retractions of absent
- * rows counted (metric {@code absentRetractions}) or failed, retractions emitting the stored row,
- * and null join keys that never match but are stored. State per side follows its keys ({@link
- * StateLayout}); per-side TTL uses {@code StateTtlConfig} ({@code OnCreateAndWrite}, {@code
- * NeverReturnExpired}), and expiry emits nothing.
+ * <p>Decoding reads each side's values in the encodings its {@link dev.cdcjoin.flink.DebeziumFormat}
+ * declares (a schema-wrapped message's Connect schema decides for itself), never guessing; a
+ * Debezium placeholder for an unchanged TOASTed value becomes {@link Unavailable}, which the join
+ * fills from its state or rejects.
+ *
+ * <p>Semantics (identical to the native join; see the README and {@link JoinCore}): Flink SQL's
+ * regular-join emission rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code
+ * +I}/{@code -D} except the inner side's retraction, FLINK-17337); on primary-key sides a {@code
+ * +I}/{@code +U} for a stored primary key replaces the stored row (identical: nothing emitted;
+ * otherwise its joined rows retracted first), so match counts always equal the number of matching
+ * rows (unlike FLINK-40681) and re-deliveries leave no stale row; retractions of absent rows
+ * counted (metric {@code absentRetractions}) or failed; retractions emitting the stored row; null
+ * join keys that never match but are stored; changes the join cannot apply without guessing
+ * (an unavailable column with no stored row to take it from, or in a key) go to the bad-record
+ * policy. State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code
+ * StateTtlConfig} ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits
+ * nothing.
  *
  * <p>The state TTL of each side and the absent-retraction policy are taken from the definition.
  * Instances are immutable; the {@code with}-style setters return copies.
  */
 public final class JavaJoin {
 
-    /** Records that could not be decoded, under {@link BadRecordPolicy#SIDE_OUTPUT}. */
+    /**
+     * Records that could not be decoded, and changes the join rejected (source: the table, index
+     * -1, no raw bytes), under {@link BadRecordPolicy#SIDE_OUTPUT}.
+     */
     public static final OutputTag<BadRecord> BAD_RECORDS =
             new OutputTag<>("cdcjoin-java-bad-records", TypeInformation.of(BadRecord.class));
 
@@ -111,7 +123,8 @@ public final class JavaJoin {
      * @return a copy
      */
     public JavaJoin badRecordPolicy(BadRecordPolicy policy) {
-        return new JavaJoin(definition, plan, Objects.requireNonNull(policy), deleteInsertUpdates);
+        return new JavaJoin(
+                definition, plan.withPolicy(Objects.requireNonNull(policy)), policy, deleteInsertUpdates);
     }
 
     /**
@@ -148,7 +161,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo leftRowTypeInfo() {
-        return plan.left.rowType;
+        return plan.left.changeType;
     }
 
     /**
@@ -157,7 +170,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo rightRowTypeInfo() {
-        return plan.right.rowType;
+        return plan.right.changeType;
     }
 
     /**
@@ -225,7 +238,7 @@ public final class JavaJoin {
 
     /** A side's table as decode functions take it. */
     private TableInput input(SidePlan side) {
-        return new TableInput(side.name, side.schema, deleteInsertUpdates);
+        return new TableInput(side.side, deleteInsertUpdates);
     }
 
     /**
@@ -253,9 +266,8 @@ public final class JavaJoin {
     private <T> SingleOutputStreamOperator<Row> decode(SidePlan side, DataStream<T> messages) {
         SingleOutputStreamOperator<Row> out =
                 messages.process(
-                                new DebeziumDecodeFunction<T>(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
-                                side.rowType)
+                                new DebeziumDecodeFunction<T>(side.side, deleteInsertUpdates, policy),
+                                side.changeType)
                         .name("JavaJoin decode " + side.name);
         if (messages.getParallelism() > 0) {
             out.setParallelism(messages.getParallelism()); // chained: a row's changes stay in order
@@ -288,8 +300,7 @@ public final class JavaJoin {
     private SingleOutputStreamOperator<Row> decodeRows(SidePlan side, DataStream<Row> envelopes) {
         SingleOutputStreamOperator<Row> out =
                 envelopes.process(
-                                new RowEnvelopeDecodeFunction(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
+                                new RowEnvelopeDecodeFunction(side.side, deleteInsertUpdates, policy),
                                 side.rowType)
                         .name("JavaJoin split " + side.name);
         if (envelopes.getParallelism() > 0) {
@@ -333,9 +344,11 @@ public final class JavaJoin {
 
     private Result joinDecoded(
             SingleOutputStreamOperator<Row> left, SingleOutputStreamOperator<Row> right) {
+        SingleOutputStreamOperator<Row> joined = joinChanges(left, right);
         return new Result(
-                joinChanges(left, right),
-                left.getSideOutput(BAD_RECORDS).union(right.getSideOutput(BAD_RECORDS)));
+                joined,
+                left.getSideOutput(BAD_RECORDS)
+                        .union(right.getSideOutput(BAD_RECORDS), joined.getSideOutput(BAD_RECORDS)));
     }
 
     /**
@@ -401,12 +414,14 @@ public final class JavaJoin {
                 messages.process(
                                 new OrderedDecodeFunction<T>(
                                         input(plan.left), input(plan.right), policy),
-                                new EitherTypeInfo<>(plan.left.rowType, plan.right.rowType))
+                                new EitherTypeInfo<>(plan.left.changeType, plan.right.changeType))
                         .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name);
         if (messages.getParallelism() > 0) {
             changes.setParallelism(messages.getParallelism());
         }
-        return new Result(joinChangesInOrder(changes), changes.getSideOutput(BAD_RECORDS));
+        SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
+        return new Result(
+                joined, changes.getSideOutput(BAD_RECORDS).union(joined.getSideOutput(BAD_RECORDS)));
     }
 
     /**
@@ -478,8 +493,8 @@ public final class JavaJoin {
         }
 
         /**
-         * Records of either input that could not be decoded (empty under {@link
-         * BadRecordPolicy#FAIL}).
+         * Records of either input that could not be decoded, and changes the join rejected
+         * (empty under {@link BadRecordPolicy#FAIL}).
          *
          * @return the bad records
          */

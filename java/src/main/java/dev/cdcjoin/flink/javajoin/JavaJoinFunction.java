@@ -21,7 +21,9 @@ import org.apache.flink.util.Collector;
  * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric,
  * or fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
  * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
- * operator.
+ * operator. Changes it cannot apply (see {@link JoinCore}) fail the job with a {@link
+ * RejectedChangeException} or go to {@link JavaJoin#BAD_RECORDS}, by the plan's bad-record policy,
+ * counted in {@code badRecords}.
  *
  * <p>Usually built by {@link JavaJoin#joinChanges}.
  */
@@ -53,12 +55,12 @@ public class JavaJoinFunction extends KeyedCoProcessFunction<Row, Row, Row, Row>
 
     @Override
     public void processElement1(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(true, change, out);
+        core.process(true, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
     }
 
     @Override
     public void processElement2(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(false, change, out);
+        core.process(false, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
     }
 
     @Override

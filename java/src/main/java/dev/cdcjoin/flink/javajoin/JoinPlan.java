@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.JoinType;
@@ -31,6 +32,8 @@ final class JoinPlan implements Serializable {
     final boolean rawOutput;
     /** The join key's type: a row of the key columns' types (the same for both sides). */
     final RowTypeInfo keyType;
+    /** What becomes of a change the join rejects. */
+    final BadRecordPolicy policy;
 
     private JoinPlan(
             SidePlan left,
@@ -39,8 +42,10 @@ final class JoinPlan implements Serializable {
             boolean failOnAbsentRetraction,
             int[] projection,
             RowTypeInfo outputType,
-            boolean rawOutput) {
+            boolean rawOutput,
+            BadRecordPolicy policy) {
         this.left = left;
+        this.policy = policy;
         this.right = right;
         this.joinType = joinType;
         this.failOnAbsentRetraction = failOnAbsentRetraction;
@@ -95,7 +100,14 @@ final class JoinPlan implements Serializable {
                 def.failOnAbsentRetraction(),
                 identity ? null : projection,
                 def.rowTypeInfo(),
-                false);
+                false,
+                BadRecordPolicy.FAIL);
+    }
+
+    /** This plan with another bad-record policy for the changes the join rejects. */
+    JoinPlan withPolicy(BadRecordPolicy policy) {
+        return new JoinPlan(
+                left, right, joinType, failOnAbsentRetraction, projection, outputType, rawOutput, policy);
     }
 
     /**
@@ -113,7 +125,8 @@ final class JoinPlan implements Serializable {
                 new RowTypeInfo(
                         new TypeInformation<?>[] {PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO},
                         new String[] {"raw"}),
-                true);
+                true,
+                policy);
     }
 
     private static long ttlMs(JoinSide side) {
@@ -132,6 +145,8 @@ final class JoinPlan implements Serializable {
         private static final long serialVersionUID = 1L;
 
         final String name;
+        /** The side as declared (its Debezium format is what its decoder reads). */
+        final JoinSide side;
         /** {@code "left"} or {@code "right"}, for messages and state names. */
         final String label;
         final CdcSchema schema;
@@ -143,18 +158,21 @@ final class JoinPlan implements Serializable {
         /** State retention in milliseconds; 0 keeps rows forever. */
         final long ttlMs;
         final RowTypeInfo rowType;
+        /** The type of decoded changes, whose columns may be {@link Unavailable}. */
+        final RowTypeInfo changeType;
         /** The primary key's row type, or null. */
         final RowTypeInfo primaryKeyType;
 
         private SidePlan(
-                String name,
+                JoinSide side,
                 String label,
                 CdcSchema schema,
                 int[] joinKey,
                 int[] primaryKey,
                 boolean outer,
                 long ttlMs) {
-            this.name = name;
+            this.name = side.name();
+            this.side = side;
             this.label = label;
             this.schema = schema;
             this.joinKey = joinKey;
@@ -162,6 +180,7 @@ final class JoinPlan implements Serializable {
             this.outer = outer;
             this.ttlMs = ttlMs;
             this.rowType = DebeziumJsonDecoder.rowTypeInfo(schema);
+            this.changeType = new ChangeRowTypeInfo(rowType);
             if (primaryKey == null) {
                 layout = StateLayout.NO_PRIMARY_KEY;
             } else if (Arrays.stream(primaryKey)
@@ -194,7 +213,7 @@ final class JoinPlan implements Serializable {
             if (pk != null && pk.length == 0) {
                 throw new IllegalArgumentException(side.name() + ": the primary key has no column");
             }
-            return new SidePlan(side.name(), label, schema, jk, pk, outer, ttlMs);
+            return new SidePlan(side, label, schema, jk, pk, outer, ttlMs);
         }
 
         private static int[] indexes(CdcSchema schema, List<String> names, String table) {
@@ -213,14 +232,50 @@ final class JoinPlan implements Serializable {
             return schema.size();
         }
 
-        /** The join key of {@code row}, as a row of the key columns. */
+        /**
+         * The join key of {@code row}, as a row of the key columns; an {@link Unavailable} column
+         * keys as null (the join then rejects the change).
+         */
         Row joinKey(Row row) {
-            return project(row, joinKey);
+            Row key = project(row, joinKey);
+            for (int i = 0; i < key.getArity(); i++) {
+                if (Unavailable.is(key.getField(i))) {
+                    key.setField(i, null);
+                }
+            }
+            return key;
         }
 
         /** The primary key of {@code row}. */
         Row primaryKey(Row row) {
             return project(row, primaryKey);
+        }
+
+        /** The primary key's values as messages print them: {@code [7]}. */
+        String primaryKeyText(Row row) {
+            StringBuilder b = new StringBuilder("[");
+            for (int i = 0; i < primaryKey.length; i++) {
+                b.append(i == 0 ? "" : ", ").append(row.getField(primaryKey[i]));
+            }
+            return b.append(']').toString();
+        }
+
+        boolean hasPrimaryKey() {
+            return primaryKey != null;
+        }
+
+        /** Whether column {@code c} is in the join key. */
+        boolean isJoinKeyColumn(int c) {
+            return Arrays.stream(joinKey).anyMatch(k -> k == c);
+        }
+
+        /** Whether column {@code c} is in the primary key. */
+        boolean isPrimaryKeyColumn(int c) {
+            return primaryKey != null && Arrays.stream(primaryKey).anyMatch(k -> k == c);
+        }
+
+        String columnName(int c) {
+            return schema.columns().get(c).name();
         }
 
         /** Whether a join key column of {@code row} is null (such a row never matches). */

@@ -50,11 +50,9 @@ public class OrderedJavaJoinFunction extends KeyedProcessFunction<Row, Either<Ro
     @Override
     public void processElement(Either<Row, Row> change, Context ctx, Collector<Row> out)
             throws Exception {
-        if (change.isLeft()) {
-            core.process(true, change.left(), out);
-        } else {
-            core.process(false, change.right(), out);
-        }
+        boolean left = change.isLeft();
+        core.process(left, left ? change.left() : change.right(), out,
+                r -> ctx.output(JavaJoin.BAD_RECORDS, r));
     }
 
     @Override

@@ -1,7 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -47,21 +48,21 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
     /**
      * A decode function.
      *
-     * @param source the table's name (in error messages and bad records)
-     * @param schema its columns
+     * @param side the table: name (in error messages and bad records), columns, primary key and
+     *     Debezium format
      * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
      *     -U}/{@code +U}
      * @param policy what to do with records that cannot be decoded
      */
     public RowEnvelopeDecodeFunction(
-            String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.table = new TableInput(source, schema, deleteInsertUpdates);
+            JoinSide side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+        this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }
 
     @Override
     public void open(OpenContext openContext) {
-        codec = new RowCodec(table.schema);
+        codec = new RowCodec(table.side.schema());
         badRecords.open(getRuntimeContext());
         index = 0;
     }
@@ -73,12 +74,11 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
         try {
             changes = split(envelope, i);
         } catch (DebeziumDecodeException e) {
+            byte[] raw = String.valueOf(envelope).getBytes(StandardCharsets.UTF_8);
             badRecords.reject(
                     e,
-                    ctx,
-                    table.source,
-                    i,
-                    () -> String.valueOf(envelope).getBytes(StandardCharsets.UTF_8));
+                    r -> ctx.output(JavaJoin.BAD_RECORDS, r),
+                    () -> new BadRecord(table.source, i, raw, e.getMessage()));
             return;
         }
         for (Row change : changes) {
