@@ -130,6 +130,21 @@ pub struct JoinStats {
     pub group_bytes: u64,
 }
 
+/// The names of [`JoinEngine::counters`], in its order: the contract with callers that read the
+/// counters by name (the JNI layer hands both to Java, which looks them up by name once).
+pub const COUNTER_NAMES: [&str; 10] = [
+    "records_in_left",
+    "records_in_right",
+    "rows_out",
+    "absent_retractions",
+    "expired_rows",
+    "rejected",
+    "state_rows",
+    "state_keys",
+    "state_row_bytes",
+    "state_heap_bytes",
+];
+
 /// How much state an engine holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StateSize {
@@ -291,6 +306,23 @@ impl JoinEngine {
     /// Counters.
     pub fn stats(&self) -> JoinStats {
         self.stats
+    }
+
+    /// Every counter and state size, named by [`COUNTER_NAMES`] at the same position.
+    pub fn counters(&self) -> [u64; COUNTER_NAMES.len()] {
+        let (s, z) = (self.stats, self.state_size());
+        [
+            s.records_in[0],
+            s.records_in[1],
+            s.rows_out,
+            s.absent_retractions,
+            s.expired_rows,
+            s.rejected,
+            z.rows,
+            z.keys,
+            z.group_bytes,
+            z.heap_bytes,
+        ]
     }
 
     /// The resolved declaration of `side`.

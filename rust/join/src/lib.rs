@@ -23,5 +23,5 @@ pub mod spec;
 pub mod state;
 
 pub use batch::{BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter};
-pub use engine::{JoinEngine, JoinError, JoinStats, StateSize};
+pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

@@ -3,6 +3,7 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
@@ -29,7 +30,7 @@ class CheckpointChunksTest {
     void aStateOfManyChunksRestoresWhole() throws Exception {
         JoinDefinition def = RawOutputTest.usersDomains(JoinType.INNER).build().definition();
         OperatorSubtaskState snapshot;
-        long[] before;
+        NativeCounters before;
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
                 var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), null)) {
             for (int i = 0; i < USERS; i++) {
@@ -38,16 +39,16 @@ class CheckpointChunksTest {
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
             op.flush();
             before = op.nativeStats();
-            assertTrue(before[NativeJoin.STAT_STATE_ROW_BYTES] > 2L * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
-                    "state of " + before[NativeJoin.STAT_STATE_ROW_BYTES] + " bytes: fewer than 3 chunks");
+            assertTrue(before.get(NativeCounters.STATE_ROW_BYTES) > 2L * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
+                    "state of " + before.get(NativeCounters.STATE_ROW_BYTES) + " bytes: fewer than 3 chunks");
             snapshot = h.snapshot(1, 1);
         }
         try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
                 var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), snapshot)) {
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
-            long[] after = op.nativeStats();
-            assertEquals(USERS, after[NativeJoin.STAT_STATE_ROWS]);
-            assertEquals(before[NativeJoin.STAT_STATE_ROW_BYTES], after[NativeJoin.STAT_STATE_ROW_BYTES]);
+            NativeCounters after = op.nativeStats();
+            assertEquals(USERS, after.get(NativeCounters.STATE_ROWS));
+            assertEquals(before.get(NativeCounters.STATE_ROW_BYTES), after.get(NativeCounters.STATE_ROW_BYTES));
             List<String> expected = new ArrayList<>();
             for (int i = 0; i < USERS; i += 997) {
                 String domain = "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d" + i + "\"}";

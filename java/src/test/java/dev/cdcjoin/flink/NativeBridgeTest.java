@@ -9,6 +9,7 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
@@ -239,11 +240,14 @@ class NativeBridgeTest {
         assertEquals(
                 List.of("0 [1, alice]null", "3 [1, alice]null", "0 [1, alice][10, 1, a.com]"),
                 rows);
-        long[] stats = new long[NativeJoin.STATS_LENGTH];
+        NativeCounters stats = new NativeCounters();
         j.stats(stats);
-        assertEquals(1, stats[NativeJoin.STAT_RECORDS_LEFT]);
-        assertEquals(3, stats[NativeJoin.STAT_ROWS_OUT]);
-        assertEquals(2, stats[NativeJoin.STAT_STATE_ROWS]);
+        assertEquals(1, stats.get(NativeCounters.RECORDS_IN_LEFT));
+        assertEquals(3, stats.get(NativeCounters.ROWS_OUT));
+        assertEquals(2, stats.get(NativeCounters.STATE_ROWS));
+        IllegalStateException unknown =
+                assertThrows(IllegalStateException.class, () -> stats.get("no_such_counter"));
+        assertTrue(unknown.getMessage().contains("out of step"), unknown.getMessage());
 
         ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
         assertEquals(3, snap.getInt(0));

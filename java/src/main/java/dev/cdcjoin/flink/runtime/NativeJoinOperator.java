@@ -8,6 +8,7 @@ import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.JoinSide;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -285,7 +286,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Copies the native counters and accounts the state's memory as managed memory. */
     private void updateStats() {
         join.stats(metrics.stats);
-        memory.track(metrics.stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
+        memory.track(metrics.stats.get(NativeCounters.STATE_HEAP_BYTES));
     }
 
     /**
@@ -417,12 +418,12 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * #ACC_ROWS_OUT}, {@value #ACC_ABSENT_RETRACTIONS}.
      */
     private void publishAccumulators() {
-        long[] s = metrics.stats;
-        accumulate(ACC_STATE_ROWS, s[NativeJoin.STAT_STATE_ROWS]);
-        accumulate(ACC_STATE_HEAP_BYTES, s[NativeJoin.STAT_STATE_HEAP_BYTES]);
-        accumulate(ACC_STATE_ROW_BYTES, s[NativeJoin.STAT_STATE_ROW_BYTES]);
-        accumulate(ACC_ROWS_OUT, s[NativeJoin.STAT_ROWS_OUT]);
-        accumulate(ACC_ABSENT_RETRACTIONS, s[NativeJoin.STAT_ABSENT_RETRACTIONS]);
+        NativeCounters s = metrics.stats;
+        accumulate(ACC_STATE_ROWS, s.get(NativeCounters.STATE_ROWS));
+        accumulate(ACC_STATE_HEAP_BYTES, s.get(NativeCounters.STATE_HEAP_BYTES));
+        accumulate(ACC_STATE_ROW_BYTES, s.get(NativeCounters.STATE_ROW_BYTES));
+        accumulate(ACC_ROWS_OUT, s.get(NativeCounters.ROWS_OUT));
+        accumulate(ACC_ABSENT_RETRACTIONS, s.get(NativeCounters.ABSENT_RETRACTIONS));
     }
 
     private void accumulate(String name, long value) {
@@ -450,7 +451,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** The operator's metrics; gauges read the counters copied after each batch. */
     static final class JoinMetrics {
-        final long[] stats = new long[NativeJoin.STATS_LENGTH];
+        final NativeCounters stats = new NativeCounters();
         final Counter recordsLeft;
         final Counter recordsRight;
         final Counter rowsOut;
@@ -463,13 +464,14 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             rowsOut = group.counter("cdcjoinRowsOut");
             batches = group.counter("cdcjoinBatches");
             group.gauge("cdcjoinLastBatchSize", () -> lastBatchSize);
-            group.gauge("cdcjoinStateRows", () -> stats[NativeJoin.STAT_STATE_ROWS]);
-            group.gauge("cdcjoinStateKeys", () -> stats[NativeJoin.STAT_STATE_KEYS]);
-            group.gauge("cdcjoinStateRowBytes", () -> stats[NativeJoin.STAT_STATE_ROW_BYTES]);
-            group.gauge("cdcjoinStateHeapBytes", () -> stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
+            group.gauge("cdcjoinStateRows", () -> stats.get(NativeCounters.STATE_ROWS));
+            group.gauge("cdcjoinStateKeys", () -> stats.get(NativeCounters.STATE_KEYS));
+            group.gauge("cdcjoinStateRowBytes", () -> stats.get(NativeCounters.STATE_ROW_BYTES));
+            group.gauge("cdcjoinStateHeapBytes", () -> stats.get(NativeCounters.STATE_HEAP_BYTES));
             group.gauge(
-                    "cdcjoinAbsentRetractions", () -> stats[NativeJoin.STAT_ABSENT_RETRACTIONS]);
-            group.gauge("cdcjoinExpiredRows", () -> stats[NativeJoin.STAT_EXPIRED_ROWS]);
+                    "cdcjoinAbsentRetractions", () -> stats.get(NativeCounters.ABSENT_RETRACTIONS));
+            group.gauge("cdcjoinExpiredRows", () -> stats.get(NativeCounters.EXPIRED_ROWS));
+            group.gauge("cdcjoinRejectedChanges", () -> stats.get(NativeCounters.REJECTED));
         }
 
         void batch(int size) {
@@ -479,12 +481,11 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * The native counters after the last batch (see {@code NativeJoin.STAT_*}), for tests and
-     * summaries.
+     * The native counters after the last batch, for tests and summaries.
      *
      * @return a copy
      */
-    public long[] nativeStats() {
-        return metrics == null ? new long[NativeJoin.STATS_LENGTH] : metrics.stats.clone();
+    public NativeCounters nativeStats() {
+        return metrics == null ? new NativeCounters() : metrics.stats.copy();
     }
 }
