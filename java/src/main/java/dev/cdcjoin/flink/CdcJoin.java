@@ -189,7 +189,7 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return rows(backend(), left, right);
+        return rows(backend(), left, right).output;
     }
 
     /**
@@ -202,7 +202,7 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return raw(backend(), left, right);
+        return raw(backend(), left, right).output;
     }
 
     /** The engine's backend: the one place where the engine is chosen. */
@@ -210,12 +210,12 @@ public final class CdcJoin {
         return engine == Engine.JAVA ? new JavaBackend() : new NativeBackend();
     }
 
-    private <D> SingleOutputStreamOperator<Row> rows(
+    private <D> Joined<Row> rows(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
         return b.rows(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
-    private <D> SingleOutputStreamOperator<byte[]> raw(
+    private <D> Joined<byte[]> raw(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
         return b.raw(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
@@ -237,8 +237,28 @@ public final class CdcJoin {
     private <D> Result result(
             Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
         DataStream<BadRecord> bad =
-                l.getSideOutput(b.badRecords()).union(r.getSideOutput(b.badRecords()));
-        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), bad, b.badRecords());
+                l.getSideOutput(BadRecord.OUTPUT).union(r.getSideOutput(BadRecord.OUTPUT));
+        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), bad);
+    }
+
+    /**
+     * A join's output and the changes it rejected.
+     *
+     * @param <T> the output type
+     */
+    private static final class Joined<T> {
+        final SingleOutputStreamOperator<T> output;
+        final DataStream<BadRecord> rejected;
+
+        Joined(SingleOutputStreamOperator<T> output, DataStream<BadRecord> rejected) {
+            this.output = output;
+            this.rejected = rejected;
+        }
+
+        /** An operator's output with its own side output of rejections. */
+        static <T> Joined<T> of(SingleOutputStreamOperator<T> operator) {
+            return new Joined<>(operator, operator.getSideOutput(BadRecord.OUTPUT));
+        }
     }
 
     /**
@@ -254,11 +274,9 @@ public final class CdcJoin {
 
         DataStream<D> fromChanges(JoinSide side, DataStream<ChangeRecord> in);
 
-        SingleOutputStreamOperator<Row> rows(DataStream<D> left, DataStream<D> right);
+        Joined<Row> rows(DataStream<D> left, DataStream<D> right);
 
-        SingleOutputStreamOperator<byte[]> raw(DataStream<D> left, DataStream<D> right);
-
-        OutputTag<BadRecord> badRecords();
+        Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);
     }
 
     /** Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}). */
@@ -287,31 +305,25 @@ public final class CdcJoin {
         }
 
         @Override
-        public SingleOutputStreamOperator<Row> rows(
-                DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return withManagedMemory(keyed(left, right)
+        public Joined<Row> rows(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return Joined.of(withManagedMemory(keyed(left, right)
                     .transform(
                             operatorName(),
                             definition.rowTypeInfo(),
                             NativeJoinOperator.rows(
-                                    definition, batchSize, maxFlushDelay.toMillis(), policy)));
+                                    definition, batchSize, maxFlushDelay.toMillis(), policy))));
         }
 
         @Override
-        public SingleOutputStreamOperator<byte[]> raw(
-                DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return withManagedMemory(keyed(left, right)
+        public Joined<byte[]> raw(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return Joined.of(withManagedMemory(keyed(left, right)
                     .transform(
                             operatorName() + " (bytes)",
                             PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
                             NativeJoinOperator.bytes(
-                                    definition, batchSize, maxFlushDelay.toMillis(), policy)));
+                                    definition, batchSize, maxFlushDelay.toMillis(), policy))));
         }
 
-        @Override
-        public OutputTag<BadRecord> badRecords() {
-            return DebeziumDecoder.BAD_RECORDS;
-        }
     }
 
     /** Jackson decoding and the pure-Java join ({@link JavaJoin}). */
@@ -340,18 +352,15 @@ public final class CdcJoin {
         }
 
         @Override
-        public SingleOutputStreamOperator<Row> rows(DataStream<Row> left, DataStream<Row> right) {
-            return java.joinChanges(left, right);
+        public Joined<Row> rows(DataStream<Row> left, DataStream<Row> right) {
+            return Joined.of(java.joinChanges(left, right));
         }
 
         @Override
-        public SingleOutputStreamOperator<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
-            return java.joinChangesRaw(left, right);
-        }
-
-        @Override
-        public OutputTag<BadRecord> badRecords() {
-            return JavaJoin.BAD_RECORDS;
+        public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
+            SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
+            return new Joined<>(
+                    JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
         }
 
         private boolean isLeft(JoinSide side) {
@@ -426,22 +435,19 @@ public final class CdcJoin {
      * operators over the same inputs, each holding its own state.
      */
     public static final class Result {
-        private final Supplier<SingleOutputStreamOperator<Row>> rowsFactory;
-        private final Supplier<SingleOutputStreamOperator<byte[]>> rawFactory;
+        private final Supplier<Joined<Row>> rowsFactory;
+        private final Supplier<Joined<byte[]>> rawFactory;
         private final DataStream<BadRecord> decodeErrors;
-        private final OutputTag<BadRecord> joinErrors;
-        private SingleOutputStreamOperator<Row> rows;
-        private SingleOutputStreamOperator<byte[]> raw;
+        private Joined<Row> rows;
+        private Joined<byte[]> raw;
 
         Result(
-                Supplier<SingleOutputStreamOperator<Row>> rows,
-                Supplier<SingleOutputStreamOperator<byte[]>> raw,
-                DataStream<BadRecord> decodeErrors,
-                OutputTag<BadRecord> joinErrors) {
+                Supplier<Joined<Row>> rows,
+                Supplier<Joined<byte[]>> raw,
+                DataStream<BadRecord> decodeErrors) {
             this.rowsFactory = rows;
             this.rawFactory = raw;
             this.decodeErrors = decodeErrors;
-            this.joinErrors = joinErrors;
         }
 
         /**
@@ -453,7 +459,7 @@ public final class CdcJoin {
             if (rows == null) {
                 rows = rowsFactory.get();
             }
-            return rows;
+            return rows.output;
         }
 
         /**
@@ -469,7 +475,7 @@ public final class CdcJoin {
             if (raw == null) {
                 raw = rawFactory.get();
             }
-            return raw;
+            return raw.output;
         }
 
         /**
@@ -486,10 +492,10 @@ public final class CdcJoin {
             }
             DataStream<BadRecord> all = decodeErrors;
             if (rows != null) {
-                all = all.union(rows.getSideOutput(joinErrors));
+                all = all.union(rows.rejected);
             }
             if (raw != null) {
-                all = all.union(raw.getSideOutput(joinErrors));
+                all = all.union(raw.rejected);
             }
             return all;
         }

@@ -18,7 +18,7 @@ import org.apache.flink.util.OutputTag;
  * <pre>{@code
  * SingleOutputStreamOperator<ChangeRecord> users =
  *     DebeziumDecoder.of(usersSide).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).decodeJson(kafkaBytes);
- * DataStream<BadRecord> bad = users.getSideOutput(DebeziumDecoder.BAD_RECORDS);
+ * DataStream<BadRecord> bad = users.getSideOutput(BadRecord.OUTPUT);
  * }</pre>
  *
  * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order
@@ -28,9 +28,6 @@ import org.apache.flink.util.OutputTag;
  */
 public final class DebeziumDecoder {
 
-    /** The side output of records that could not be decoded. */
-    public static final OutputTag<BadRecord> BAD_RECORDS =
-            new OutputTag<>("cdcjoin-bad-records", TypeInformation.of(BadRecord.class));
 
     private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
             ChangeRecordSerializer.TYPE_INFO;
@@ -58,7 +55,7 @@ public final class DebeziumDecoder {
     /**
      * Sets what happens to undecodable records.
      *
-     * @param policy fail the job, or send them to {@link #BAD_RECORDS}
+     * @param policy fail the job, or send them to {@link BadRecord#OUTPUT}
      * @return this
      */
     public DebeziumDecoder badRecordPolicy(BadRecordPolicy policy) {
@@ -103,7 +100,7 @@ public final class DebeziumDecoder {
      * Decodes JSON messages given as bytes.
      *
      * @param input the messages ({@code null} or empty ones are tombstones)
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeJson(DataStream<byte[]> input) {
         return apply(input, InputEncoder.jsonBytes());
@@ -113,7 +110,7 @@ public final class DebeziumDecoder {
      * Decodes JSON messages given as strings.
      *
      * @param input the messages
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeStrings(DataStream<String> input) {
         return apply(input, InputEncoder.jsonStrings());
@@ -124,7 +121,7 @@ public final class DebeziumDecoder {
      * {@code c}, {@code r}, {@code u} or {@code d}) into changes.
      *
      * @param input the envelopes
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeRows(DataStream<Row> input) {
         return apply(input, InputEncoder.rowEnvelopes(table.schema()));
@@ -138,7 +135,7 @@ public final class DebeziumDecoder {
                         table.name(),
                         encoder,
                         policy,
-                        BAD_RECORDS,
+                        BadRecord.OUTPUT,
                         batchSize,
                         maxFlushDelay.toMillis());
         SingleOutputStreamOperator<ChangeRecord> out =

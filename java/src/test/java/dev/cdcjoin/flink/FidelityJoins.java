@@ -143,7 +143,7 @@ final class FidelityJoins {
             JoinDefinition definition = definition(left, right, type);
             KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(
-                    NativeJoinOperator.rows(definition, 1, 1000), key, key, TypeInformation.of(JoinKey.class));
+                    NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL), key, key, TypeInformation.of(JoinKey.class));
             harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
             harness.open();
             layouts = new Layout[] {left, right};

@@ -12,7 +12,7 @@ import org.apache.flink.metrics.Counter;
 /**
  * What a function does with a record it cannot use (a message the decoder cannot decode, a change
  * the join cannot apply), under its {@link BadRecordPolicy}: count it in the {@code badRecords}
- * metric, then fail the job or send it to {@link JavaJoin#BAD_RECORDS}.
+ * metric, then fail the job or send it to {@link BadRecord#OUTPUT}.
  */
 final class BadRecords implements Serializable {
 
@@ -36,7 +36,7 @@ final class BadRecords implements Serializable {
      * record to the side output.
      *
      * @param e why the record was rejected
-     * @param sideOutput the function's {@link JavaJoin#BAD_RECORDS} output
+     * @param sideOutput the function's {@link BadRecord#OUTPUT} output
      * @param record the record as reported (asked for only when it goes to the side output)
      */
     void reject(RuntimeException e, Consumer<BadRecord> sideOutput, Supplier<BadRecord> record) {

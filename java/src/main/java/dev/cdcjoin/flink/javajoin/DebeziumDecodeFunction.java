@@ -17,7 +17,7 @@ import org.apache.flink.util.Collector;
  *
  * <p>Records that cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
  * DebeziumDecodeException} naming the record) or go to the side output {@link
- * JavaJoin#BAD_RECORDS} ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code
+ * BadRecord#OUTPUT} ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code
  * badRecords}.
  *
  * @param <T> {@code byte[]} or {@code String}
@@ -69,7 +69,7 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
         } catch (DebeziumDecodeException e) {
             badRecords.reject(
                     e,
-                    r -> ctx.output(JavaJoin.BAD_RECORDS, r),
+                    r -> ctx.output(BadRecord.OUTPUT, r),
                     () -> new BadRecord(table.source, i, raw(message), e.getMessage()));
         }
     }

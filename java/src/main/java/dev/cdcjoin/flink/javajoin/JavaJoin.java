@@ -64,12 +64,6 @@ import org.apache.flink.util.OutputTag;
  */
 public final class JavaJoin {
 
-    /**
-     * Records that could not be decoded, and changes the join rejected (source: the table, index
-     * -1, no raw bytes), under {@link BadRecordPolicy#SIDE_OUTPUT}.
-     */
-    public static final OutputTag<BadRecord> BAD_RECORDS =
-            new OutputTag<>("cdcjoin-java-bad-records", TypeInformation.of(BadRecord.class));
 
     private final JoinDefinition definition;
     private final JoinPlan plan;
@@ -119,7 +113,7 @@ public final class JavaJoin {
     /**
      * This join with another bad-record policy (default {@link BadRecordPolicy#FAIL}).
      *
-     * @param policy fail the job, or send bad records to {@link #BAD_RECORDS}
+     * @param policy fail the job, or send bad records to {@link BadRecord#OUTPUT}
      * @return a copy
      */
     public JavaJoin badRecordPolicy(BadRecordPolicy policy) {
@@ -246,7 +240,7 @@ public final class JavaJoin {
      *
      * @param messages Debezium JSON as {@code byte[]} or {@code String}
      * @param <T> {@code byte[]} or {@code String}
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeLeft(DataStream<T> messages) {
         return decode(plan.left, messages);
@@ -257,7 +251,7 @@ public final class JavaJoin {
      *
      * @param messages Debezium JSON as {@code byte[]} or {@code String}
      * @param <T> {@code byte[]} or {@code String}
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeRight(DataStream<T> messages) {
         return decode(plan.right, messages);
@@ -280,7 +274,7 @@ public final class JavaJoin {
      * input's parallelism ({@link RowEnvelopeDecodeFunction}).
      *
      * @param envelopes the envelopes
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<Row> decodeLeftRows(DataStream<Row> envelopes) {
         return decodeRows(plan.left, envelopes);
@@ -291,7 +285,7 @@ public final class JavaJoin {
      * input's parallelism ({@link RowEnvelopeDecodeFunction}).
      *
      * @param envelopes the envelopes
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<Row> decodeRightRows(DataStream<Row> envelopes) {
         return decodeRows(plan.right, envelopes);
@@ -347,8 +341,8 @@ public final class JavaJoin {
         SingleOutputStreamOperator<Row> joined = joinChanges(left, right);
         return new Result(
                 joined,
-                left.getSideOutput(BAD_RECORDS)
-                        .union(right.getSideOutput(BAD_RECORDS), joined.getSideOutput(BAD_RECORDS)));
+                left.getSideOutput(BadRecord.OUTPUT)
+                        .union(right.getSideOutput(BadRecord.OUTPUT), joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**
@@ -378,12 +372,33 @@ public final class JavaJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<Row> left, DataStream<Row> right) {
+        return rawBytes(joinRawRows(left, right));
+    }
+
+    /**
+     * The join of {@link #joinChangesRaw} before its rows become bytes: each output row holds
+     * the raw record in its only field. Its side output {@link BadRecord#OUTPUT} holds the
+     * changes the join rejected.
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return the join operator's output
+     */
+    public SingleOutputStreamOperator<Row> joinRawRows(DataStream<Row> left, DataStream<Row> right) {
         JoinPlan raw = plan.withRawOutput();
-        SingleOutputStreamOperator<Row> rows =
-                left.connect(right)
-                        .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
-                        .process(new JavaJoinFunction(raw), raw.outputType)
-                        .name(operatorName() + " (bytes)");
+        return left.connect(right)
+                .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
+                .process(new JavaJoinFunction(raw), raw.outputType)
+                .name(operatorName() + " (bytes)");
+    }
+
+    /**
+     * The raw records of {@link #joinRawRows}, as {@code byte[]}.
+     *
+     * @param rows the join's output
+     * @return one {@code byte[]} per output row
+     */
+    public static SingleOutputStreamOperator<byte[]> rawBytes(SingleOutputStreamOperator<Row> rows) {
         return rows.map(new RawField())
                 .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
                 .setParallelism(rows.getParallelism())
@@ -421,7 +436,7 @@ public final class JavaJoin {
         }
         SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
         return new Result(
-                joined, changes.getSideOutput(BAD_RECORDS).union(joined.getSideOutput(BAD_RECORDS)));
+                joined, changes.getSideOutput(BadRecord.OUTPUT).union(joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.JoinDefinition;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
@@ -22,7 +23,7 @@ import org.apache.flink.util.Collector;
  * or fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
  * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
  * operator. Changes it cannot apply (see {@link JoinCore}) fail the job with a {@link
- * RejectedChangeException} or go to {@link JavaJoin#BAD_RECORDS}, by the plan's bad-record policy,
+ * RejectedChangeException} or go to {@link BadRecord#OUTPUT}, by the plan's bad-record policy,
  * counted in {@code badRecords}.
  *
  * <p>Usually built by {@link JavaJoin#joinChanges}.
@@ -55,12 +56,12 @@ public class JavaJoinFunction extends KeyedCoProcessFunction<Row, Row, Row, Row>
 
     @Override
     public void processElement1(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(true, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
+        core.process(true, change, out, r -> ctx.output(BadRecord.OUTPUT, r));
     }
 
     @Override
     public void processElement2(Row change, Context ctx, Collector<Row> out) throws Exception {
-        core.process(false, change, out, r -> ctx.output(JavaJoin.BAD_RECORDS, r));
+        core.process(false, change, out, r -> ctx.output(BadRecord.OUTPUT, r));
     }
 
     @Override

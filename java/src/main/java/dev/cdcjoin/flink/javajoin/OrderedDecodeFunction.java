@@ -66,7 +66,7 @@ class OrderedDecodeFunction<T> extends ProcessFunction<Either<T, T>, Either<Row,
             String source = (isLeft ? leftInput : rightInput).source;
             badRecords.reject(
                     e,
-                    r -> ctx.output(JavaJoin.BAD_RECORDS, r),
+                    r -> ctx.output(BadRecord.OUTPUT, r),
                     () -> new BadRecord(source, i, DebeziumDecodeFunction.raw(m), e.getMessage()));
         }
     }

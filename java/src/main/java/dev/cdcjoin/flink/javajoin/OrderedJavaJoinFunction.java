@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.JoinDefinition;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
@@ -52,7 +53,7 @@ public class OrderedJavaJoinFunction extends KeyedProcessFunction<Row, Either<Ro
             throws Exception {
         boolean left = change.isLeft();
         core.process(left, left ? change.left() : change.right(), out,
-                r -> ctx.output(JavaJoin.BAD_RECORDS, r));
+                r -> ctx.output(BadRecord.OUTPUT, r));
     }
 
     @Override

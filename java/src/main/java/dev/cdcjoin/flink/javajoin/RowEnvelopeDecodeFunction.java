@@ -29,7 +29,7 @@ import org.apache.flink.util.Collector;
  * keep their order.
  *
  * <p>Bad records fail the job ({@link BadRecordPolicy#FAIL}, with a {@link DebeziumDecodeException}
- * naming the record) or go to the side output {@link JavaJoin#BAD_RECORDS} with the envelope's
+ * naming the record) or go to the side output {@link BadRecord#OUTPUT} with the envelope's
  * {@code toString} as the raw record. Metric: {@code badRecords}.
  */
 public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
@@ -77,7 +77,7 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
             byte[] raw = String.valueOf(envelope).getBytes(StandardCharsets.UTF_8);
             badRecords.reject(
                     e,
-                    r -> ctx.output(JavaJoin.BAD_RECORDS, r),
+                    r -> ctx.output(BadRecord.OUTPUT, r),
                     () -> new BadRecord(table.source, i, raw, e.getMessage()));
             return;
         }

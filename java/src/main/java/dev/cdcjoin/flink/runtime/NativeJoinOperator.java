@@ -54,7 +54,7 @@ import org.apache.flink.types.RowKind;
  * <p>A change the engine rejects (one whose unavailable columns, such as Debezium's placeholder for
  * an unchanged TOASTed value, it cannot fill from its state) is not applied; under {@link
  * BadRecordPolicy#FAIL} it fails the job with the engine's message, under {@link
- * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link DebeziumDecoder#BAD_RECORDS} as a {@link
+ * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link BadRecord#OUTPUT} as a {@link
  * BadRecord}.
  *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
@@ -329,7 +329,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
-        output.collect(DebeziumDecoder.BAD_RECORDS, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+        output.collect(BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
         return p + 9 + length;
     }
 

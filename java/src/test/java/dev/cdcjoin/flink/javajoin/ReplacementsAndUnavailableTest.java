@@ -90,8 +90,8 @@ class ReplacementsAndUnavailableTest {
 
         List<BadRecord> badRecords() {
             List<BadRecord> out = new ArrayList<>();
-            if (harness.getSideOutput(JavaJoin.BAD_RECORDS) != null) {
-                harness.getSideOutput(JavaJoin.BAD_RECORDS).forEach(r -> out.add(r.getValue()));
+            if (harness.getSideOutput(BadRecord.OUTPUT) != null) {
+                harness.getSideOutput(BadRecord.OUTPUT).forEach(r -> out.add(r.getValue()));
             }
             return out;
         }
