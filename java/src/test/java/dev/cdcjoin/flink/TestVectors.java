@@ -12,6 +12,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -67,11 +68,45 @@ public final class TestVectors {
         }
         JsonNode pk = side.get("primary_key");
         return new JoinSide(
-                side.get("name").asText(),
-                CdcSchema.of(columns),
-                strings(side.get("join_key")),
-                pk == null || pk.isNull() ? null : strings(pk),
-                null);
+                        side.get("name").asText(),
+                        CdcSchema.of(columns),
+                        strings(side.get("join_key")),
+                        pk == null || pk.isNull() ? null : strings(pk),
+                        null)
+                .withFormat(format(side));
+    }
+
+    /**
+     * The decoder settings a vector's table declares, with the keys of the native {@code
+     * DecoderConfig} (see tests/vectors/README.md); absent ones at their defaults.
+     */
+    private static DebeziumFormat format(JsonNode side) {
+        DebeziumFormat f = DebeziumFormat.defaults();
+        if (side.has("decimal_handling")) {
+            f = f.withDecimalHandling(DebeziumFormat.DecimalHandling.valueOf(upper(side, "decimal_handling")));
+        }
+        if (side.has("time_precision")) {
+            f = f.withTimePrecision(DebeziumFormat.TimePrecision.valueOf(upper(side, "time_precision")));
+        }
+        if (side.has("binary_handling")) {
+            f = f.withBinaryHandling(DebeziumFormat.BinaryHandling.valueOf(upper(side, "binary_handling")));
+        }
+        if (side.has("source_precision")) {
+            for (Map.Entry<String, JsonNode> e : side.get("source_precision").properties()) {
+                f = f.withSourcePrecision(e.getKey(), e.getValue().asInt());
+            }
+        }
+        if (side.has("unavailable_placeholder")) {
+            f = f.withUnavailablePlaceholder(side.get("unavailable_placeholder").asText());
+        }
+        if (side.has("upsert")) {
+            f = f.withUpsert(side.get("upsert").asBoolean());
+        }
+        return f;
+    }
+
+    private static String upper(JsonNode side, String key) {
+        return side.get(key).asText().toUpperCase(Locale.ROOT);
     }
 
     private static List<String> strings(JsonNode array) {

@@ -135,6 +135,7 @@ class VectorsTest {
         return CdcJoin.builder()
                 .left(v.left.name(), v.left.schema(), v.left.joinKey(), v.left.primaryKey())
                 .right(v.right.name(), v.right.schema(), v.right.joinKey(), v.right.primaryKey())
+                .format(v.left.format(), v.right.format())
                 .joinType(type)
                 .build();
     }
