@@ -30,6 +30,14 @@ final class RandomCdc {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * How {@link #image} writes temporal values: Debezium's adaptive mode (DATE as epoch days; the
+     * TIMESTAMP(3) columns, declared with source precision 3, as epoch millis). Decimals are
+     * decimal strings, which the default decimal handling reads.
+     */
+    static final DebeziumFormat EPOCH_TIMES =
+            DebeziumFormat.defaults().withTimePrecision(DebeziumFormat.TimePrecision.ADAPTIVE);
+
     /** The two tables of a trace, how they are joined, and how their rows change. */
     enum Shape {
         /**
@@ -86,7 +94,8 @@ final class RandomCdc {
                                 Column.nullable("credit", "DECIMAL(12, 2)")),
                         List.of("region", "acct"),
                         List.of("region", "acct"),
-                        null),
+                        null)
+                        .withFormat(EPOCH_TIMES),
                 new JoinSide(
                         "lines",
                         CdcSchema.of(
@@ -97,7 +106,8 @@ final class RandomCdc {
                                 Column.nullable("at", "TIMESTAMP(3)")),
                         List.of("region", "acct"),
                         null,
-                        null),
+                        null)
+                        .withFormat(EPOCH_TIMES.withSourcePrecision("at", 3)),
                 rnd ->
                         new Object[] {
                             region(rnd), (long) rnd.nextInt(12), "owner" + rnd.nextInt(50),
@@ -150,6 +160,7 @@ final class RandomCdc {
             return CdcJoin.builder()
                     .left(left.name(), left.schema(), left.joinKey(), left.primaryKey())
                     .right(right.name(), right.schema(), right.joinKey(), right.primaryKey())
+                    .format(left.format(), right.format())
                     .joinType(type);
         }
     }
