@@ -45,9 +45,9 @@ class ReadmeExampleTest {
     void readmeShowsThisExample() throws Exception {
         String source = Files.readString(
                 Path.of("java/src/test/java/dev/cdcjoin/flink/ReadmeExampleTest.java"));
-        String block = source.substring(
-                source.indexOf("// README example: begin\n") + "// README example: begin\n".length(),
-                source.indexOf("        // README example: end"));
+        String begin = "// README example: begin\n";
+        int from = source.lastIndexOf(begin) + begin.length();
+        String block = source.substring(from, source.indexOf("        // README example: end", from));
         String unindented = block.replaceAll("(?m)^        ", "");
         String readme = Files.readString(Path.of("README.md"));
         assertTrue(readme.contains(unindented),

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cdcjoin.flink.JoinDefinition;
@@ -91,8 +92,14 @@ class NativeCrossCheckTest {
         Support.JSON.writeValue(file.toFile(), v);
     }
 
-    static ObjectNode table(JoinSide side) {
+    static ObjectNode table(JoinSide side) throws IOException {
         ObjectNode t = Support.JSON.createObjectNode();
+        // The side's Debezium format, as the native decoder configuration spells it.
+        JsonNode decoder = Support.JSON.readTree(side.decoderConfigJson(false));
+        for (String key : List.of("decimal_handling", "time_precision", "binary_handling",
+                "source_precision", "unavailable_placeholder", "upsert")) {
+            t.set(key, decoder.get(key));
+        }
         t.put("name", side.name());
         ArrayNode fields = t.putObject("schema").putArray("fields");
         for (Column c : side.schema().columns()) {
