@@ -53,14 +53,14 @@ import org.apache.flink.util.OutputTag;
  */
 public final class CdcJoin {
 
-    private final JoinDefinition definition;
+    private final JoinSpec definition;
     private final BadRecordPolicy policy;
     private final int batchSize;
     private final Duration maxFlushDelay;
     private final boolean deleteInsertUpdates;
     private final Engine engine;
 
-    private CdcJoin(Builder b, JoinDefinition definition) {
+    private CdcJoin(Builder b, JoinSpec definition) {
         this.definition = definition;
         this.policy = b.policy;
         this.batchSize = b.batchSize;
@@ -83,7 +83,7 @@ public final class CdcJoin {
      *
      * @return the definition
      */
-    public JoinDefinition definition() {
+    public JoinSpec spec() {
         return definition;
     }
 
@@ -124,7 +124,7 @@ public final class CdcJoin {
         return decoder(definition.right());
     }
 
-    private DebeziumDecoder decoder(JoinSide side) {
+    private DebeziumDecoder decoder(SideSpec side) {
         return DebeziumDecoder.of(side)
                 .badRecordPolicy(policy)
                 .batchSize(batchSize)
@@ -223,7 +223,7 @@ public final class CdcJoin {
     /** How one input is turned into a backend's decoded changes. */
     @FunctionalInterface
     private interface Decoding<D, I> {
-        SingleOutputStreamOperator<D> decode(Backend<D> backend, JoinSide side, DataStream<I> in);
+        SingleOutputStreamOperator<D> decode(Backend<D> backend, SideSpec side, DataStream<I> in);
     }
 
     /** Decodes both inputs with {@code decoding} and joins them (see {@link #result}). */
@@ -266,13 +266,13 @@ public final class CdcJoin {
      * change streams into rows or bytes. Chosen once, in {@link #backend()}.
      */
     private interface Backend<D> {
-        SingleOutputStreamOperator<D> decodeJson(JoinSide side, DataStream<byte[]> in);
+        SingleOutputStreamOperator<D> decodeJson(SideSpec side, DataStream<byte[]> in);
 
-        SingleOutputStreamOperator<D> decodeStrings(JoinSide side, DataStream<String> in);
+        SingleOutputStreamOperator<D> decodeStrings(SideSpec side, DataStream<String> in);
 
-        SingleOutputStreamOperator<D> decodeRows(JoinSide side, DataStream<Row> in);
+        SingleOutputStreamOperator<D> decodeRows(SideSpec side, DataStream<Row> in);
 
-        DataStream<D> fromChanges(JoinSide side, DataStream<ChangeRecord> in);
+        DataStream<D> fromChanges(SideSpec side, DataStream<ChangeRecord> in);
 
         Joined<Row> rows(DataStream<D> left, DataStream<D> right);
 
@@ -283,24 +283,24 @@ public final class CdcJoin {
     private final class NativeBackend implements Backend<ChangeRecord> {
         @Override
         public SingleOutputStreamOperator<ChangeRecord> decodeJson(
-                JoinSide side, DataStream<byte[]> in) {
+                SideSpec side, DataStream<byte[]> in) {
             return decoder(side).decodeJson(in);
         }
 
         @Override
         public SingleOutputStreamOperator<ChangeRecord> decodeStrings(
-                JoinSide side, DataStream<String> in) {
+                SideSpec side, DataStream<String> in) {
             return decoder(side).decodeStrings(in);
         }
 
         @Override
         public SingleOutputStreamOperator<ChangeRecord> decodeRows(
-                JoinSide side, DataStream<Row> in) {
+                SideSpec side, DataStream<Row> in) {
             return decoder(side).decodeRows(in);
         }
 
         @Override
-        public DataStream<ChangeRecord> fromChanges(JoinSide side, DataStream<ChangeRecord> in) {
+        public DataStream<ChangeRecord> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
             return in;
         }
 
@@ -332,22 +332,22 @@ public final class CdcJoin {
                 JavaJoin.of(definition).badRecordPolicy(policy).deleteInsertUpdates(deleteInsertUpdates);
 
         @Override
-        public SingleOutputStreamOperator<Row> decodeJson(JoinSide side, DataStream<byte[]> in) {
+        public SingleOutputStreamOperator<Row> decodeJson(SideSpec side, DataStream<byte[]> in) {
             return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
         }
 
         @Override
-        public SingleOutputStreamOperator<Row> decodeStrings(JoinSide side, DataStream<String> in) {
+        public SingleOutputStreamOperator<Row> decodeStrings(SideSpec side, DataStream<String> in) {
             return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
         }
 
         @Override
-        public SingleOutputStreamOperator<Row> decodeRows(JoinSide side, DataStream<Row> in) {
+        public SingleOutputStreamOperator<Row> decodeRows(SideSpec side, DataStream<Row> in) {
             return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
         }
 
         @Override
-        public DataStream<Row> fromChanges(JoinSide side, DataStream<ChangeRecord> in) {
+        public DataStream<Row> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
             return toRows(in, side);
         }
 
@@ -363,7 +363,7 @@ public final class CdcJoin {
                     JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
         }
 
-        private boolean isLeft(JoinSide side) {
+        private boolean isLeft(SideSpec side) {
             return side == definition.left();
         }
     }
@@ -391,7 +391,7 @@ public final class CdcJoin {
     }
 
     /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
-    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, JoinSide side) {
+    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, SideSpec side) {
         SingleOutputStreamOperator<Row> rows =
                 changes.map(new ChangeToRow(side.schema()))
                         .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
@@ -503,8 +503,8 @@ public final class CdcJoin {
 
     /** Declares a {@link CdcJoin}. */
     public static final class Builder {
-        private JoinSide left;
-        private JoinSide right;
+        private SideSpec left;
+        private SideSpec right;
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
         private Duration rightTtl;
@@ -531,7 +531,7 @@ public final class CdcJoin {
          * @return this
          */
         public Builder left(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
-            this.left = new JoinSide(name, schema, joinKey, primaryKey, null);
+            this.left = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
 
@@ -545,7 +545,7 @@ public final class CdcJoin {
          * @return this
          */
         public Builder right(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
-            this.right = new JoinSide(name, schema, joinKey, primaryKey, null);
+            this.right = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
 
@@ -714,16 +714,16 @@ public final class CdcJoin {
             if (left == null || right == null) {
                 throw new IllegalArgumentException("both left(...) and right(...) are required");
             }
-            JoinSide l = left.withTtl(leftTtl).withFormat(leftFormat);
-            JoinSide r = right.withTtl(rightTtl).withFormat(rightFormat);
+            SideSpec l = left.withTtl(leftTtl).withFormat(leftFormat);
+            SideSpec r = right.withTtl(rightTtl).withFormat(rightFormat);
             int[] indexes = projection.isEmpty() ? null : resolve(l, r);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
             return new CdcJoin(
                     this,
-                    new JoinDefinition(l, r, joinType, failOnAbsentRetraction, indexes, names));
+                    new JoinSpec(l, r, joinType, failOnAbsentRetraction, indexes, names));
         }
 
-        private int[] resolve(JoinSide l, JoinSide r) {
+        private int[] resolve(SideSpec l, SideSpec r) {
             int[] out = new int[projection.size()];
             for (int i = 0; i < out.length; i++) {
                 out[i] = resolve(projection.get(i), l, r);
@@ -731,9 +731,9 @@ public final class CdcJoin {
             return out;
         }
 
-        private static int resolve(String column, JoinSide l, JoinSide r) {
+        private static int resolve(String column, SideSpec l, SideSpec r) {
             int dot = column.indexOf('.');
-            Function<JoinSide, Integer> find =
+            Function<SideSpec, Integer> find =
                     side -> side.schema().columns().stream().map(c -> c.name()).toList()
                             .indexOf(dot < 0 ? column : column.substring(dot + 1));
             if (dot >= 0) {

@@ -32,13 +32,13 @@ public final class DebeziumDecoder {
     private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
             ChangeRecordSerializer.TYPE_INFO;
 
-    private final JoinSide table;
+    private final SideSpec table;
     private BadRecordPolicy policy = BadRecordPolicy.FAIL;
     private int batchSize = 1024;
     private Duration maxFlushDelay = Duration.ofMillis(100);
     private boolean deleteInsertUpdates;
 
-    private DebeziumDecoder(JoinSide table) {
+    private DebeziumDecoder(SideSpec table) {
         this.table = Objects.requireNonNull(table, "table");
     }
 
@@ -48,7 +48,7 @@ public final class DebeziumDecoder {
      * @param table the table
      * @return the decoder, with policy FAIL, batches of 1024 and a 100 ms max flush delay
      */
-    public static DebeziumDecoder of(JoinSide table) {
+    public static DebeziumDecoder of(SideSpec table) {
         return new DebeziumDecoder(table);
     }
 

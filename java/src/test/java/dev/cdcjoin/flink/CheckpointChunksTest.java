@@ -28,7 +28,7 @@ class CheckpointChunksTest {
 
     @Test
     void aStateOfManyChunksRestoresWhole() throws Exception {
-        JoinDefinition def = RawOutputTest.usersDomains(JoinType.INNER).build().definition();
+        JoinSpec def = RawOutputTest.usersDomains(JoinType.INNER).build().spec();
         OperatorSubtaskState snapshot;
         NativeCounters before;
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));

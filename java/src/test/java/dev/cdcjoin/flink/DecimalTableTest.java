@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * DECIMAL columns keep their precision and scale through {@code fromChangelogStream} when the
- * table's schema is {@link JoinDefinition#dataType()}: a DECIMAL(30, 3) beyond 18 digits and a
+ * table's schema is {@link JoinSpec#dataType()}: a DECIMAL(30, 3) beyond 18 digits and a
  * DECIMAL(10, 2), typed exactly in the table and exact in SQL arithmetic; without it, the {@code
  * TypeInformation} alone gives the legacy DECIMAL(38, 18).
  */
@@ -72,7 +72,7 @@ class DecimalTableTest {
                         "{\"op\":\"c\",\"after\":{\"pid\":11,\"acct\":1,\"amount\":\"-0.05\"}}",
                         "{\"op\":\"c\",\"after\":{\"pid\":12,\"acct\":3,\"amount\":\"99999999.99\"}}"))
                         .setParallelism(1));
-        DataType rowType = join.definition().dataType();
+        DataType rowType = join.spec().dataType();
         Table joined = tEnv.fromChangelogStream(
                 result.rows(), Schema.newBuilder().fromRowDataType(rowType).build());
         assertEquals("DECIMAL(30, 3)", columnType(joined, "balance"));

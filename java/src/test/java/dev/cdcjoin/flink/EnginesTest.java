@@ -118,7 +118,7 @@ class EnginesTest {
             assertEquals(nativeOut.getOrDefault("raw " + type, List.of()),
                     javaOut.getOrDefault("raw " + type, List.of()), v.file + " " + type + " raw");
             // The raw output decodes to the rows, in order.
-            RawJoinOutput decoder = new RawJoinOutput(join(v, type, Engine.JAVA).definition());
+            RawJoinOutput decoder = new RawJoinOutput(join(v, type, Engine.JAVA).spec());
             List<String> decoded = new ArrayList<>();
             for (String hex : javaOut.getOrDefault("raw " + type, List.of())) {
                 decoded.add(decoder.toRow(HexFormat.of().parseHex(hex)).toString());
@@ -205,10 +205,10 @@ class EnginesTest {
     void definitionExposesTtlAndAbsentRetractionPolicy() {
         CdcJoin j = CdcJoinJobTest.usersDomains()
                 .ttl(Duration.ofMinutes(5), null).failOnAbsentRetraction(true).build();
-        assertEquals(Duration.ofMinutes(5), j.definition().left().ttl());
-        assertEquals(null, j.definition().right().ttl());
-        assertEquals(true, j.definition().failOnAbsentRetraction());
-        assertEquals(false, CdcJoinJobTest.usersDomains().build().definition().failOnAbsentRetraction());
+        assertEquals(Duration.ofMinutes(5), j.spec().left().ttl());
+        assertEquals(null, j.spec().right().ttl());
+        assertEquals(true, j.spec().failOnAbsentRetraction());
+        assertEquals(false, CdcJoinJobTest.usersDomains().build().spec().failOnAbsentRetraction());
         assertEquals(Engine.NATIVE, CdcJoinJobTest.usersDomains().build().engine());
         assertThrows(NullPointerException.class, () -> CdcJoinJobTest.usersDomains().engine(null));
     }

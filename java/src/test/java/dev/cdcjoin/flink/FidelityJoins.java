@@ -140,7 +140,7 @@ final class FidelityJoins {
         private final Layout[] layouts;
 
         NativeOperator(Layout left, Layout right, JoinType type) throws Exception {
-            JoinDefinition definition = definition(left, right, type);
+            JoinSpec definition = definition(left, right, type);
             KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(
                     NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL), key, key, TypeInformation.of(JoinKey.class));
@@ -178,7 +178,7 @@ final class FidelityJoins {
         private final KeyedTwoInputStreamOperatorTestHarness<Row, Row, Row, Row> harness;
 
         JavaOperator(Layout left, Layout right, JoinType type) throws Exception {
-            JoinDefinition definition = definition(left, right, type);
+            JoinSpec definition = definition(left, right, type);
             JavaJoin join = JavaJoin.of(definition);
             harness = new KeyedTwoInputStreamOperatorTestHarness<>(
                     new KeyedCoProcessOperator<>(new JavaJoinFunction(definition)),
@@ -203,13 +203,13 @@ final class FidelityJoins {
     }
 
     /** cdcjoin's declaration of {@code l JOIN r ON l.k = r.k}. */
-    private static JoinDefinition definition(Layout left, Layout right, JoinType type) {
+    private static JoinSpec definition(Layout left, Layout right, JoinType type) {
         return CdcJoin.builder()
                 .left("l", left.schema(), List.of("k"), left.primaryKey())
                 .right("r", right.schema(), List.of("k"), right.primaryKey())
                 .joinType(type)
                 .build()
-                .definition();
+                .spec();
     }
 
     /** The {@link Row}s a harness emitted since the last call, printed. */

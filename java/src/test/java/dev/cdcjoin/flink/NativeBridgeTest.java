@@ -41,8 +41,8 @@ class NativeBridgeTest {
                     Column.nullable("blob", "BYTES"),
                     Column.nullable("n", "INT"));
 
-    static final JoinSide SIDE =
-            new JoinSide("t", ALL_TYPES, List.of("name", "id"), List.of("id"), null);
+    static final SideSpec SIDE =
+            new SideSpec("t", ALL_TYPES, List.of("name", "id"), List.of("id"), null);
 
     static Object[] sample(long id, String name) {
         return new Object[] {
@@ -196,10 +196,10 @@ class NativeBridgeTest {
                     Column.nullable("user_id", "BIGINT"),
                     Column.nullable("domain", "STRING"));
 
-    static JoinDefinition usersDomains(JoinType type) {
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
-                new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
+    static JoinSpec usersDomains(JoinType type) {
+        return new JoinSpec(
+                new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
                 type,
                 false,
                 null,

@@ -45,7 +45,7 @@ final class RandomCdc {
          * user_id INT, domain) PK id, on users.id = domains.user_id.
          */
         USERS_DOMAINS(
-                new JoinSide(
+                new SideSpec(
                         "users",
                         CdcSchema.of(
                                 Column.notNull("id", "INT"),
@@ -54,7 +54,7 @@ final class RandomCdc {
                         List.of("id"),
                         List.of("id"),
                         null),
-                new JoinSide(
+                new SideSpec(
                         "domains",
                         CdcSchema.of(
                                 Column.notNull("id", "INT"),
@@ -84,7 +84,7 @@ final class RandomCdc {
          * TIMESTAMP(3)) without a primary key (duplicate rows), on (region, acct).
          */
         COMPOSITE(
-                new JoinSide(
+                new SideSpec(
                         "accounts",
                         CdcSchema.of(
                                 Column.notNull("region", "STRING"),
@@ -96,7 +96,7 @@ final class RandomCdc {
                         List.of("region", "acct"),
                         null)
                         .withFormat(EPOCH_TIMES),
-                new JoinSide(
+                new SideSpec(
                         "lines",
                         CdcSchema.of(
                                 Column.nullable("region", "STRING"),
@@ -133,16 +133,16 @@ final class RandomCdc {
                             default -> new Object[] {l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)};
                         });
 
-        final JoinSide left;
-        final JoinSide right;
+        final SideSpec left;
+        final SideSpec right;
         final Function<Random, Object[]> newLeft;
         final BiFunction<Random, Object[], Object[]> changeLeft;
         final Function<Random, Object[]> newRight;
         final BiFunction<Random, Object[], Object[]> changeRight;
 
         Shape(
-                JoinSide left,
-                JoinSide right,
+                SideSpec left,
+                SideSpec right,
                 Function<Random, Object[]> newLeft,
                 BiFunction<Random, Object[], Object[]> changeLeft,
                 Function<Random, Object[]> newRight,
@@ -189,11 +189,11 @@ final class RandomCdc {
 
     /** One table's rows, in insertion order (a multiset when it has no primary key). */
     static final class Table {
-        final JoinSide side;
+        final SideSpec side;
         final int[] primaryKey;
         final List<Object[]> rows = new ArrayList<>();
 
-        Table(JoinSide side) {
+        Table(SideSpec side) {
             this.side = side;
             this.primaryKey =
                     side.primaryKey() == null
@@ -268,7 +268,7 @@ final class RandomCdc {
             return out;
         }
 
-        private static int[] keyColumns(JoinSide side) {
+        private static int[] keyColumns(SideSpec side) {
             return side.joinKey().stream().mapToInt(side.schema()::indexOf).toArray();
         }
 
@@ -346,7 +346,7 @@ final class RandomCdc {
         return t;
     }
 
-    private static String envelope(Random rnd, JoinSide side, String op, Object[] before, Object[] after) {
+    private static String envelope(Random rnd, SideSpec side, String op, Object[] before, Object[] after) {
         ObjectNode env = JSON.createObjectNode();
         env.set("before", before == null ? null : image(side, before));
         env.set("after", after == null ? null : image(side, after));
@@ -363,7 +363,7 @@ final class RandomCdc {
     }
 
     /** A row image as Debezium writes it (DATE as epoch days, TIMESTAMP(3) as epoch millis). */
-    private static ObjectNode image(JoinSide side, Object[] row) {
+    private static ObjectNode image(SideSpec side, Object[] row) {
         ObjectNode n = JSON.createObjectNode();
         List<Column> columns = side.schema().columns();
         for (int i = 0; i < columns.size(); i++) {

@@ -94,7 +94,7 @@ class RawOutputTest {
         // The Row output projected (and reordered); the raw output always carries whole sides.
         CdcJoin projected =
                 usersDomains(type).select("domain").select("users.id", "uid").select("name").build();
-        JoinDefinition def = projected.definition();
+        JoinSpec def = projected.spec();
         NativeJoinOperator<Row> rowsOp = NativeJoinOperator.rows(def, 7, 1000, BadRecordPolicy.FAIL);
         NativeJoinOperator<byte[]> rawOp = NativeJoinOperator.bytes(def, 7, 1000, BadRecordPolicy.FAIL);
         List<Row> rows;
@@ -127,7 +127,7 @@ class RawOutputTest {
         RowCodec left = new RowCodec(def.left().schema());
         RowCodec right = new RowCodec(def.right().schema());
         RawJoinOutput decoder = new RawJoinOutput(def);
-        RawJoinOutput decoderAll = new RawJoinOutput(all.definition());
+        RawJoinOutput decoderAll = new RawJoinOutput(all.spec());
         int[] projection = def.projection();
         List<String> wholeRows = new ArrayList<>();
         boolean sawNullSide = false;
@@ -173,7 +173,7 @@ class RawOutputTest {
      */
     @Test
     void everyOutputRowHasTheTimestampOfTheRecordThatCausedIt() throws Exception {
-        JoinDefinition def = usersDomains(JoinType.LEFT).build().definition();
+        JoinSpec def = usersDomains(JoinType.LEFT).build().spec();
         for (NativeJoinOperator<?> op :
                 List.of(NativeJoinOperator.rows(def, 16, 1000, BadRecordPolicy.FAIL), NativeJoinOperator.bytes(def, 16, 1000, BadRecordPolicy.FAIL))) {
             try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
@@ -224,8 +224,8 @@ class RawOutputTest {
         CdcJoin.Result result =
                 join.joinStrings(
                         env.fromData(users).setParallelism(1), env.fromData(domains).setParallelism(1));
-        RowCodec left = new RowCodec(join.definition().left().schema());
-        RowCodec right = new RowCodec(join.definition().right().schema());
+        RowCodec left = new RowCodec(join.spec().left().schema());
+        RowCodec right = new RowCodec(join.spec().right().schema());
         DataStream<String> raw =
                 result.rawRows().map(b -> "RAW" + decodeWithRowCodec(b, left, right));
         DataStream<String> rows = result.rows().map(Row::toString);

@@ -95,7 +95,7 @@ class ReadmeExampleTest {
         // The changelog as a table (DECIMAL/TIMESTAMP types exact through dataType()) ...
         Table joined = tableEnv.fromChangelogStream(
                 result.rows(),
-                Schema.newBuilder().fromRowDataType(join.definition().dataType()).build());
+                Schema.newBuilder().fromRowDataType(join.spec().dataType()).build());
         // ... records that could not be decoded, with the reason ...
         DataStream<String> bad = result.badRecords().map(b -> b.reason);
         // ... or result.rawRows(): the changelog as bytes, for a sink that takes bytes.

@@ -104,7 +104,7 @@ class SqlEquivalenceTest {
      * The decoded changes of one table as a Flink table: rows of its schema with their kinds,
      * exact column types and its primary key (if any) declared.
      */
-    static Table table(StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, JoinSide side) {
+    static Table table(StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, SideSpec side) {
         DataStream<Row> rows =
                 changes.map(new CdcJoin.ChangeToRow(side.schema()))
                         .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
@@ -132,7 +132,7 @@ class SqlEquivalenceTest {
         return "SELECT " + select + " FROM l_t AS l " + join + " r_t AS r ON " + on;
     }
 
-    static List<String> columns(JoinSide side, String alias) {
+    static List<String> columns(SideSpec side, String alias) {
         List<String> out = new ArrayList<>();
         for (Column c : side.schema().columns()) {
             out.add(alias + ".`" + c.name() + "` AS `" + alias + "_" + c.name() + "`");

@@ -28,9 +28,9 @@ public final class TestVectors {
         /** The file's name. */
         public final String file;
         /** The left table. */
-        public final JoinSide left;
+        public final SideSpec left;
         /** The right table. */
-        public final JoinSide right;
+        public final SideSpec right;
         /** Events as {@code "L|json"} or {@code "R|json"} ({@code json} = {@code null} for a tombstone). */
         public final List<String> events;
         /** The exact changelog of each join type. */
@@ -59,14 +59,14 @@ public final class TestVectors {
         }
     }
 
-    private static JoinSide side(JsonNode side) {
+    private static SideSpec side(JsonNode side) {
         List<Column> columns = new ArrayList<>();
         for (JsonNode f : side.get("schema").get("fields")) {
             boolean nullable = !f.has("nullable") || f.get("nullable").asBoolean();
             columns.add(new Column(f.get("name").asText(), ColumnType.parse(f.get("type").asText()), nullable));
         }
         JsonNode pk = side.get("primary_key");
-        return new JoinSide(
+        return new SideSpec(
                 side.get("name").asText(),
                 CdcSchema.of(columns),
                 strings(side.get("join_key")),

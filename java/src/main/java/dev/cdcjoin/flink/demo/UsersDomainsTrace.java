@@ -1,6 +1,6 @@
 package dev.cdcjoin.flink.demo;
 
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.Serializable;
@@ -34,12 +34,12 @@ public final class UsersDomainsTrace implements Serializable {
                     Column.nullable("domain", "STRING"));
 
     /** The users side: join key and primary key {@code id}. */
-    public static final JoinSide USERS_SIDE =
-            new JoinSide("users", USERS, List.of("id"), List.of("id"), null);
+    public static final SideSpec USERS_SIDE =
+            new SideSpec("users", USERS, List.of("id"), List.of("id"), null);
 
     /** The domains side: join key {@code user_id}, primary key {@code id}. */
-    public static final JoinSide DOMAINS_SIDE =
-            new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null);
+    public static final SideSpec DOMAINS_SIDE =
+            new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null);
 
     /** One message: which table, and the JSON ({@code "null"} for a tombstone). */
     public static final class Event implements Serializable {

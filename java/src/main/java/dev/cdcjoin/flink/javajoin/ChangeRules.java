@@ -1,7 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
 import java.util.List;
@@ -47,7 +47,7 @@ final class ChangeRules {
     private final boolean upsert;
     private final boolean deleteInsertUpdates;
 
-    ChangeRules(JoinSide side, boolean deleteInsertUpdates) {
+    ChangeRules(SideSpec side, boolean deleteInsertUpdates) {
         List<Column> columns = side.schema().columns();
         int n = columns.size();
         this.source = side.name();

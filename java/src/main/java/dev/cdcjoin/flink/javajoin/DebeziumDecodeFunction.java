@@ -2,7 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -46,7 +46,7 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
      * @param policy what to do with records that cannot be decoded
      */
     public DebeziumDecodeFunction(
-            JoinSide side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+            SideSpec side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
         this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }

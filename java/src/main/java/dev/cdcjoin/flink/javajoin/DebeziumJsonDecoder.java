@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.IOException;
@@ -113,7 +113,7 @@ public final class DebeziumJsonDecoder {
      *     {@code -U}/{@code +U}
      */
     public DebeziumJsonDecoder(String source, CdcSchema schema, boolean deleteInsertUpdates) {
-        this(new JoinSide(source, schema, List.of(schema.columns().get(0).name()), null, null),
+        this(new SideSpec(source, schema, List.of(schema.columns().get(0).name()), null, null),
                 deleteInsertUpdates);
     }
 
@@ -124,7 +124,7 @@ public final class DebeziumJsonDecoder {
      * @param deleteInsertUpdates emit updates as {@code -D(before)}, {@code +I(after)} instead of
      *     {@code -U}/{@code +U}
      */
-    public DebeziumJsonDecoder(JoinSide side, boolean deleteInsertUpdates) {
+    public DebeziumJsonDecoder(SideSpec side, boolean deleteInsertUpdates) {
         this.source = side.name();
         this.schema = side.schema();
         this.format = side.format();

@@ -2,8 +2,8 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.util.Objects;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
@@ -24,12 +24,12 @@ import org.apache.flink.util.OutputTag;
  * benchmark compares the native operator with.
  *
  * <pre>{@code
- * JoinDefinition def = CdcJoin.builder()
+ * JoinSpec def = CdcJoin.builder()
  *     .left("users", usersSchema, List.of("id"), List.of("id"))
  *     .right("domains", domainsSchema, List.of("user_id"), List.of("id"))
  *     .joinType(JoinType.LEFT)
  *     .build()
- *     .definition();
+ *     .spec();
  * DataStream<Row> joined = JavaJoin.join(usersBytes, domainsBytes, def);
  * tableEnv.fromChangelogStream(joined);
  * }</pre>
@@ -65,14 +65,14 @@ import org.apache.flink.util.OutputTag;
 public final class JavaJoin {
 
 
-    private final JoinDefinition definition;
-    private final JoinPlan plan;
+    private final JoinSpec definition;
+    private final ResolvedJoin plan;
     private final BadRecordPolicy policy;
     private final boolean deleteInsertUpdates;
 
     private JavaJoin(
-            JoinDefinition definition,
-            JoinPlan plan,
+            JoinSpec definition,
+            ResolvedJoin plan,
             BadRecordPolicy policy,
             boolean deleteInsertUpdates) {
         this.definition = definition;
@@ -84,14 +84,14 @@ public final class JavaJoin {
     /**
      * A Java join of a definition (bad records fail the job; updates are {@code -U}/{@code +U}).
      *
-     * @param definition the join, e.g. {@code CdcJoin.builder()...build().definition()}
+     * @param definition the join, e.g. {@code CdcJoin.builder()...build().spec()}
      * @return the join
      * @throws IllegalArgumentException if the join keys differ in length or type
      */
-    public static JavaJoin of(JoinDefinition definition) {
+    public static JavaJoin of(JoinSpec definition) {
         return new JavaJoin(
                 Objects.requireNonNull(definition, "definition"),
-                JoinPlan.of(definition),
+                ResolvedJoin.of(definition),
                 BadRecordPolicy.FAIL,
                 false);
     }
@@ -106,7 +106,7 @@ public final class JavaJoin {
      * @return the joined changelog
      */
     public static SingleOutputStreamOperator<Row> join(
-            DataStream<byte[]> left, DataStream<byte[]> right, JoinDefinition definition) {
+            DataStream<byte[]> left, DataStream<byte[]> right, JoinSpec definition) {
         return of(definition).joinJson(left, right).rows();
     }
 
@@ -136,7 +136,7 @@ public final class JavaJoin {
      *
      * @return the join definition
      */
-    public JoinDefinition definition() {
+    public JoinSpec spec() {
         return definition;
     }
 
@@ -231,7 +231,7 @@ public final class JavaJoin {
     }
 
     /** A side's table as decode functions take it. */
-    private TableInput input(SidePlan side) {
+    private TableInput input(ResolvedSide side) {
         return new TableInput(side.side, deleteInsertUpdates);
     }
 
@@ -257,7 +257,7 @@ public final class JavaJoin {
         return decode(plan.right, messages);
     }
 
-    private <T> SingleOutputStreamOperator<Row> decode(SidePlan side, DataStream<T> messages) {
+    private <T> SingleOutputStreamOperator<Row> decode(ResolvedSide side, DataStream<T> messages) {
         SingleOutputStreamOperator<Row> out =
                 messages.process(
                                 new DebeziumDecodeFunction<T>(side.side, deleteInsertUpdates, policy),
@@ -291,7 +291,7 @@ public final class JavaJoin {
         return decodeRows(plan.right, envelopes);
     }
 
-    private SingleOutputStreamOperator<Row> decodeRows(SidePlan side, DataStream<Row> envelopes) {
+    private SingleOutputStreamOperator<Row> decodeRows(ResolvedSide side, DataStream<Row> envelopes) {
         SingleOutputStreamOperator<Row> out =
                 envelopes.process(
                                 new RowEnvelopeDecodeFunction(side.side, deleteInsertUpdates, policy),
@@ -385,7 +385,7 @@ public final class JavaJoin {
      * @return the join operator's output
      */
     public SingleOutputStreamOperator<Row> joinRawRows(DataStream<Row> left, DataStream<Row> right) {
-        JoinPlan raw = plan.withRawOutput();
+        ResolvedJoin raw = plan.withRawOutput();
         return left.connect(right)
                 .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
                 .process(new JavaJoinFunction(raw), raw.outputType)
@@ -459,9 +459,9 @@ public final class JavaJoin {
     /** Selects a change's join key: a row of the key columns. */
     static final class JoinKeySelector implements KeySelector<Row, Row> {
         private static final long serialVersionUID = 1L;
-        private final SidePlan side;
+        private final ResolvedSide side;
 
-        JoinKeySelector(SidePlan side) {
+        JoinKeySelector(ResolvedSide side) {
             this.side = side;
         }
 
@@ -474,10 +474,10 @@ public final class JavaJoin {
     /** Selects the join key of either side's change. */
     static final class EitherKeySelector implements KeySelector<Either<Row, Row>, Row> {
         private static final long serialVersionUID = 1L;
-        private final SidePlan left;
-        private final SidePlan right;
+        private final ResolvedSide left;
+        private final ResolvedSide right;
 
-        EitherKeySelector(SidePlan left, SidePlan right) {
+        EitherKeySelector(ResolvedSide left, ResolvedSide right) {
             this.left = left;
             this.right = right;
         }

@@ -1,7 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
-import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.JoinSpec;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -41,11 +41,11 @@ public class JavaJoinFunction extends KeyedCoProcessFunction<Row, Row, Row, Row>
      *
      * @param definition the join
      */
-    public JavaJoinFunction(JoinDefinition definition) {
-        this(JoinPlan.of(definition));
+    public JavaJoinFunction(JoinSpec definition) {
+        this(ResolvedJoin.of(definition));
     }
 
-    JavaJoinFunction(JoinPlan plan) {
+    JavaJoinFunction(ResolvedJoin plan) {
         this.core = new JoinCore(plan);
     }
 

@@ -2,7 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.codec.RowCodec;
-import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
+import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import dev.cdcjoin.flink.javajoin.SideStores.Match;
 import dev.cdcjoin.flink.javajoin.SideStores.Matches;
 import dev.cdcjoin.flink.javajoin.SideStores.SideStore;
@@ -70,11 +70,11 @@ final class JoinCore implements Serializable {
 
     private static final long serialVersionUID = 1L;
 
-    private final JoinPlan plan;
+    private final ResolvedJoin plan;
     private final int leftArity;
     private final int rightArity;
 
-    /** Encoders of the two sides' rows, for raw output ({@link JoinPlan#rawOutput}). */
+    /** Encoders of the two sides' rows, for raw output ({@link ResolvedJoin#rawOutput}). */
     private final RowCodec leftCodec;
 
     private final RowCodec rightCodec;
@@ -93,7 +93,7 @@ final class JoinCore implements Serializable {
 
     private transient ListState<Long> seqState;
 
-    JoinCore(JoinPlan plan) {
+    JoinCore(ResolvedJoin plan) {
         this.plan = plan;
         this.leftArity = plan.left.arity();
         this.rightArity = plan.right.arity();
@@ -102,7 +102,7 @@ final class JoinCore implements Serializable {
         this.rejections = new BadRecords(plan.policy);
     }
 
-    JoinPlan plan() {
+    ResolvedJoin plan() {
         return plan;
     }
 
@@ -168,7 +168,7 @@ final class JoinCore implements Serializable {
     }
 
     /** A change the join cannot apply: fail, or report it with the side's table as source. */
-    private void reject(SidePlan side, String reason, Consumer<BadRecord> badRecords) {
+    private void reject(ResolvedSide side, String reason, Consumer<BadRecord> badRecords) {
         rejections.reject(new RejectedChangeException(reason), badRecords,
                 () -> new BadRecord(side.name, -1, null, reason));
     }

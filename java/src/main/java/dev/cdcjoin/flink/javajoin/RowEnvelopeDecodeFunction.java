@@ -2,7 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -55,7 +55,7 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
      * @param policy what to do with records that cannot be decoded
      */
     public RowEnvelopeDecodeFunction(
-            JoinSide side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+            SideSpec side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
         this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }

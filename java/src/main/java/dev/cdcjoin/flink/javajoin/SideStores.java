@@ -1,6 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
+import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -85,14 +85,14 @@ final class SideStores {
      * the other side through {@link #matches} and {@link #setMatches}.
      */
     abstract static class SideStore {
-        final SidePlan plan;
+        final ResolvedSide plan;
         final Matches matches = new Matches();
 
-        SideStore(SidePlan plan) {
+        SideStore(ResolvedSide plan) {
             this.plan = plan;
         }
 
-        static SideStore create(SidePlan plan, RuntimeContext ctx, JoinCore core) {
+        static SideStore create(ResolvedSide plan, RuntimeContext ctx, JoinCore core) {
             String name = plan.label + "-rows";
             switch (plan.layout) {
                 case JOIN_KEY_CONTAINS_PRIMARY_KEY:
@@ -107,7 +107,7 @@ final class SideStores {
         }
 
         /** Applies the side's TTL ({@code OnCreateAndWrite}, {@code NeverReturnExpired}). */
-        static <S extends StateDescriptor<?, ?>> S withTtl(S descriptor, SidePlan plan) {
+        static <S extends StateDescriptor<?, ?>> S withTtl(S descriptor, ResolvedSide plan) {
             if (plan.ttlMs > 0) {
                 descriptor.enableTimeToLive(
                         StateTtlConfig.newBuilder(Duration.ofMillis(plan.ttlMs))
@@ -154,7 +154,7 @@ final class SideStores {
         final ValueState<V> state;
         V current;
 
-        SingleValueStore(SidePlan plan, RuntimeContext ctx, ValueStateDescriptor<V> descriptor) {
+        SingleValueStore(ResolvedSide plan, RuntimeContext ctx, ValueStateDescriptor<V> descriptor) {
             super(plan);
             state = ctx.getState(withTtl(descriptor, plan));
         }
@@ -185,7 +185,7 @@ final class SideStores {
     /** Join key contains the primary key, inner side: {@code ValueState<Row>}. */
     static final class ValueStore extends SingleValueStore<Row> {
 
-        ValueStore(SidePlan plan, RuntimeContext ctx, String name) {
+        ValueStore(ResolvedSide plan, RuntimeContext ctx, String name) {
             super(plan, ctx, new ValueStateDescriptor<>(name, plan.rowType));
         }
 
@@ -221,7 +221,7 @@ final class SideStores {
     /** Join key contains the primary key, outer side: {@code ValueState<Tuple2<row, matches>>}. */
     static final class OuterValueStore extends SingleValueStore<Tuple2<Row, Integer>> {
 
-        OuterValueStore(SidePlan plan, RuntimeContext ctx, String name) {
+        OuterValueStore(ResolvedSide plan, RuntimeContext ctx, String name) {
             super(
                     plan,
                     ctx,
@@ -278,7 +278,7 @@ final class SideStores {
         private Tuple3<T, Integer, Long> current;
 
         MapStore(
-                SidePlan plan,
+                ResolvedSide plan,
                 RuntimeContext ctx,
                 String name,
                 JoinCore core,
@@ -389,7 +389,7 @@ final class SideStores {
     /** A primary key the join key does not contain: {@code MapState<pk, (row, matches, seq)>}. */
     static final class PrimaryKeyStore extends MapStore<Row> {
 
-        PrimaryKeyStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
+        PrimaryKeyStore(ResolvedSide plan, RuntimeContext ctx, String name, JoinCore core) {
             super(plan, ctx, name, core, plan.primaryKeyType, plan.rowType);
         }
 
@@ -422,7 +422,7 @@ final class SideStores {
     /** No primary key: a multiset, {@code MapState<row, (count, matches, seq)>}. */
     static final class MultisetStore extends MapStore<Integer> {
 
-        MultisetStore(SidePlan plan, RuntimeContext ctx, String name, JoinCore core) {
+        MultisetStore(ResolvedSide plan, RuntimeContext ctx, String name, JoinCore core) {
             super(plan, ctx, name, core, plan.rowType, Types.INT);
         }
 

@@ -1,6 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import java.io.Serializable;
 import java.util.Objects;
 
@@ -10,7 +10,7 @@ final class TableInput implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /** The table: name, columns, primary key, Debezium format. */
-    final JoinSide side;
+    final SideSpec side;
 
     /** The table's name (in error messages and bad records). */
     final String source;
@@ -18,7 +18,7 @@ final class TableInput implements Serializable {
     /** Updates as {@code -D}/{@code +I} instead of {@code -U}/{@code +U}. */
     final boolean deleteInsertUpdates;
 
-    TableInput(JoinSide side, boolean deleteInsertUpdates) {
+    TableInput(SideSpec side, boolean deleteInsertUpdates) {
         this.side = Objects.requireNonNull(side, "side");
         this.source = side.name();
         this.deleteInsertUpdates = deleteInsertUpdates;

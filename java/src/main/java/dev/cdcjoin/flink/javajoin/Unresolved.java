@@ -1,6 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
+import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntPredicate;
@@ -40,7 +40,7 @@ final class Unresolved {
      * holds (one in the join key, then in the primary key; any on a side without primary key), or
      * null.
      */
-    static String check(SidePlan plan, Row row) {
+    static String check(ResolvedSide plan, Row row) {
         if (!any(row)) {
             return null;
         }
@@ -63,7 +63,7 @@ final class Unresolved {
     }
 
     /** The message of an accumulation whose unavailable columns have no stored row to come from. */
-    static String noStoredRow(SidePlan plan, Row row) {
+    static String noStoredRow(ResolvedSide plan, Row row) {
         return prefix(plan, row) + columns(columns(plan, row, c -> true), "") + WHAT
                 + ", and no row with primary key " + plan.primaryKeyText(row)
                 + " is stored to take it from (first sight of the key, or expired by TTL)";
@@ -79,7 +79,7 @@ final class Unresolved {
     }
 
     /** The names of the unavailable columns of {@code row} that {@code which} accepts. */
-    private static List<String> columns(SidePlan plan, Row row, IntPredicate which) {
+    private static List<String> columns(ResolvedSide plan, Row row, IntPredicate which) {
         List<String> out = new ArrayList<>();
         for (int i = 0; i < row.getArity(); i++) {
             if (Unavailable.is(row.getField(i)) && which.test(i)) {
@@ -90,7 +90,7 @@ final class Unresolved {
     }
 
     /** {@code left row +U[7, <unavailable>]: }. */
-    private static String prefix(SidePlan plan, Row row) {
+    private static String prefix(ResolvedSide plan, Row row) {
         return plan.label + " row " + row + ": ";
     }
 

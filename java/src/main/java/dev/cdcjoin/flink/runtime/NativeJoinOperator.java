@@ -4,8 +4,8 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.DebeziumDecoder;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
@@ -80,7 +80,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Bytes of native state a checkpoint takes from the engine at a time. */
     public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
 
-    private final JoinDefinition definition;
+    private final JoinSpec definition;
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
     /** Where rejected changes go. */
@@ -103,7 +103,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient ManagedMemoryAccount memory;
 
     private NativeJoinOperator(
-            JoinDefinition definition,
+            JoinSpec definition,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
@@ -116,7 +116,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /**
      * A join operator emitting {@link Row}s (with their {@link RowKind}) of {@link
-     * JoinDefinition#rowTypeInfo()}.
+     * JoinSpec#rowTypeInfo()}.
      *
      * @param definition the join
      * @param batchSize input records per native call
@@ -125,7 +125,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<Row> rows(
-            JoinDefinition definition,
+            JoinSpec definition,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
@@ -144,7 +144,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<byte[]> bytes(
-            JoinDefinition definition,
+            JoinSpec definition,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
@@ -323,7 +323,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private int reject(ByteBuffer out, int p, int input) {
         int length = out.getInt(p + 5);
         String message = new String(out.array(), p + 9, length, StandardCharsets.UTF_8);
-        JoinSide side = sides[input] == 0 ? definition.left() : definition.right();
+        SideSpec side = sides[input] == 0 ? definition.left() : definition.right();
         String reason = side.name() + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(

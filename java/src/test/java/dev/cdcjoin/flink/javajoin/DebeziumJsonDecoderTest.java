@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
@@ -263,7 +263,7 @@ class DebeziumJsonDecoderTest {
                     Column.nullable("n", "INT"));
 
     private static DebeziumJsonDecoder docs(DebeziumFormat f) {
-        return new DebeziumJsonDecoder(new JoinSide("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
+        return new DebeziumJsonDecoder(new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
     }
 
     private static final String PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==";
@@ -304,7 +304,7 @@ class DebeziumJsonDecoderTest {
                 Column.notNull("id", "INT"),
                 Column.nullable("price", "DECIMAL(10, 2)"),
                 Column.nullable("at", "TIMESTAMP(3)"));
-        DebeziumJsonDecoder any = new DebeziumJsonDecoder(new JoinSide("o", other, List.of("id"),
+        DebeziumJsonDecoder any = new DebeziumJsonDecoder(new SideSpec("o", other, List.of("id"),
                 List.of("id"), null, DebeziumFormat.defaults().withDecimalHandling(DebeziumFormat.DecimalHandling.STRING)),
                 false);
         assertEquals(
@@ -325,7 +325,7 @@ class DebeziumJsonDecoderTest {
         DebeziumFormat upsert = DebeziumFormat.defaults().withUpsert(true);
         assertEquals(List.of("+U[7, b, null, 2]"), strings(decode(docs(upsert), update)));
         DebeziumJsonDecoder di =
-                new DebeziumJsonDecoder(new JoinSide("docs", DOCS, List.of("id"), List.of("id"), null, upsert), true);
+                new DebeziumJsonDecoder(new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, upsert), true);
         assertEquals(List.of("+I[7, b, null, 2]"), strings(decode(di, update)));
         assertEquals(
                 List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
@@ -352,7 +352,7 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("amount", "DECIMAL(12, 2)"),
                         Column.nullable("day", "DATE"));
         DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(new JoinSide("t", schema, List.of("id"), null, null), false);
+                new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null), false);
         String fields = "[{\"type\":\"int32\",\"field\":\"id\"},"
                 + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
                 + "\"parameters\":{\"scale\":\"3\",\"connect.decimal.precision\":\"12\"},\"field\":\"price\"},"
@@ -383,7 +383,7 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("big", "DECIMAL(10, 2)"));
         DebeziumFormat hex = DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
         DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(new JoinSide("t", schema, List.of("id"), null, null, hex), false);
+                new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null, hex), false);
         String fields = "[{\"type\":\"int32\",\"field\":\"id\"},"
                 + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\",\"field\":\"t\"},"
                 + "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"at\"},"

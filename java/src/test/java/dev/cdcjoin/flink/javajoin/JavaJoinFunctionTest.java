@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
@@ -39,7 +39,7 @@ class JavaJoinFunctionTest {
         final DebeziumJsonDecoder rightDecoder;
         private int taken;
 
-        Join(JoinDefinition def, OperatorSubtaskState state) throws Exception {
+        Join(JoinSpec def, OperatorSubtaskState state) throws Exception {
             JavaJoin join = JavaJoin.of(def);
             harness =
                     new KeyedTwoInputStreamOperatorTestHarness<>(
@@ -56,7 +56,7 @@ class JavaJoinFunctionTest {
             rightDecoder = join.rightDecoder();
         }
 
-        Join(JoinDefinition def) throws Exception {
+        Join(JoinSpec def) throws Exception {
             this(def, null);
         }
 
@@ -124,10 +124,10 @@ class JavaJoinFunctionTest {
                     Column.nullable("user_id", "INT"),
                     Column.nullable("domain", "STRING"));
 
-    static JoinDefinition usersDomains(JoinType type, Duration ttl, boolean failOnAbsent) {
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), List.of("id"), ttl),
-                new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), ttl),
+    static JoinSpec usersDomains(JoinType type, Duration ttl, boolean failOnAbsent) {
+        return new JoinSpec(
+                new SideSpec("users", USERS, List.of("id"), List.of("id"), ttl),
+                new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), ttl),
                 type,
                 failOnAbsent,
                 null,
@@ -158,9 +158,9 @@ class JavaJoinFunctionTest {
         assertEquals(StateLayout.HAS_PRIMARY_KEY, j.rightLayout());
         JavaJoin n =
                 JavaJoin.of(
-                        new JoinDefinition(
-                                new JoinSide("users", USERS, List.of("id"), null, null),
-                                new JoinSide("domains", DOMAINS, List.of("user_id"), null, null),
+                        new JoinSpec(
+                                new SideSpec("users", USERS, List.of("id"), null, null),
+                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
                                 JoinType.INNER,
                                 false,
                                 null,
@@ -172,9 +172,9 @@ class JavaJoinFunctionTest {
                         IllegalArgumentException.class,
                         () ->
                                 JavaJoin.of(
-                                        new JoinDefinition(
-                                                new JoinSide("users", USERS, List.of("name"), null, null),
-                                                new JoinSide("domains", DOMAINS, List.of("user_id"), null, null),
+                                        new JoinSpec(
+                                                new SideSpec("users", USERS, List.of("name"), null, null),
+                                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
                                                 JoinType.INNER,
                                                 false,
                                                 null,
@@ -270,10 +270,10 @@ class JavaJoinFunctionTest {
 
     @Test
     void duplicatesOfAMultisetSideEachCount() throws Exception {
-        JoinDefinition def =
-                new JoinDefinition(
-                        new JoinSide("users", USERS, List.of("id"), null, null),
-                        new JoinSide(
+        JoinSpec def =
+                new JoinSpec(
+                        new SideSpec("users", USERS, List.of("id"), null, null),
+                        new SideSpec(
                                 "domains",
                                 CdcSchema.of(
                                         Column.nullable("user_id", "INT"),
@@ -310,10 +310,10 @@ class JavaJoinFunctionTest {
 
     @Test
     void aProjectionSelectsOutputColumns() throws Exception {
-        JoinDefinition def =
-                new JoinDefinition(
-                        new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
-                        new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
+        JoinSpec def =
+                new JoinSpec(
+                        new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                        new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
                         JoinType.LEFT,
                         false,
                         new int[] {4, 1},
@@ -355,7 +355,7 @@ class JavaJoinFunctionTest {
 
     @Test
     void matchesComeInInsertionOrderAcrossARestore() throws Exception {
-        JoinDefinition def = usersDomains(JoinType.LEFT, null, false);
+        JoinSpec def = usersDomains(JoinType.LEFT, null, false);
         OperatorSubtaskState snapshot;
         try (Join j = new Join(def)) {
             j.right(ins(10, 1, "a"));

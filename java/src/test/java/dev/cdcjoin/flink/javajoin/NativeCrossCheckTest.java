@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.JavaJoinFunctionTest.Join;
@@ -73,7 +73,7 @@ class NativeCrossCheckTest {
         }
     }
 
-    static void writeVector(Trace trace, JoinDefinition def, Path file) throws IOException {
+    static void writeVector(Trace trace, JoinSpec def, Path file) throws IOException {
         ObjectNode v = Support.JSON.createObjectNode();
         v.put("description", "random users/domains trace");
         v.set("left", table(def.left()));
@@ -92,7 +92,7 @@ class NativeCrossCheckTest {
         Support.JSON.writeValue(file.toFile(), v);
     }
 
-    static ObjectNode table(JoinSide side) throws IOException {
+    static ObjectNode table(SideSpec side) throws IOException {
         ObjectNode t = Support.JSON.createObjectNode();
         // The side's Debezium format, as the native decoder configuration spells it.
         JsonNode decoder = Support.JSON.readTree(side.decoderConfigJson(false));

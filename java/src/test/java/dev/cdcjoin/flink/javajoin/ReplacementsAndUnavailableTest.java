@@ -11,8 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
@@ -49,12 +49,12 @@ class ReplacementsAndUnavailableTest {
         final JavaJoin join;
         private int taken;
 
-        Join(JoinDefinition def, BadRecordPolicy policy) throws Exception {
+        Join(JoinSpec def, BadRecordPolicy policy) throws Exception {
             join = JavaJoin.of(def).badRecordPolicy(policy);
             harness =
                     new KeyedTwoInputStreamOperatorTestHarness<>(
                             new KeyedCoProcessOperator<>(
-                                    new JavaJoinFunction(JoinPlan.of(def).withPolicy(policy))),
+                                    new JavaJoinFunction(ResolvedJoin.of(def).withPolicy(policy))),
                             join.leftKeySelector(),
                             join.rightKeySelector(),
                             join.keyTypeInfo());
@@ -103,17 +103,17 @@ class ReplacementsAndUnavailableTest {
     }
 
     /** users(id) LEFT/INNER docs(id, user_id, body); docs keyed by user_id, primary key id or none. */
-    static JoinDefinition usersDocs(JoinType type, boolean docsKey, Duration ttl, DebeziumFormat docs) {
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), List.of("id"), ttl),
-                new JoinSide("docs", DOCS, List.of("user_id"), docsKey ? List.of("id") : null, ttl, docs),
+    static JoinSpec usersDocs(JoinType type, boolean docsKey, Duration ttl, DebeziumFormat docs) {
+        return new JoinSpec(
+                new SideSpec("users", USERS, List.of("id"), List.of("id"), ttl),
+                new SideSpec("docs", DOCS, List.of("user_id"), docsKey ? List.of("id") : null, ttl, docs),
                 type,
                 false,
                 null,
                 null);
     }
 
-    static JoinDefinition usersDocs(JoinType type, boolean docsKey) {
+    static JoinSpec usersDocs(JoinType type, boolean docsKey) {
         return usersDocs(type, docsKey, null, DebeziumFormat.defaults());
     }
 
@@ -191,10 +191,10 @@ class ReplacementsAndUnavailableTest {
 
     @Test
     void upsertDeletesByKeyRetractTheStoredRow() throws Exception {
-        JoinDefinition def =
-                new JoinDefinition(
-                        new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
-                        new JoinSide("docs", DOCS, List.of("id"), List.of("id"), null,
+        JoinSpec def =
+                new JoinSpec(
+                        new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                        new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null,
                                 DebeziumFormat.defaults().withUpsert(true)),
                         JoinType.INNER,
                         false,

@@ -3,8 +3,8 @@ package dev.cdcjoin.flink.javajoin;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
@@ -55,17 +55,17 @@ final class Traces {
     static final CdcSchema DOMAINS_NO_ID =
             CdcSchema.of(Column.nullable("user_id", "INT"), Column.nullable("domain", "STRING"));
 
-    static JoinDefinition definition(Keys keys, JoinType type) {
+    static JoinSpec definition(Keys keys, JoinType type) {
         boolean pk = keys == Keys.PRIMARY_KEYS;
-        return new JoinDefinition(
-                new JoinSide(
+        return new JoinSpec(
+                new SideSpec(
                         "users",
                         USERS,
                         List.of("id"),
                         pk ? List.of("id") : null,
                         null,
                         DebeziumFormat.defaults().withDecimalHandling(DecimalHandling.PRECISE)),
-                new JoinSide(
+                new SideSpec(
                         "domains",
                         pk ? DOMAINS : DOMAINS_NO_ID,
                         List.of("user_id"),

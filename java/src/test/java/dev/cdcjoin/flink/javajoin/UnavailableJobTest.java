@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.MiniClusters;
 import dev.cdcjoin.flink.codec.CdcSchema;
@@ -38,16 +38,16 @@ class UnavailableJobTest {
 
     static final String PLACEHOLDER = "__debezium_unavailable_value";
 
-    static JoinDefinition usersProfiles() {
+    static JoinSpec usersProfiles() {
         CdcSchema users = CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("name", "STRING"));
         CdcSchema profiles =
                 CdcSchema.of(
                         Column.notNull("user_id", "INT"),
                         Column.notNull("bio", "STRING"),
                         Column.nullable("n", "INT"));
-        return new JoinDefinition(
-                new JoinSide("users", users, List.of("id"), List.of("id"), null),
-                new JoinSide("profiles", profiles, List.of("user_id"), List.of("user_id"), null,
+        return new JoinSpec(
+                new SideSpec("users", users, List.of("id"), List.of("id"), null),
+                new SideSpec("profiles", profiles, List.of("user_id"), List.of("user_id"), null,
                         DebeziumFormat.defaults().withUpsert(true)),
                 JoinType.INNER,
                 false,

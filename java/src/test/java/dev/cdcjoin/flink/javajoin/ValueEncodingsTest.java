@@ -10,7 +10,7 @@ import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.DebeziumFormat.BinaryHandling;
 import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
 import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.math.BigDecimal;
@@ -34,7 +34,7 @@ class ValueEncodingsTest {
 
     private static DebeziumJsonDecoder decoder(String type, DebeziumFormat f) {
         CdcSchema schema = CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("c", type));
-        return new DebeziumJsonDecoder(new JoinSide("t", schema, List.of("id"), null, null, f), false);
+        return new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null, f), false);
     }
 
     private static Object value(String type, DebeziumFormat f, String json) {

@@ -17,12 +17,12 @@ import org.apache.flink.table.types.DataType;
  * A complete join declaration: both sides, the join type, the absent-retraction policy and the
  * output columns. Immutable; built by {@link CdcJoin.Builder}.
  */
-public final class JoinDefinition implements Serializable {
+public final class JoinSpec implements Serializable {
 
     private static final long serialVersionUID = 1L;
 
-    private final JoinSide left;
-    private final JoinSide right;
+    private final SideSpec left;
+    private final SideSpec right;
     private final JoinType joinType;
     private final boolean failOnAbsentRetraction;
     private final int[] projection;
@@ -40,9 +40,9 @@ public final class JoinDefinition implements Serializable {
      * @param outputNames output column names (one per output column), or {@code null} for the
      *     defaults (column names, prefixed with the table's name where both sides share one)
      */
-    public JoinDefinition(
-            JoinSide left,
-            JoinSide right,
+    public JoinSpec(
+            SideSpec left,
+            SideSpec right,
             JoinType joinType,
             boolean failOnAbsentRetraction,
             int[] projection,
@@ -106,7 +106,7 @@ public final class JoinDefinition implements Serializable {
      *
      * @return the side
      */
-    public JoinSide left() {
+    public SideSpec left() {
         return left;
     }
 
@@ -115,7 +115,7 @@ public final class JoinDefinition implements Serializable {
      *
      * @return the side
      */
-    public JoinSide right() {
+    public SideSpec right() {
         return right;
     }
 

@@ -13,7 +13,7 @@ import java.util.Objects;
  * One input of a join: the table's name, schema, join key columns, optional primary key, optional
  * state TTL and the Debezium format of its topic. Immutable.
  */
-public final class JoinSide implements Serializable {
+public final class SideSpec implements Serializable {
 
     private static final long serialVersionUID = 1L;
 
@@ -33,7 +33,7 @@ public final class JoinSide implements Serializable {
      * @param primaryKey the primary key columns, or {@code null} if the table has none
      * @param ttl idle-state retention, or {@code null} to keep rows forever
      */
-    public JoinSide(
+    public SideSpec(
             String name,
             CdcSchema schema,
             List<String> joinKey,
@@ -54,7 +54,7 @@ public final class JoinSide implements Serializable {
      * @throws IllegalArgumentException if the format does not fit the table (upsert mode without a
      *     primary key within the join key, a source precision for a non-temporal column)
      */
-    public JoinSide(
+    public SideSpec(
             String name,
             CdcSchema schema,
             List<String> joinKey,
@@ -115,8 +115,8 @@ public final class JoinSide implements Serializable {
      * @param ttl idle-state retention, or {@code null} for none
      * @return a copy
      */
-    public JoinSide withTtl(Duration ttl) {
-        return new JoinSide(name, schema, joinKey, primaryKey, ttl, format);
+    public SideSpec withTtl(Duration ttl) {
+        return new SideSpec(name, schema, joinKey, primaryKey, ttl, format);
     }
 
     /**
@@ -125,8 +125,8 @@ public final class JoinSide implements Serializable {
      * @param format how its messages encode values
      * @return a copy
      */
-    public JoinSide withFormat(DebeziumFormat format) {
-        return new JoinSide(name, schema, joinKey, primaryKey, ttl(), format);
+    public SideSpec withFormat(DebeziumFormat format) {
+        return new SideSpec(name, schema, joinKey, primaryKey, ttl(), format);
     }
 
     /**

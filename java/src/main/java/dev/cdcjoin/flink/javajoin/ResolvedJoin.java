@@ -1,8 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.ColumnType;
@@ -15,13 +15,13 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
 
-/** A {@link JoinDefinition} resolved for the Java join: column indexes, layouts, types. */
-final class JoinPlan implements Serializable {
+/** A {@link JoinSpec} resolved for the Java join: column indexes, layouts, types. */
+final class ResolvedJoin implements Serializable {
 
     private static final long serialVersionUID = 1L;
 
-    final SidePlan left;
-    final SidePlan right;
+    final ResolvedSide left;
+    final ResolvedSide right;
     final JoinType joinType;
     final boolean failOnAbsentRetraction;
     /** Output columns as indexes into left-then-right columns; null for all of them. */
@@ -35,9 +35,9 @@ final class JoinPlan implements Serializable {
     /** What becomes of a change the join rejects. */
     final BadRecordPolicy policy;
 
-    private JoinPlan(
-            SidePlan left,
-            SidePlan right,
+    private ResolvedJoin(
+            ResolvedSide left,
+            ResolvedSide right,
             JoinType joinType,
             boolean failOnAbsentRetraction,
             int[] projection,
@@ -85,7 +85,7 @@ final class JoinPlan implements Serializable {
     }
 
     /** Resolves a definition. */
-    static JoinPlan of(JoinDefinition def) {
+    static ResolvedJoin of(JoinSpec def) {
         int[] projection = def.projection();
         int all = def.left().schema().size() + def.right().schema().size();
         boolean identity = projection.length == all;
@@ -93,9 +93,9 @@ final class JoinPlan implements Serializable {
             identity = projection[i] == i;
         }
         JoinType type = def.joinType();
-        return new JoinPlan(
-                SidePlan.of(def.left(), "left", outer(type, true), ttlMs(def.left())),
-                SidePlan.of(def.right(), "right", outer(type, false), ttlMs(def.right())),
+        return new ResolvedJoin(
+                ResolvedSide.of(def.left(), "left", outer(type, true), ttlMs(def.left())),
+                ResolvedSide.of(def.right(), "right", outer(type, false), ttlMs(def.right())),
                 type,
                 def.failOnAbsentRetraction(),
                 identity ? null : projection,
@@ -105,8 +105,8 @@ final class JoinPlan implements Serializable {
     }
 
     /** This plan with another bad-record policy for the changes the join rejects. */
-    JoinPlan withPolicy(BadRecordPolicy policy) {
-        return new JoinPlan(
+    ResolvedJoin withPolicy(BadRecordPolicy policy) {
+        return new ResolvedJoin(
                 left, right, joinType, failOnAbsentRetraction, projection, outputType, rawOutput, policy);
     }
 
@@ -115,8 +115,8 @@ final class JoinPlan implements Serializable {
      * single {@code byte[]} field holding {@code kind | leftLen | left | rightLen | right} (the
      * native wire format, see {@link dev.cdcjoin.flink.RawJoinOutput}).
      */
-    JoinPlan withRawOutput() {
-        return new JoinPlan(
+    ResolvedJoin withRawOutput() {
+        return new ResolvedJoin(
                 left,
                 right,
                 joinType,
@@ -129,7 +129,7 @@ final class JoinPlan implements Serializable {
                 policy);
     }
 
-    private static long ttlMs(JoinSide side) {
+    private static long ttlMs(SideSpec side) {
         Duration ttl = side.ttl();
         return ttl == null ? 0 : ttl.toMillis();
     }
@@ -140,13 +140,13 @@ final class JoinPlan implements Serializable {
     }
 
     /** One side, resolved. */
-    static final class SidePlan implements Serializable {
+    static final class ResolvedSide implements Serializable {
 
         private static final long serialVersionUID = 1L;
 
         final String name;
         /** The side as declared (its Debezium format is what its decoder reads). */
-        final JoinSide side;
+        final SideSpec side;
         /** {@code "left"} or {@code "right"}, for messages and state names. */
         final String label;
         final CdcSchema schema;
@@ -163,8 +163,8 @@ final class JoinPlan implements Serializable {
         /** The primary key's row type, or null. */
         final RowTypeInfo primaryKeyType;
 
-        private SidePlan(
-                JoinSide side,
+        private ResolvedSide(
+                SideSpec side,
                 String label,
                 CdcSchema schema,
                 int[] joinKey,
@@ -202,7 +202,7 @@ final class JoinPlan implements Serializable {
             }
         }
 
-        static SidePlan of(JoinSide side, String label, boolean outer, long ttlMs) {
+        static ResolvedSide of(SideSpec side, String label, boolean outer, long ttlMs) {
             CdcSchema schema = side.schema();
             int[] jk = indexes(schema, side.joinKey(), side.name());
             if (jk.length == 0) {
@@ -213,7 +213,7 @@ final class JoinPlan implements Serializable {
             if (pk != null && pk.length == 0) {
                 throw new IllegalArgumentException(side.name() + ": the primary key has no column");
             }
-            return new SidePlan(side, label, schema, jk, pk, outer, ttlMs);
+            return new ResolvedSide(side, label, schema, jk, pk, outer, ttlMs);
         }
 
         private static int[] indexes(CdcSchema schema, List<String> names, String table) {
