@@ -2,6 +2,8 @@ package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import java.net.URL;
@@ -14,11 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -27,6 +31,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -74,37 +79,42 @@ class SavepointCompatibilityTest {
         }
     }
 
-    /** The join the savepoint was taken with; a changed declaration would be refused. */
-    static CdcJoin join() {
+    /** The join of {@code type} the savepoint was taken with (FULL). */
+    static CdcJoin join(JoinType type) {
         return CdcJoin.builder()
                 .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
                 .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(JoinType.FULL)
+                .joinType(type)
                 .batchSize(64)
                 .maxFlushDelay(Duration.ofMillis(20))
                 .build();
     }
 
-    /** Starts the job on {@code events}, from {@code savepoint} if given; rows go to {@link #EMITTED_ROWS}. */
-    static JobClient start(List<String> events, int parallelism, Path savepoint, boolean bounded)
+    /**
+     * Starts a join of {@code type} on {@code events}, from {@code savepoint} if given, failing
+     * for good at the first error; rows go to {@link #EMITTED_ROWS}.
+     */
+    static JobClient start(
+            JoinType type, List<String> events, int parallelism, Path savepoint, boolean bounded)
             throws Exception {
         EMITTED_ROWS.clear();
         EVENTS_SENT.set(0);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         String phase = savepoint == null ? "before" : "after";
+        Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         if (savepoint != null) {
-            Configuration conf = new Configuration();
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
             conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
-            env.configure(conf);
         }
+        env.configure(conf);
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
         DataStream<String> source =
                 env.fromSequence(0, bounded ? events.size() - 1 : Long.MAX_VALUE)
                         .uid("source-" + phase).setParallelism(1)
                         .flatMap(new Events(events)).uid("events-" + phase).setParallelism(1);
-        CdcJoin join = join();
+        CdcJoin join = join(type);
         SingleOutputStreamOperator<ChangeRecord> l =
                 join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
         SingleOutputStreamOperator<ChangeRecord> r =
@@ -126,20 +136,48 @@ class SavepointCompatibilityTest {
         }
     }
 
-    @Test
-    void restoresTheCommittedSavepoint() throws Exception {
+    static Path committed() throws Exception {
         URL url = SavepointCompatibilityTest.class.getResource(RESOURCE);
-        Path committed = Paths.get(url.toURI());
+        return Paths.get(url.toURI());
+    }
+
+    /** Restores the committed savepoint into a join of {@code type} and feeds the second half. */
+    static JobClient restoreCommitted(JoinType type) throws Exception {
+        Path committed = committed();
         List<String> events = lines(committed, "events.txt");
         int half = Integer.parseInt(lines(committed, "half.txt").get(0));
-        JobClient job = start(events.subList(half, events.size()), 1, committed.resolve("savepoint"), true);
-        job.getJobExecutionResult().get(120, TimeUnit.SECONDS);
+        return start(
+                type, events.subList(half, events.size()), 1, committed.resolve("savepoint"), true);
+    }
+
+    @Test
+    void restoresTheCommittedSavepoint() throws Exception {
+        restoreCommitted(JoinType.FULL).getJobExecutionResult().get(120, TimeUnit.SECONDS);
+
+        Path committed = committed();
 
         List<String> changelog = new ArrayList<>(lines(committed, "emitted-before.txt"));
         assertFalse(EMITTED_ROWS.isEmpty(), "the restored job emitted nothing");
         changelog.addAll(EMITTED_ROWS);
         Map<String, Integer> expected = Changelogs.materialize(lines(committed, "expected.txt"));
         assertEquals(expected, Changelogs.materialize(changelog));
+    }
+
+    @Test
+    void restoringIntoAnotherJoinTypeFailsNamingTheDifference() throws Exception {
+        JobClient job = restoreCommitted(JoinType.INNER);
+        ExecutionException e =
+                assertThrows(
+                        ExecutionException.class,
+                        () -> job.getJobExecutionResult().get(120, TimeUnit.SECONDS));
+        String causes = ExceptionUtils.stringifyException(e);
+        assertTrue(
+                causes.contains("cannot restore the join state of key group"), causes);
+        assertTrue(
+                causes.contains(
+                        "taken under a different join declaration: the left side's row entries"
+                                + " were laid out as 0b010, this job's as row_len (0b000)"),
+                causes);
     }
 
     @Test
@@ -150,7 +188,7 @@ class SavepointCompatibilityTest {
         List<String> events = RecoveryTest.encoded(trace);
         events.forEach(e -> assertFalse(e.contains("\n"), e));
         int half = events.size() / 2;
-        JobClient job = start(events.subList(0, half), 2, null, false);
+        JobClient job = start(JoinType.FULL, events.subList(0, half), 2, null, false);
         String savepoint;
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
