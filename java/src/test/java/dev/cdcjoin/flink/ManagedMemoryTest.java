@@ -35,7 +35,7 @@ class ManagedMemoryTest {
                             .build());
 
     private static Configuration tinyManagedMemory() {
-        Configuration c = new Configuration();
+        Configuration c = MiniClusters.configuration();
         c.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, SLOT_MANAGED_MEMORY);
         return c;
     }

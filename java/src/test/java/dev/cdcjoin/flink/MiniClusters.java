@@ -1,11 +1,21 @@
 package dev.cdcjoin.flink;
 
+import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
-/** The MiniClusters the job tests register: one task manager with a few slots. */
+/**
+ * The MiniClusters the job tests register: one task manager with a few slots. A job waits at most
+ * {@link #SLOT_REQUEST_TIMEOUT} for slots (Flink's default is 5 minutes), so a test that cannot
+ * get any fails quickly with {@code NoResourceAvailableException}; the reason is then in
+ * Flink's log, {@code java/target/flink-tests.log}.
+ */
 public final class MiniClusters {
+
+    /** How long a job waits for slots before it fails. */
+    static final Duration SLOT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
     private MiniClusters() {}
 
@@ -16,7 +26,7 @@ public final class MiniClusters {
      * @return the extension to register with {@code @RegisterExtension}
      */
     public static MiniClusterExtension withSlots(int slots) {
-        return create(slots, new Configuration());
+        return create(slots, configuration());
     }
 
     /**
@@ -27,9 +37,20 @@ public final class MiniClusters {
      * @return the extension to register with {@code @RegisterExtension}
      */
     public static MiniClusterExtension withInputCounters(int slots) {
-        Configuration conf = new Configuration();
+        Configuration conf = configuration();
         conf.setString(JoinInputCounters.CONFIG_KEY, JoinInputCounters.Factory.class.getName());
         return create(slots, conf);
+    }
+
+    /**
+     * The configuration every test MiniCluster starts from.
+     *
+     * @return a new configuration with the short slot request timeout
+     */
+    public static Configuration configuration() {
+        Configuration conf = new Configuration();
+        conf.set(JobManagerOptions.SLOT_REQUEST_TIMEOUT, SLOT_REQUEST_TIMEOUT);
+        return conf;
     }
 
     private static MiniClusterExtension create(int slots, Configuration conf) {
