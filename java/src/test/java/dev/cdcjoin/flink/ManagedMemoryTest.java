@@ -3,6 +3,7 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.configuration.Configuration;
@@ -41,7 +42,7 @@ class ManagedMemoryTest {
     }
 
     @Test
-    void aStateBeyondTheManagedMemoryFailsTheJobSayingWhatToConfigure() {
+    void aStateBeyondTheManagedMemoryFailsTheJobSayingWhatToConfigure() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         List<String> users = new ArrayList<>();
@@ -60,5 +61,7 @@ class ManagedMemoryTest {
         assertTrue(chain.contains("the native join state needs"), chain);
         assertTrue(chain.contains("more than the 2.0 MiB of Flink managed memory"), chain);
         assertTrue(chain.contains("taskmanager.memory.managed.size"), chain);
+        // The failed job released its slot (and its managed memory) on a task manager still up.
+        MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
     }
 }

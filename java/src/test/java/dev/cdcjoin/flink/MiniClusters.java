@@ -1,8 +1,15 @@
 package dev.cdcjoin.flink;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.JobManagerOptions;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
@@ -51,6 +58,42 @@ public final class MiniClusters {
         Configuration conf = new Configuration();
         conf.set(JobManagerOptions.SLOT_REQUEST_TIMEOUT, SLOT_REQUEST_TIMEOUT);
         return conf;
+    }
+
+    /**
+     * Waits until the cluster's only task manager reports all its slots free (REST {@code
+     * /taskmanagers}): after a failed job, the task manager must still be there and its slots
+     * released, or the next job waits for slots that never come.
+     *
+     * @param cluster the running cluster
+     * @param timeout how long to wait
+     * @throws AssertionError naming what the cluster last reported, after {@code timeout}
+     */
+    public static void awaitTaskManagerWithAllSlotsFree(MiniClusterExtension cluster, Duration timeout)
+            throws Exception {
+        Configuration client = cluster.getClientConfiguration();
+        URI uri =
+                URI.create(
+                        "http://"
+                                + client.get(RestOptions.ADDRESS)
+                                + ":"
+                                + client.get(RestOptions.PORT)
+                                + "/taskmanagers");
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            last = http.send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString()).body();
+            JsonNode tms = new ObjectMapper().readTree(last).path("taskmanagers");
+            if (tms.size() == 1
+                    && tms.get(0).path("freeSlots").asInt(-1) == cluster.getNumberSlots()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError(
+                "expected one task manager with all " + cluster.getNumberSlots()
+                        + " slots free after " + timeout + "; /taskmanagers says " + last);
     }
 
     private static MiniClusterExtension create(int slots, Configuration conf) {
