@@ -69,8 +69,8 @@ public final class MiniClusters {
      * @param timeout how long to wait
      * @throws AssertionError naming what the cluster last reported, after {@code timeout}
      */
-    public static void awaitTaskManagerWithAllSlotsFree(MiniClusterExtension cluster, Duration timeout)
-            throws Exception {
+    public static void awaitTaskManagerWithAllSlotsFree(
+            MiniClusterExtension cluster, Duration timeout) throws Exception {
         Configuration client = cluster.getClientConfiguration();
         URI uri =
                 URI.create(

@@ -6,12 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import java.net.URI;
 import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -204,13 +206,13 @@ class SavepointCompatibilityTest {
         }
         List<String> expected = new ArrayList<>();
         ReferenceJoin.usersDomains(trace, JoinType.FULL)
-                .forEach((row, n) -> expected.addAll(java.util.Collections.nCopies(n, "+I" + row)));
+                .forEach((row, n) -> expected.addAll(Collections.nCopies(n, "+I" + row)));
         Files.createDirectories(out);
         Files.write(out.resolve("events.txt"), events);
         Files.writeString(out.resolve("half.txt"), half + "\n");
         Files.write(out.resolve("emitted-before.txt"), new ArrayList<>(EMITTED_ROWS));
         Files.write(out.resolve("expected.txt"), expected);
-        copyTree(Paths.get(java.net.URI.create(savepoint)), out.resolve("savepoint"));
+        copyTree(Paths.get(URI.create(savepoint)), out.resolve("savepoint"));
     }
 
     private static void copyTree(Path from, Path to) throws Exception {

@@ -54,7 +54,11 @@ class SelfContainedJarIT {
             CdcJoin join =
                     CdcJoin.builder()
                             .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
-                            .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
+                            .right(
+                                    "domains",
+                                    UsersDomainsTrace.DOMAINS,
+                                    List.of("user_id"),
+                                    List.of("id"))
                             .joinType(JoinType.FULL)
                             .engine(engine)
                             .build();
@@ -70,7 +74,7 @@ class SelfContainedJarIT {
         }
     }
 
-    /** The child's classpath: the JAR first, then this JVM's without the project's classes or Jackson. */
+    /** The child's classpath: the JAR, then this JVM's without the project's classes or Jackson. */
     static String classpath(Path jar) {
         Path classes = jar.resolveSibling("classes");
         List<String> entries = new ArrayList<>(List.of(jar.toString()));
@@ -85,9 +89,10 @@ class SelfContainedJarIT {
     void bothEnginesRunWithoutJacksonOnTheClasspath() throws Exception {
         Path jar = Paths.get(System.getProperty("cdcjoin.jar"));
         assertTrue(Files.isRegularFile(jar), "no packaged JAR at " + jar);
+        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
         Process p =
                 new ProcessBuilder(
-                                Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                                java.toString(),
                                 "-cp",
                                 classpath(jar),
                                 "-Dcdcjoin.test.log=" + jar.resolveSibling("flink-it-child.log"),
@@ -98,7 +103,9 @@ class SelfContainedJarIT {
         assertTrue(p.waitFor(5, TimeUnit.MINUTES), "child JVM timed out");
         assertEquals(0, p.exitValue(), out);
         List<String> lines =
-                out.lines().filter(l -> l.startsWith("jackson=") || l.startsWith("engine=")).toList();
+                out.lines()
+                        .filter(l -> l.startsWith("jackson=") || l.startsWith("engine="))
+                        .toList();
         assertEquals(List.of("jackson=absent", "engine=NATIVE ok", "engine=JAVA ok"), lines, out);
     }
 }
