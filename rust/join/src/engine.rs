@@ -52,6 +52,7 @@
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
 use crate::reject::{self, Refusal};
+use crate::snapshot::Definition;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::{RowKind, RowRef};
@@ -161,6 +162,8 @@ pub struct StateSize {
 /// A join instance owning a range of key groups.
 pub struct JoinEngine {
     pub(crate) sides: [ResolvedSide; 2],
+    /// What the state depends on, written into and checked against every snapshot section.
+    pub(crate) definition: Definition,
     pub(crate) range: KeyGroupRange,
     pub(crate) key_groups: Vec<KeyTable>,
     pub(crate) stats: JoinStats,
@@ -292,6 +295,7 @@ impl JoinEngine {
                 .map(|_| KeyTable::default())
                 .collect(),
             range: spec.key_groups,
+            definition: Definition::of(spec, &sides),
             sides,
             stats: JoinStats::default(),
             policy: spec.absent_retraction,

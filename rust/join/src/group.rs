@@ -13,6 +13,7 @@
 //! The join key itself is not stored: it is projected from the rows when needed.
 
 use cdcjoin_model::{RowLayout, RowRef};
+use std::fmt;
 use std::ops::Range;
 
 /// Which header fields a side keeps per stored row.
@@ -54,6 +55,24 @@ impl EntryLayout {
     /// Encodes the layout in one byte (for snapshots).
     pub fn to_byte(self) -> u8 {
         self.count as u8 | (self.matches as u8) << 1 | (self.ttl as u8) << 2
+    }
+}
+
+/// The header fields in order, as in the format above: `row_len, matches` for an outer side with
+/// a primary key (how a snapshot names the layout it was taken with).
+impl fmt::Display for EntryLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("row_len")?;
+        for (present, name) in [
+            (self.count, "count"),
+            (self.matches, "matches"),
+            (self.ttl, "written_at"),
+        ] {
+            if present {
+                write!(f, ", {name}")?;
+            }
+        }
+        Ok(())
     }
 }
 

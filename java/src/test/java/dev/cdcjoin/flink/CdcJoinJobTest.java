@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -126,7 +127,7 @@ class CdcJoinJobTest {
     }
 
     @Test
-    void badRecordFailsTheJobNamingTheRecord() {
+    void badRecordFailsTheJobNamingTheRecord() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         // Batches of one and records after the bad one: the job fails while the source is still
@@ -144,6 +145,8 @@ class CdcJoinJobTest {
         assertTrue(chain.contains("Bad Debezium record: users record #1: unknown \"op\" value \"x\""),
                 chain);
         assertTrue(chain.contains("record: {\"op\":\"x\",\"after\":{\"id\":2}}"), chain);
+        // A job failing in a native operator leaves the task manager up, its slots free.
+        MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
     }
 
     static Row envelope(Row before, String op, Row after) {

@@ -48,7 +48,7 @@ class TwoJobsTest {
 
     @BeforeAll
     static void startCluster() throws Exception {
-        Configuration conf = new Configuration();
+        Configuration conf = MiniClusters.configuration();
         conf.set(CoreOptions.CLASSLOADER_RESOLVE_ORDER, "child-first");
         cluster =
                 new MiniCluster(

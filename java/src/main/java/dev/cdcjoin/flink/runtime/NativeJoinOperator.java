@@ -189,7 +189,17 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             section = DirectBuffers.ensure(section, 0, 4L + length);
             section.clear();
             section.putInt(length).put(payload);
-            int used = join.restore(section, 4 + length);
+            int used;
+            try {
+                used = join.restore(section, 4 + length);
+            } catch (RuntimeException e) {
+                throw new IllegalStateException(
+                        "cannot restore the join state of key group "
+                                + p.getKeyGroupId()
+                                + ": "
+                                + e.getMessage(),
+                        e);
+            }
             if (used != 4 + length) {
                 throw new IllegalStateException(
                         "join state of key group " + p.getKeyGroupId() + " has trailing bytes");
