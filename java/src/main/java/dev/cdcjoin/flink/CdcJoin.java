@@ -23,7 +23,6 @@ import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * A join of two Debezium change streams, decoded and joined in native code, with Flink SQL's
@@ -212,12 +211,14 @@ public final class CdcJoin {
 
     private <D> Joined<Row> rows(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return b.rows(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+        return b.rows(
+                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
     private <D> Joined<byte[]> raw(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return b.raw(b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+        return b.raw(
+                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
     /** How one input is turned into a backend's decoded changes. */
@@ -230,7 +231,9 @@ public final class CdcJoin {
     private <D, I> Result decodeAndJoin(
             Backend<D> b, Decoding<D, I> decoding, DataStream<I> left, DataStream<I> right) {
         return result(
-                b, decoding.decode(b, definition.left(), left), decoding.decode(b, definition.right(), right));
+                b,
+                decoding.decode(b, definition.left(), left),
+                decoding.decode(b, definition.right(), right));
     }
 
     /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
@@ -279,7 +282,9 @@ public final class CdcJoin {
         Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);
     }
 
-    /** Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}). */
+    /**
+     * Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}).
+     */
     private final class NativeBackend implements Backend<ChangeRecord> {
         @Override
         public SingleOutputStreamOperator<ChangeRecord> decodeJson(
@@ -306,30 +311,41 @@ public final class CdcJoin {
 
         @Override
         public Joined<Row> rows(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return Joined.of(withManagedMemory(keyed(left, right)
-                    .transform(
-                            operatorName(),
-                            definition.rowTypeInfo(),
-                            NativeJoinOperator.rows(
-                                    definition, batchSize, maxFlushDelay.toMillis(), policy))));
+            return Joined.of(
+                    withManagedMemory(
+                            keyed(left, right)
+                                    .transform(
+                                            operatorName(),
+                                            definition.rowTypeInfo(),
+                                            NativeJoinOperator.rows(
+                                                    definition,
+                                                    batchSize,
+                                                    maxFlushDelay.toMillis(),
+                                                    policy))));
         }
 
         @Override
         public Joined<byte[]> raw(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return Joined.of(withManagedMemory(keyed(left, right)
-                    .transform(
-                            operatorName() + " (bytes)",
-                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                            NativeJoinOperator.bytes(
-                                    definition, batchSize, maxFlushDelay.toMillis(), policy))));
+            return Joined.of(
+                    withManagedMemory(
+                            keyed(left, right)
+                                    .transform(
+                                            operatorName() + " (bytes)",
+                                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                                            NativeJoinOperator.bytes(
+                                                    definition,
+                                                    batchSize,
+                                                    maxFlushDelay.toMillis(),
+                                                    policy))));
         }
-
     }
 
     /** Jackson decoding and the pure-Java join ({@link JavaJoin}). */
     private final class JavaBackend implements Backend<Row> {
         private final JavaJoin java =
-                JavaJoin.of(definition).badRecordPolicy(policy).deleteInsertUpdates(deleteInsertUpdates);
+                JavaJoin.of(definition)
+                        .badRecordPolicy(policy)
+                        .deleteInsertUpdates(deleteInsertUpdates);
 
         @Override
         public SingleOutputStreamOperator<Row> decodeJson(SideSpec side, DataStream<byte[]> in) {
@@ -359,8 +375,7 @@ public final class CdcJoin {
         @Override
         public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
             SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
-            return new Joined<>(
-                    JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
+            return new Joined<>(JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
         }
 
         private boolean isLeft(SideSpec side) {
@@ -386,8 +401,12 @@ public final class CdcJoin {
     }
 
     private String operatorName() {
-        return "CdcJoin " + definition.joinType() + ": "
-                + definition.left().name() + " ⋈ " + definition.right().name();
+        return "CdcJoin "
+                + definition.joinType()
+                + ": "
+                + definition.left().name()
+                + " ⋈ "
+                + definition.right().name();
     }
 
     /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
@@ -465,8 +484,8 @@ public final class CdcJoin {
         /**
          * The joined changelog as bytes, for sinks that take bytes: one {@code byte[]} per output
          * row, {@code kind u8 | leftLen i32 | left row | rightLen i32 | right row} (little-endian,
-         * length -1 for a null-padded side), each side a whole row of its schema in the compact
-         * row encoding; the output projection is not applied. The native engine emits the bytes it
+         * length -1 for a null-padded side), each side a whole row of its schema in the compact row
+         * encoding; the output projection is not applied. The native engine emits the bytes it
          * computed without building a Java object per row. Read them with {@link RawJoinOutput}.
          *
          * @return the output rows' bytes: the same changelog as {@link #rows()}
@@ -479,10 +498,10 @@ public final class CdcJoin {
         }
 
         /**
-         * Records of either input that could not be decoded, and changes the join rejected (e.g.
-         * an unchanged TOASTed column with no stored row to take its value from); empty under
-         * {@link BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when
-         * neither was called yet, it adds the join as {@link #rows()} does.
+         * Records of either input that could not be decoded, and changes the join rejected (e.g. an
+         * unchanged TOASTed column with no stored row to take its value from); empty under {@link
+         * BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when neither
+         * was called yet, it adds the join as {@link #rows()} does.
          *
          * @return the bad records
          */
@@ -530,7 +549,8 @@ public final class CdcJoin {
          * @param primaryKey the primary key columns, or {@code null}
          * @return this
          */
-        public Builder left(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+        public Builder left(
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
             this.left = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
@@ -544,7 +564,8 @@ public final class CdcJoin {
          * @param primaryKey the primary key columns, or {@code null}
          * @return this
          */
-        public Builder right(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+        public Builder right(
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
             this.right = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
@@ -668,8 +689,8 @@ public final class CdcJoin {
         }
 
         /**
-         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the
-         * pure-Java join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
+         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the pure-Java
+         * join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
          *
          * @param engine the engine
          * @return this
@@ -719,8 +740,7 @@ public final class CdcJoin {
             int[] indexes = projection.isEmpty() ? null : resolve(l, r);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
             return new CdcJoin(
-                    this,
-                    new JoinSpec(l, r, joinType, failOnAbsentRetraction, indexes, names));
+                    this, new JoinSpec(l, r, joinType, failOnAbsentRetraction, indexes, names));
         }
 
         private int[] resolve(SideSpec l, SideSpec r) {
@@ -734,8 +754,11 @@ public final class CdcJoin {
         private static int resolve(String column, SideSpec l, SideSpec r) {
             int dot = column.indexOf('.');
             Function<SideSpec, Integer> find =
-                    side -> side.schema().columns().stream().map(c -> c.name()).toList()
-                            .indexOf(dot < 0 ? column : column.substring(dot + 1));
+                    side ->
+                            side.schema().columns().stream()
+                                    .map(c -> c.name())
+                                    .toList()
+                                    .indexOf(dot < 0 ? column : column.substring(dot + 1));
             if (dot >= 0) {
                 String table = column.substring(0, dot);
                 if (table.equals(l.name()) && find.apply(l) >= 0) {

@@ -9,7 +9,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * Decodes a stream of Debezium change records of one table into {@link ChangeRecord}s, in native
@@ -21,13 +20,12 @@ import org.apache.flink.util.OutputTag;
  * DataStream<BadRecord> bad = users.getSideOutput(BadRecord.OUTPUT);
  * }</pre>
  *
- * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order
- * of each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String}
- * (bare envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op,
- * after)} envelopes whose images are rows of the table's schema.
+ * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order of
+ * each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String} (bare
+ * envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op, after)}
+ * envelopes whose images are rows of the table's schema.
  */
 public final class DebeziumDecoder {
-
 
     private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
             ChangeRecordSerializer.TYPE_INFO;

@@ -35,8 +35,8 @@ public final class JoinSpec implements Serializable {
      * @param right the right input
      * @param joinType inner, left, right or full
      * @param failOnAbsentRetraction fail on a retraction of a row not in state (else count it)
-     * @param projection output columns as indexes into left-then-right columns, or {@code null}
-     *     for all
+     * @param projection output columns as indexes into left-then-right columns, or {@code null} for
+     *     all
      * @param outputNames output column names (one per output column), or {@code null} for the
      *     defaults (column names, prefixed with the table's name where both sides share one)
      */
@@ -129,8 +129,8 @@ public final class JoinSpec implements Serializable {
     }
 
     /**
-     * Whether a retraction of a row that is not in state fails the job (otherwise it is counted
-     * and emits nothing).
+     * Whether a retraction of a row that is not in state fails the job (otherwise it is counted and
+     * emits nothing).
      *
      * @return true to fail
      */
@@ -178,8 +178,8 @@ public final class JoinSpec implements Serializable {
     }
 
     /**
-     * The output's Flink data type (exact DECIMAL/TIMESTAMP parameters; columns are nullable
-     * where a side can be null-padded), for a {@code Schema} in {@code fromChangelogStream}.
+     * The output's Flink data type (exact DECIMAL/TIMESTAMP parameters; columns are nullable where
+     * a side can be null-padded), for a {@code Schema} in {@code fromChangelogStream}.
      *
      * @return a ROW data type
      */
@@ -192,7 +192,8 @@ public final class JoinSpec implements Serializable {
                     projection[i] < leftSize
                             ? joinType == JoinType.RIGHT || joinType == JoinType.FULL
                             : joinType == JoinType.LEFT || joinType == JoinType.FULL;
-            fields[i] = DataTypes.FIELD(outputNames[i], c.type().dataType(c.isNullable() || padded));
+            fields[i] =
+                    DataTypes.FIELD(outputNames[i], c.type().dataType(c.isNullable() || padded));
         }
         return DataTypes.ROW(fields);
     }

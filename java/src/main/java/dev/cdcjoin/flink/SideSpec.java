@@ -75,7 +75,9 @@ public final class SideSpec implements Serializable {
         }
         this.joinKey = Collections.unmodifiableList(new ArrayList<>(joinKey));
         this.primaryKey =
-                primaryKey == null ? null : Collections.unmodifiableList(new ArrayList<>(primaryKey));
+                primaryKey == null
+                        ? null
+                        : Collections.unmodifiableList(new ArrayList<>(primaryKey));
         this.ttlMs = ttl == null ? null : ttl.toMillis();
         this.format = Objects.requireNonNull(format, "format");
         checkFormat();
@@ -86,8 +88,12 @@ public final class SideSpec implements Serializable {
             ColumnType.Kind kind = schema.columns().get(schema.indexOf(column)).type().kind();
             if (kind != ColumnType.Kind.TIME && kind != ColumnType.Kind.TIMESTAMP) {
                 throw new IllegalArgumentException(
-                        name + ": a source precision is declared for column '" + column
-                                + "' of type " + kind + "; only TIME and TIMESTAMP have one");
+                        name
+                                + ": a source precision is declared for column '"
+                                + column
+                                + "' of type "
+                                + kind
+                                + "; only TIME and TIMESTAMP have one");
             }
         }
         if (!format.upsert()) {
@@ -95,13 +101,18 @@ public final class SideSpec implements Serializable {
         }
         if (primaryKey == null) {
             throw new IllegalArgumentException(
-                    name + ": upsert mode needs a primary key: without one, a change that does "
+                    name
+                            + ": upsert mode needs a primary key: without one, a change that does "
                             + "not carry the old row cannot say which stored row it replaces");
         }
         if (!primaryKey.containsAll(joinKey)) {
             throw new IllegalArgumentException(
-                    name + ": upsert mode needs the join key " + joinKey
-                            + " within the primary key " + primaryKey + ": an update that "
+                    name
+                            + ": upsert mode needs the join key "
+                            + joinKey
+                            + " within the primary key "
+                            + primaryKey
+                            + ": an update that "
                             + "changes a join key column outside the primary key, sent without "
                             + "its old row, would leave the old version joined under the old key. "
                             + "Set REPLICA IDENTITY FULL on the table so updates and deletes carry "
@@ -187,8 +198,8 @@ public final class SideSpec implements Serializable {
     /**
      * The native decoder configuration for this table.
      *
-     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
-     *     -U}/{@code +U}
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code -U}/{@code
+     *     +U}
      * @return JSON
      */
     public String decoderConfigJson(boolean deleteInsertUpdates) {

@@ -31,9 +31,9 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
 
 /**
- * The joins the fidelity test compares, each a keyed two-input operator in Flink's own
- * operator test harness, fed one {@link Change} at a time and returning the rows that change
- * caused, printed as {@code Row#toString} ({@code "+I[1, v0, 3, 1, v2]"}), in emission order.
+ * The joins the fidelity test compares, each a keyed two-input operator in Flink's own operator
+ * test harness, fed one {@link Change} at a time and returning the rows that change caused, printed
+ * as {@code Row#toString} ({@code "+I[1, v0, 3, 1, v2]"}), in emission order.
  */
 @SuppressWarnings("try") // the harnesses' close() may throw InterruptedException
 final class FidelityJoins {
@@ -51,34 +51,37 @@ final class FidelityJoins {
     }
 
     /**
-     * Flink's {@link StreamingJoinOperator} as the SQL planner builds it for {@code l JOIN r ON
-     * l.k = r.k}: each side's {@link JoinInputSideSpec} from its layout, null keys filtered, no
-     * TTL, in a {@link KeyedTwoInputStreamOperatorTestHarness} as Flink's own
-     * {@code StreamingJoinOperatorTest} drives it.
+     * Flink's {@link StreamingJoinOperator} as the SQL planner builds it for {@code l JOIN r ON l.k
+     * = r.k}: each side's {@link JoinInputSideSpec} from its layout, null keys filtered, no TTL, in
+     * a {@link KeyedTwoInputStreamOperatorTestHarness} as Flink's own {@code
+     * StreamingJoinOperatorTest} drives it.
      */
     static final class FlinkOperator implements RecordJoin {
-        private final KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData> harness;
+        private final KeyedTwoInputStreamOperatorTestHarness<RowData, RowData, RowData, RowData>
+                harness;
         private final RowData.FieldGetter[] outputFields;
 
         FlinkOperator(Layout left, Layout right, JoinType type) throws Exception {
             RowType l = left.rowType();
             RowType r = right.rowType();
-            StreamingJoinOperator op = new StreamingJoinOperator(
-                    InternalTypeInfo.of(l),
-                    InternalTypeInfo.of(r),
-                    new AlwaysTrue(),
-                    spec(left, l),
-                    spec(right, r),
-                    type == JoinType.LEFT || type == JoinType.FULL,
-                    type == JoinType.RIGHT || type == JoinType.FULL,
-                    new boolean[] {true},
-                    0,
-                    0);
-            harness = new KeyedTwoInputStreamOperatorTestHarness<>(
-                    op,
-                    new Projection(l, left.k),
-                    new Projection(r, right.k),
-                    InternalTypeInfo.of(RowType.of(new IntType())));
+            StreamingJoinOperator op =
+                    new StreamingJoinOperator(
+                            InternalTypeInfo.of(l),
+                            InternalTypeInfo.of(r),
+                            new AlwaysTrue(),
+                            spec(left, l),
+                            spec(right, r),
+                            type == JoinType.LEFT || type == JoinType.FULL,
+                            type == JoinType.RIGHT || type == JoinType.FULL,
+                            new boolean[] {true},
+                            0,
+                            0);
+            harness =
+                    new KeyedTwoInputStreamOperatorTestHarness<>(
+                            op,
+                            new Projection(l, left.k),
+                            new Projection(r, right.k),
+                            InternalTypeInfo.of(RowType.of(new IntType())));
             List<LogicalType> out = new ArrayList<>(l.getChildren());
             out.addAll(r.getChildren());
             harness.setup(new RowDataSerializer(out.toArray(new LogicalType[0])));
@@ -92,9 +95,11 @@ final class FidelityJoins {
         private static JoinInputSideSpec spec(Layout layout, RowType type) {
             InternalTypeInfo<RowData> pkType = InternalTypeInfo.of(RowType.of(new IntType(false)));
             return switch (layout) {
-                case JOIN_KEY_CONTAINS_UNIQUE_KEY -> JoinInputSideSpec.withUniqueKeyContainedByJoinKey(
-                        pkType, new Projection(type, layout.pk));
-                case HAS_UNIQUE_KEY -> JoinInputSideSpec.withUniqueKey(pkType, new Projection(type, layout.pk));
+                case JOIN_KEY_CONTAINS_UNIQUE_KEY ->
+                        JoinInputSideSpec.withUniqueKeyContainedByJoinKey(
+                                pkType, new Projection(type, layout.pk));
+                case HAS_UNIQUE_KEY ->
+                        JoinInputSideSpec.withUniqueKey(pkType, new Projection(type, layout.pk));
                 case NO_UNIQUE_KEY -> JoinInputSideSpec.withoutUniqueKey();
             };
         }
@@ -108,7 +113,10 @@ final class FidelityJoins {
                 }
             }
             // A new row each time: the operator overwrites the input's kind.
-            feed(harness, change.right(), new StreamRecord<>(GenericRowData.ofKind(change.kind(), values)));
+            feed(
+                    harness,
+                    change.right(),
+                    new StreamRecord<>(GenericRowData.ofKind(change.kind(), values)));
             List<String> rows = new ArrayList<>();
             for (Object o : drain(harness)) {
                 rows.add(printed((RowData) ((StreamRecord<?>) o).getValue()));
@@ -132,9 +140,14 @@ final class FidelityJoins {
         }
     }
 
-    /** cdcjoin's {@link NativeJoinOperator} with batches of one record (each record flushed at once). */
+    /**
+     * cdcjoin's {@link NativeJoinOperator} with batches of one record (each record flushed at
+     * once).
+     */
     static final class NativeOperator implements RecordJoin {
-        private final KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness;
+        private final KeyedTwoInputStreamOperatorTestHarness<
+                        JoinKey, ChangeRecord, ChangeRecord, Row>
+                harness;
         private final RowCodec[] rows;
         private final RowCodec[] keys;
         private final Layout[] layouts;
@@ -142,8 +155,12 @@ final class FidelityJoins {
         NativeOperator(Layout left, Layout right, JoinType type) throws Exception {
             JoinSpec definition = definition(left, right, type);
             KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
-            harness = new KeyedTwoInputStreamOperatorTestHarness<>(
-                    NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL), key, key, TypeInformation.of(JoinKey.class));
+            harness =
+                    new KeyedTwoInputStreamOperatorTestHarness<>(
+                            NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL),
+                            key,
+                            key,
+                            TypeInformation.of(JoinKey.class));
             harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
             harness.open();
             layouts = new Layout[] {left, right};
@@ -162,7 +179,8 @@ final class FidelityJoins {
             Object[] values = change.row();
             JoinKey key = new JoinKey(keys[side].encode(new Object[] {values[layouts[side].k]}));
             StreamRecord<ChangeRecord> record =
-                    new StreamRecord<>(new ChangeRecord(change.kind(), key, rows[side].encode(values)));
+                    new StreamRecord<>(
+                            new ChangeRecord(change.kind(), key, rows[side].encode(values)));
             feed(harness, change.right(), record);
             return printed(harness);
         }
@@ -180,18 +198,20 @@ final class FidelityJoins {
         JavaOperator(Layout left, Layout right, JoinType type) throws Exception {
             JoinSpec definition = definition(left, right, type);
             JavaJoin join = JavaJoin.of(definition);
-            harness = new KeyedTwoInputStreamOperatorTestHarness<>(
-                    new KeyedCoProcessOperator<>(new JavaJoinFunction(definition)),
-                    join.leftKeySelector(),
-                    join.rightKeySelector(),
-                    join.keyTypeInfo());
+            harness =
+                    new KeyedTwoInputStreamOperatorTestHarness<>(
+                            new KeyedCoProcessOperator<>(new JavaJoinFunction(definition)),
+                            join.leftKeySelector(),
+                            join.rightKeySelector(),
+                            join.keyTypeInfo());
             harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
             harness.open();
         }
 
         @Override
         public List<String> process(Change change) throws Exception {
-            StreamRecord<Row> record = new StreamRecord<>(Row.ofKind(change.kind(), change.row().clone()));
+            StreamRecord<Row> record =
+                    new StreamRecord<>(Row.ofKind(change.kind(), change.row().clone()));
             feed(harness, change.right(), record);
             return printed(harness);
         }
@@ -213,7 +233,8 @@ final class FidelityJoins {
     }
 
     /** The {@link Row}s a harness emitted since the last call, printed. */
-    private static List<String> printed(KeyedTwoInputStreamOperatorTestHarness<?, ?, ?, Row> harness) {
+    private static List<String> printed(
+            KeyedTwoInputStreamOperatorTestHarness<?, ?, ?, Row> harness) {
         List<String> out = new ArrayList<>();
         for (Object o : drain(harness)) {
             out.add(((StreamRecord<?>) o).getValue().toString());
@@ -223,7 +244,9 @@ final class FidelityJoins {
 
     /** Hands a record to a harness's left or right input. */
     private static <IN> void feed(
-            KeyedTwoInputStreamOperatorTestHarness<?, IN, IN, ?> harness, boolean right, StreamRecord<IN> record)
+            KeyedTwoInputStreamOperatorTestHarness<?, IN, IN, ?> harness,
+            boolean right,
+            StreamRecord<IN> record)
             throws Exception {
         if (right) {
             harness.processElement2(record);

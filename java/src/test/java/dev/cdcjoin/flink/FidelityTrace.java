@@ -14,11 +14,11 @@ import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
 /**
- * Random changelogs of two tables, record by record, for comparing a join with Flink's own
- * {@code StreamingJoinOperator} per input record. Each side has one of Flink's three state layouts
- * ({@link Layout}); every record says why it is there ({@link Case}): an ordinary change of the
- * table the generator keeps, or one of the inputs on which cdcjoin deliberately differs from
- * Flink's join, generated on purpose so that the test can name it and check it.
+ * Random changelogs of two tables, record by record, for comparing a join with Flink's own {@code
+ * StreamingJoinOperator} per input record. Each side has one of Flink's three state layouts ({@link
+ * Layout}); every record says why it is there ({@link Case}): an ordinary change of the table the
+ * generator keeps, or one of the inputs on which cdcjoin deliberately differs from Flink's join,
+ * generated on purpose so that the test can name it and check it.
  */
 final class FidelityTrace {
 
@@ -37,8 +37,10 @@ final class FidelityTrace {
 
         /** Column names; the last one is {@code v} (STRING), the others INT. */
         final String[] columns;
+
         /** Index of the primary key column, or -1. */
         final int pk;
+
         /** Index of the join key column. */
         final int k;
 
@@ -65,7 +67,10 @@ final class FidelityTrace {
             Column[] cols = new Column[columns.length];
             for (int i = 0; i < cols.length; i++) {
                 String type = i == payload() ? "STRING" : "INT";
-                cols[i] = nullable(i) ? Column.nullable(columns[i], type) : Column.notNull(columns[i], type);
+                cols[i] =
+                        nullable(i)
+                                ? Column.nullable(columns[i], type)
+                                : Column.notNull(columns[i], type);
             }
             return CdcSchema.of(cols);
         }
@@ -104,8 +109,8 @@ final class FidelityTrace {
         ABSENT_RETRACTION,
         /**
          * A {@code +I} whose primary key is stored with a different row (a Debezium re-delivery or
-         * incremental snapshot read of a changed row). Flink adds the new row's joined rows and keeps
-         * the stored row's; cdcjoin emits what Flink emits for the normalized pair {@code
+         * incremental snapshot read of a changed row). Flink adds the new row's joined rows and
+         * keeps the stored row's; cdcjoin emits what Flink emits for the normalized pair {@code
          * -U(stored), +U(new)} (what a ChangelogNormalize would feed it).
          */
         REPLACEMENT,
@@ -150,6 +155,7 @@ final class FidelityTrace {
 
     /** Largest join key value (keys are 0..KEYS-1, so rows match often). */
     private static final int KEYS = 6;
+
     /** Largest primary key value of a {@link Layout#HAS_UNIQUE_KEY} side. */
     private static final int IDS = 24;
 
@@ -170,7 +176,8 @@ final class FidelityTrace {
             if (layout == Layout.HAS_UNIQUE_KEY) {
                 row[layout.pk] = rnd.nextInt(IDS);
             }
-            row[layout.k] = layout.nullable(layout.k) && rnd.nextInt(12) == 0 ? null : rnd.nextInt(KEYS);
+            row[layout.k] =
+                    layout.nullable(layout.k) && rnd.nextInt(12) == 0 ? null : rnd.nextInt(KEYS);
             row[layout.payload()] = "v" + rnd.nextInt(3);
             return row;
         }
@@ -180,7 +187,10 @@ final class FidelityTrace {
             if (!layout.hasPrimaryKey()) {
                 return null;
             }
-            return rows.stream().filter(r -> r[layout.pk].equals(row[layout.pk])).findFirst().orElse(null);
+            return rows.stream()
+                    .filter(r -> r[layout.pk].equals(row[layout.pk]))
+                    .findFirst()
+                    .orElse(null);
         }
 
         boolean contains(Object[] row) {
@@ -240,11 +250,12 @@ final class FidelityTrace {
     private static void update(Random rnd, Table t, List<Change> out) {
         Object[] old = t.pick(rnd);
         Object[] row = old.clone();
-        int column = switch (rnd.nextInt(3)) {
-            case 0 -> t.layout.payload();
-            case 1 -> t.layout.k; // moves to another join key
-            default -> t.layout.hasPrimaryKey() ? t.layout.pk : t.layout.k;
-        };
+        int column =
+                switch (rnd.nextInt(3)) {
+                    case 0 -> t.layout.payload();
+                    case 1 -> t.layout.k; // moves to another join key
+                    default -> t.layout.hasPrimaryKey() ? t.layout.pk : t.layout.k;
+                };
         row[column] = t.random(rnd)[column];
         Object[] sameKey = t.byKey(row);
         if (Arrays.equals(old, row) || (sameKey != null && sameKey != old)) {
@@ -289,9 +300,10 @@ final class FidelityTrace {
             row[t.layout.payload()] = stored[t.layout.payload()] + "'";
         }
         RowKind kind = rnd.nextBoolean() ? RowKind.INSERT : RowKind.UPDATE_AFTER;
-        Case why = Arrays.equals(row, stored)
-                ? Case.REPLACEMENT_IDENTICAL
-                : kind == RowKind.INSERT ? Case.REPLACEMENT : Case.UPSERT_FLINK_40681;
+        Case why =
+                Arrays.equals(row, stored)
+                        ? Case.REPLACEMENT_IDENTICAL
+                        : kind == RowKind.INSERT ? Case.REPLACEMENT : Case.UPSERT_FLINK_40681;
         t.rows.set(t.rows.indexOf(stored), row);
         out.add(new Change(t.right, kind, row, why, stored));
     }

@@ -57,6 +57,7 @@ class FlinkFidelityTest {
 
     /** Records per combination. */
     private static final int RECORDS = 300;
+
     /** Mismatches printed in a failure message. */
     private static final int SHOWN = 12;
 
@@ -80,8 +81,16 @@ class FlinkFidelityTest {
             JoinType type, Layout left, Layout right, Engine engine) throws Exception {
         long seed = 1 + type.ordinal() * 9L + left.ordinal() * 3L + right.ordinal();
         List<Change> trace = FidelityTrace.generate(left, right, seed, RECORDS);
-        String what = type + " join, left " + left + ", right " + right + ", " + engine
-                + " engine, seed " + seed;
+        String what =
+                type
+                        + " join, left "
+                        + left
+                        + ", right "
+                        + right
+                        + ", "
+                        + engine
+                        + " engine, seed "
+                        + seed;
         List<String> mismatches = new ArrayList<>();
         Comparison comparison;
         try (RecordJoin flink = new FlinkOperator(left, right, type);
@@ -97,13 +106,24 @@ class FlinkFidelityTest {
             }
         }
         if (!mismatches.isEmpty()) {
-            fail(mismatches.size() + " of " + trace.size() + " records differ from Flink's "
-                    + "StreamingJoinOperator (" + what + "); the first " + SHOWN + ":\n"
-                    + String.join("\n", mismatches.subList(0, Math.min(SHOWN, mismatches.size()))));
+            fail(
+                    mismatches.size()
+                            + " of "
+                            + trace.size()
+                            + " records differ from Flink's "
+                            + "StreamingJoinOperator ("
+                            + what
+                            + "); the first "
+                            + SHOWN
+                            + ":\n"
+                            + String.join(
+                                    "\n",
+                                    mismatches.subList(0, Math.min(SHOWN, mismatches.size()))));
         }
         assertGeneratedOnPurpose(comparison.generated, left, right, what);
         if (type != JoinType.FULL) {
-            assertTrue(comparison.absentShownOnFlink > 0,
+            assertTrue(
+                    comparison.absentShownOnFlink > 0,
                     "no absent retraction made Flink emit rows it never emitted: " + what);
         }
     }
@@ -112,8 +132,10 @@ class FlinkFidelityTest {
     private static final class Comparison {
         private final JoinType type;
         private final RecordJoin flink;
+
         /** How many records of each case were seen. */
         final Map<Case, Integer> generated = new EnumMap<>(Case.class);
+
         /** Absent retractions that Flink (fed them) answered with rows it never emitted. */
         int absentShownOnFlink;
 
@@ -132,8 +154,11 @@ class FlinkFidelityTest {
                 case PLAIN, DUPLICATE -> List.of(flink.process(c));
                 case REPLACEMENT, UPSERT_FLINK_40681 -> normalized(c);
                 case REPLACEMENT_IDENTICAL -> List.of();
-                case RETRACTION_BY_KEY -> List.of(
-                        flink.process(new Change(c.right(), c.kind(), c.stored(), c.why(), null)));
+                case RETRACTION_BY_KEY ->
+                        List.of(
+                                flink.process(
+                                        new Change(
+                                                c.right(), c.kind(), c.stored(), c.why(), null)));
                 case ABSENT_RETRACTION -> {
                     if (!otherSideOuter(type, c) && !flink.process(c).isEmpty()) {
                         absentShownOnFlink++;
@@ -149,8 +174,11 @@ class FlinkFidelityTest {
          */
         private List<List<String>> normalized(Change c) throws Exception {
             return List.of(
-                    flink.process(new Change(c.right(), RowKind.UPDATE_BEFORE, c.stored(), c.why(), null)),
-                    flink.process(new Change(c.right(), RowKind.UPDATE_AFTER, c.row(), c.why(), null)));
+                    flink.process(
+                            new Change(
+                                    c.right(), RowKind.UPDATE_BEFORE, c.stored(), c.why(), null)),
+                    flink.process(
+                            new Change(c.right(), RowKind.UPDATE_AFTER, c.row(), c.why(), null)));
         }
     }
 
@@ -186,11 +214,25 @@ class FlinkFidelityTest {
         ours.forEach(onlyFlink::remove);
         List<String> onlyOurs = new ArrayList<>(ours);
         flink.forEach(onlyOurs::remove);
-        String expected = parts.stream().map(p -> sorted(p).toString()).collect(Collectors.joining(" then "));
-        return "  #" + index + " " + c.why() + " " + c + "\n"
-                + "      Flink: " + (parts.isEmpty() ? "[]" : expected) + "\n"
-                + "      ours:  " + ours + "\n"
-                + "      only in Flink's: " + onlyFlink + ", only in ours: " + onlyOurs;
+        String expected =
+                parts.stream().map(p -> sorted(p).toString()).collect(Collectors.joining(" then "));
+        return "  #"
+                + index
+                + " "
+                + c.why()
+                + " "
+                + c
+                + "\n"
+                + "      Flink: "
+                + (parts.isEmpty() ? "[]" : expected)
+                + "\n"
+                + "      ours:  "
+                + ours
+                + "\n"
+                + "      only in Flink's: "
+                + onlyFlink
+                + ", only in ours: "
+                + onlyOurs;
     }
 
     /** Each deliberate difference that the layouts allow was generated, several times. */
@@ -198,32 +240,39 @@ class FlinkFidelityTest {
             Map<Case, Integer> generated, Layout left, Layout right, String what) {
         List<Case> expected = new ArrayList<>(List.of(Case.PLAIN, Case.ABSENT_RETRACTION));
         if (left.hasPrimaryKey() || right.hasPrimaryKey()) {
-            expected.addAll(List.of(Case.REPLACEMENT, Case.UPSERT_FLINK_40681,
-                    Case.REPLACEMENT_IDENTICAL, Case.RETRACTION_BY_KEY));
+            expected.addAll(
+                    List.of(
+                            Case.REPLACEMENT,
+                            Case.UPSERT_FLINK_40681,
+                            Case.REPLACEMENT_IDENTICAL,
+                            Case.RETRACTION_BY_KEY));
         }
         if (!left.hasPrimaryKey() || !right.hasPrimaryKey()) {
             expected.add(Case.DUPLICATE);
         }
         for (Case c : expected) {
-            assertTrue(generated.getOrDefault(c, 0) >= 3, c + " generated " + generated.get(c)
-                    + " times: " + what);
+            assertTrue(
+                    generated.getOrDefault(c, 0) >= 3,
+                    c + " generated " + generated.get(c) + " times: " + what);
         }
     }
 
-    // Each difference on Flink's raw operator (fed exactly what cdcjoin is fed), in small scenarios.
+    // Each difference on Flink's raw operator (fed exactly what cdcjoin is fed), in small
+    // scenarios.
 
     /** A retraction of a row never inserted: Flink retracts a joined row it never emitted. */
     @ParameterizedTest
     @EnumSource(Engine.class)
     void absentRetraction(Engine engine) throws Exception {
-        List<Change> records = List.of(
-                left(RowKind.INSERT, 1, "a"),
-                right(RowKind.DELETE, 7, 1, "x"));
+        List<Change> records =
+                List.of(left(RowKind.INSERT, 1, "a"), right(RowKind.DELETE, 7, 1, "x"));
         Layout l = Layout.JOIN_KEY_CONTAINS_UNIQUE_KEY;
         Layout r = Layout.HAS_UNIQUE_KEY;
-        assertEquals(List.of(List.of(), List.of("-D[1, a, 7, 1, x]")),
+        assertEquals(
+                List.of(List.of(), List.of("-D[1, a, 7, 1, x]")),
                 run(new FlinkOperator(l, r, JoinType.INNER), records));
-        assertEquals(List.of(List.of(), List.of()), run(ours(engine, l, r, JoinType.INNER), records));
+        assertEquals(
+                List.of(List.of(), List.of()), run(ours(engine, l, r, JoinType.INNER), records));
     }
 
     /**
@@ -234,16 +283,19 @@ class FlinkFidelityTest {
     @ParameterizedTest
     @EnumSource(Engine.class)
     void upsertOnAnOuterJoinFlink40681(Engine engine) throws Exception {
-        List<Change> records = List.of(
-                left(RowKind.INSERT, 1, "a"),
-                right(RowKind.INSERT, 7, 1, "x"),
-                right(RowKind.UPDATE_AFTER, 7, 1, "y"),
-                right(RowKind.DELETE, 7, 1, "y"));
+        List<Change> records =
+                List.of(
+                        left(RowKind.INSERT, 1, "a"),
+                        right(RowKind.INSERT, 7, 1, "x"),
+                        right(RowKind.UPDATE_AFTER, 7, 1, "y"),
+                        right(RowKind.DELETE, 7, 1, "y"));
         Layout l = Layout.JOIN_KEY_CONTAINS_UNIQUE_KEY;
         Layout r = Layout.HAS_UNIQUE_KEY;
-        assertEquals(Map.of("[1, a, 7, 1, x]", 1),
+        assertEquals(
+                Map.of("[1, a, 7, 1, x]", 1),
                 materialize(run(new FlinkOperator(l, r, JoinType.LEFT), records)));
-        assertEquals(Map.of("[1, a, null, null, null]", 1),
+        assertEquals(
+                Map.of("[1, a, null, null, null]", 1),
                 materialize(run(ours(engine, l, r, JoinType.LEFT), records)));
     }
 
@@ -254,17 +306,24 @@ class FlinkFidelityTest {
     @ParameterizedTest
     @EnumSource(Engine.class)
     void replacementsOfAStoredPrimaryKey(Engine engine) throws Exception {
-        List<Change> records = List.of(
-                left(RowKind.INSERT, 1, "a"),
-                right(RowKind.INSERT, 1, "x"),
-                right(RowKind.INSERT, 1, "x"),
-                right(RowKind.INSERT, 1, "y"));
+        List<Change> records =
+                List.of(
+                        left(RowKind.INSERT, 1, "a"),
+                        right(RowKind.INSERT, 1, "x"),
+                        right(RowKind.INSERT, 1, "x"),
+                        right(RowKind.INSERT, 1, "y"));
         Layout pk = Layout.JOIN_KEY_CONTAINS_UNIQUE_KEY;
-        assertEquals(Map.of("[1, a, 1, x]", 2, "[1, a, 1, y]", 1),
+        assertEquals(
+                Map.of("[1, a, 1, x]", 2, "[1, a, 1, y]", 1),
                 materialize(run(new FlinkOperator(pk, pk, JoinType.INNER), records)));
         List<List<String>> mine = run(ours(engine, pk, pk, JoinType.INNER), records);
-        assertEquals(List.of(List.of(), List.of("+I[1, a, 1, x]"), List.of(),
-                List.of("-U[1, a, 1, x]", "+U[1, a, 1, y]")), mine);
+        assertEquals(
+                List.of(
+                        List.of(),
+                        List.of("+I[1, a, 1, x]"),
+                        List.of(),
+                        List.of("-U[1, a, 1, x]", "+U[1, a, 1, y]")),
+                mine);
     }
 
     /**
@@ -274,12 +333,13 @@ class FlinkFidelityTest {
     @ParameterizedTest
     @EnumSource(Engine.class)
     void duplicateRowsCountAMatchEach(Engine engine) throws Exception {
-        List<Change> records = List.of(
-                left(RowKind.INSERT, 1, "a"),
-                right(RowKind.INSERT, 1, "x"),
-                right(RowKind.INSERT, 1, "x"),
-                right(RowKind.DELETE, 1, "x"),
-                right(RowKind.DELETE, 1, "x"));
+        List<Change> records =
+                List.of(
+                        left(RowKind.INSERT, 1, "a"),
+                        right(RowKind.INSERT, 1, "x"),
+                        right(RowKind.INSERT, 1, "x"),
+                        right(RowKind.DELETE, 1, "x"),
+                        right(RowKind.DELETE, 1, "x"));
         Layout l = Layout.JOIN_KEY_CONTAINS_UNIQUE_KEY;
         Layout r = Layout.NO_UNIQUE_KEY;
         List<List<String>> flink = run(new FlinkOperator(l, r, JoinType.LEFT), records);

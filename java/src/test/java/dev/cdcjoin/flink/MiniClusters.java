@@ -15,9 +15,9 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 
 /**
  * The MiniClusters the job tests register: one task manager with a few slots. A job waits at most
- * {@link #SLOT_REQUEST_TIMEOUT} for slots (Flink's default is 5 minutes), so a test that cannot
- * get any fails quickly with {@code NoResourceAvailableException}; the reason is then in
- * Flink's log, {@code java/target/flink-tests.log}.
+ * {@link #SLOT_REQUEST_TIMEOUT} for slots (Flink's default is 5 minutes), so a test that cannot get
+ * any fails quickly with {@code NoResourceAvailableException}; the reason is then in Flink's log,
+ * {@code java/target/flink-tests.log}.
  */
 public final class MiniClusters {
 
@@ -37,8 +37,8 @@ public final class MiniClusters {
     }
 
     /**
-     * A MiniCluster of one task manager that reports the join operators' input counters to
-     * {@link JoinInputCounters}, so a test can feed the joins in a fixed order.
+     * A MiniCluster of one task manager that reports the join operators' input counters to {@link
+     * JoinInputCounters}, so a test can feed the joins in a fixed order.
      *
      * @param slots its task slots, the highest parallelism a test job may use
      * @return the extension to register with {@code @RegisterExtension}
@@ -92,8 +92,12 @@ public final class MiniClusters {
             Thread.sleep(100);
         }
         throw new AssertionError(
-                "expected one task manager with all " + cluster.getNumberSlots()
-                        + " slots free after " + timeout + "; /taskmanagers says " + last);
+                "expected one task manager with all "
+                        + cluster.getNumberSlots()
+                        + " slots free after "
+                        + timeout
+                        + "; /taskmanagers says "
+                        + last);
     }
 
     private static MiniClusterExtension create(int slots, Configuration conf) {

@@ -108,11 +108,13 @@ class NativeBridgeTest {
             assertEquals("#0 0 7/héllo", shown.get(0));
             assertEquals("#1 1 7/héllo", shown.get(1));
             assertEquals("#1 2 7/null", shown.get(2));
-            assertTrue(shown.get(3).startsWith("#2 error: t record #42: the \"before\" row is not"),
+            assertTrue(
+                    shown.get(3).startsWith("#2 error: t record #42: the \"before\" row is not"),
                     shown.get(3));
             assertArrayEquals(a, rows.get(0));
             assertArrayEquals(b, rows.get(2));
-            Object[] back = codec.decode(ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+            Object[] back =
+                    codec.decode(ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
             Object[] expect = sample(7, "héllo");
             for (int i = 0; i < expect.length; i++) {
                 if (expect[i] instanceof byte[]) {
@@ -142,7 +144,8 @@ class NativeBridgeTest {
             List<String> shown = entries(out, new RowCodec(ALL_TYPES), new ArrayList<>());
             assertEquals("#0 0 1/x", shown.get(0));
             assertTrue(shown.get(1).startsWith("#1 error: t record #1: malformed JSON"));
-            assertTrue(shown.get(2).startsWith("#4 error: t record #4: column \"id\""), shown.get(2));
+            assertTrue(
+                    shown.get(2).startsWith("#4 error: t record #4: column \"id\""), shown.get(2));
             assertEquals("#5 0 1/x", shown.get(3));
         }
     }
@@ -169,7 +172,8 @@ class NativeBridgeTest {
         ByteBuffer heap = ByteBuffer.allocate(16);
         IllegalArgumentException notDirect =
                 assertThrows(IllegalArgumentException.class, () -> d.decodeJson(heap, 0, 0));
-        assertTrue(notDirect.getMessage().contains("not a direct ByteBuffer"), notDirect.getMessage());
+        assertTrue(
+                notDirect.getMessage().contains("not a direct ByteBuffer"), notDirect.getMessage());
         ByteBuffer direct = DirectBuffers.allocate(16);
         IllegalArgumentException tooLong =
                 assertThrows(IllegalArgumentException.class, () -> d.decodeJson(direct, 17, 0));
@@ -265,7 +269,9 @@ class NativeBridgeTest {
                 List.of("3 [1, alice][10, 1, a.com]", "0 [1, alice]null"),
                 joined(restored.processBatch(b.buffer(), b.length(), 0)));
         IllegalArgumentException twice =
-                assertThrows(IllegalArgumentException.class, () -> restored.restore(section, 4 + length));
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> restored.restore(section, 4 + length));
         assertTrue(twice.getMessage().contains("restored twice"), twice.getMessage());
 
         NativeJoin elsewhere = new NativeJoin(usersDomains(JoinType.LEFT).specJson(50, 60));
@@ -273,7 +279,9 @@ class NativeBridgeTest {
         b.clear();
         record(b, 0, 0, 3, new byte[] {1, 2});
         IllegalStateException invalid =
-                assertThrows(IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length(), 0));
+                assertThrows(
+                        IllegalStateException.class,
+                        () -> j.processBatch(b.buffer(), b.length(), 0));
         assertTrue(invalid.getMessage().contains("invalid row"), invalid.getMessage());
         b.clear();
         b.put((byte) 9);

@@ -85,38 +85,47 @@ final class RandomCdc {
          */
         COMPOSITE(
                 new SideSpec(
-                        "accounts",
-                        CdcSchema.of(
-                                Column.notNull("region", "STRING"),
-                                Column.notNull("acct", "BIGINT"),
-                                Column.nullable("owner", "STRING"),
-                                Column.nullable("opened", "DATE"),
-                                Column.nullable("credit", "DECIMAL(12, 2)")),
-                        List.of("region", "acct"),
-                        List.of("region", "acct"),
-                        null)
+                                "accounts",
+                                CdcSchema.of(
+                                        Column.notNull("region", "STRING"),
+                                        Column.notNull("acct", "BIGINT"),
+                                        Column.nullable("owner", "STRING"),
+                                        Column.nullable("opened", "DATE"),
+                                        Column.nullable("credit", "DECIMAL(12, 2)")),
+                                List.of("region", "acct"),
+                                List.of("region", "acct"),
+                                null)
                         .withFormat(EPOCH_TIMES),
                 new SideSpec(
-                        "lines",
-                        CdcSchema.of(
-                                Column.nullable("region", "STRING"),
-                                Column.nullable("acct", "BIGINT"),
-                                Column.nullable("sku", "STRING"),
-                                Column.nullable("qty", "INT"),
-                                Column.nullable("at", "TIMESTAMP(3)")),
-                        List.of("region", "acct"),
-                        null,
-                        null)
+                                "lines",
+                                CdcSchema.of(
+                                        Column.nullable("region", "STRING"),
+                                        Column.nullable("acct", "BIGINT"),
+                                        Column.nullable("sku", "STRING"),
+                                        Column.nullable("qty", "INT"),
+                                        Column.nullable("at", "TIMESTAMP(3)")),
+                                List.of("region", "acct"),
+                                null,
+                                null)
                         .withFormat(EPOCH_TIMES.withSourcePrecision("at", 3)),
                 rnd ->
                         new Object[] {
-                            region(rnd), (long) rnd.nextInt(12), "owner" + rnd.nextInt(50),
-                            LocalDate.ofEpochDay(19_000 + rnd.nextInt(400)), money(rnd, 8)
+                            region(rnd),
+                            (long) rnd.nextInt(12),
+                            "owner" + rnd.nextInt(50),
+                            LocalDate.ofEpochDay(19_000 + rnd.nextInt(400)),
+                            money(rnd, 8)
                         },
                 (rnd, a) ->
                         switch (rnd.nextInt(5)) {
-                            case 0 -> new Object[] {region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]};
-                            case 1 -> new Object[] {a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]};
+                            case 0 ->
+                                    new Object[] {
+                                        region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]
+                                    };
+                            case 1 ->
+                                    new Object[] {
+                                        a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]
+                                    };
                             case 2 -> new Object[] {a[0], a[1], a[2], null, a[4]};
                             default -> new Object[] {a[0], a[1], a[2], a[3], money(rnd, 8)};
                         },
@@ -124,13 +133,21 @@ final class RandomCdc {
                         new Object[] {
                             rnd.nextInt(25) == 0 ? null : region(rnd),
                             rnd.nextInt(25) == 0 ? null : (long) rnd.nextInt(14),
-                            "sku" + rnd.nextInt(5), rnd.nextInt(4), at(rnd)
+                            "sku" + rnd.nextInt(5),
+                            rnd.nextInt(4),
+                            at(rnd)
                         },
                 (rnd, l) ->
                         switch (rnd.nextInt(3)) {
-                            case 0 -> new Object[] {region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]};
+                            case 0 ->
+                                    new Object[] {
+                                        region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]
+                                    };
                             case 1 -> new Object[] {l[0], l[1], l[2], rnd.nextInt(4), l[4]};
-                            default -> new Object[] {l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)};
+                            default ->
+                                    new Object[] {
+                                        l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)
+                                    };
                         });
 
         final SideSpec left;
@@ -319,7 +336,8 @@ final class RandomCdc {
                     continue;
                 }
                 table.rows.add(row);
-                t.events.add(tag + envelope(rnd, table.side, step < snapshot ? "r" : "c", null, row));
+                t.events.add(
+                        tag + envelope(rnd, table.side, step < snapshot ? "r" : "c", null, row));
             } else if (choice < 80) { // update
                 if (table.rows.isEmpty()) {
                     continue;
@@ -346,7 +364,8 @@ final class RandomCdc {
         return t;
     }
 
-    private static String envelope(Random rnd, SideSpec side, String op, Object[] before, Object[] after) {
+    private static String envelope(
+            Random rnd, SideSpec side, String op, Object[] before, Object[] after) {
         ObjectNode env = JSON.createObjectNode();
         env.set("before", before == null ? null : image(side, before));
         env.set("after", after == null ? null : image(side, after));

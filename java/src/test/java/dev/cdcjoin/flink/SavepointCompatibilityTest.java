@@ -55,8 +55,7 @@ class SavepointCompatibilityTest {
 
     static final String RESOURCE = "/savepoints/format-1";
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
 
     static final Queue<String> EMITTED_ROWS = new ConcurrentLinkedQueue<>();
     static final AtomicLong EVENTS_SENT = new AtomicLong();
@@ -93,8 +92,8 @@ class SavepointCompatibilityTest {
     }
 
     /**
-     * Starts a join of {@code type} on {@code events}, from {@code savepoint} if given, failing
-     * for good at the first error; rows go to {@link #EMITTED_ROWS}.
+     * Starts a join of {@code type} on {@code events}, from {@code savepoint} if given, failing for
+     * good at the first error; rows go to {@link #EMITTED_ROWS}.
      */
     static JobClient start(
             JoinType type, List<String> events, int parallelism, Path savepoint, boolean bounded)
@@ -114,8 +113,11 @@ class SavepointCompatibilityTest {
         env.setMaxParallelism(128);
         DataStream<String> source =
                 env.fromSequence(0, bounded ? events.size() - 1 : Long.MAX_VALUE)
-                        .uid("source-" + phase).setParallelism(1)
-                        .flatMap(new Events(events)).uid("events-" + phase).setParallelism(1);
+                        .uid("source-" + phase)
+                        .setParallelism(1)
+                        .flatMap(new Events(events))
+                        .uid("events-" + phase)
+                        .setParallelism(1);
         CdcJoin join = join(type);
         SingleOutputStreamOperator<ChangeRecord> l =
                 join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
@@ -123,11 +125,13 @@ class SavepointCompatibilityTest {
                 join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
         l.uid("decode-users");
         r.uid("decode-domains");
-        join.joinChanges(l, r).uid("join")
-                .map(row -> {
-                    EMITTED_ROWS.add(row.toString());
-                    return row.toString();
-                })
+        join.joinChanges(l, r)
+                .uid("join")
+                .map(
+                        row -> {
+                            EMITTED_ROWS.add(row.toString());
+                            return row.toString();
+                        })
                 .sinkTo(new DiscardingSink<>());
         return env.executeAsync("savepoint-" + phase);
     }
@@ -173,8 +177,7 @@ class SavepointCompatibilityTest {
                         ExecutionException.class,
                         () -> job.getJobExecutionResult().get(120, TimeUnit.SECONDS));
         String causes = ExceptionUtils.stringifyException(e);
-        assertTrue(
-                causes.contains("cannot restore the join state of key group"), causes);
+        assertTrue(causes.contains("cannot restore the join state of key group"), causes);
         assertTrue(
                 causes.contains(
                         "taken under a different join declaration: the left side's row entries"

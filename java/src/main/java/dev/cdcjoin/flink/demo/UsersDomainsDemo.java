@@ -50,10 +50,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  * values (bytes) of {@code --users-topic} (default {@code users}) and {@code --domains-topic}
  * (default {@code domains}) with flink-connector-kafka, from the earliest offsets, in consumer
  * group {@code --kafka-group} (default {@code cdcjoin-demo}); the tables must have the demo's
- * columns ({@code users(id BIGINT, name)}, {@code domains(id BIGINT, user_id BIGINT, domain)}).
- * The job stops at the offsets that were the latest when it started, unless {@code --follow true}
- * keeps it reading. Tombstones (null values) are passed on as empty messages, which the decoder
- * skips and counts.
+ * columns ({@code users(id BIGINT, name)}, {@code domains(id BIGINT, user_id BIGINT, domain)}). The
+ * job stops at the offsets that were the latest when it started, unless {@code --follow true} keeps
+ * it reading. Tombstones (null values) are passed on as empty messages, which the decoder skips and
+ * counts.
  */
 public final class UsersDomainsDemo {
 
@@ -130,28 +130,41 @@ public final class UsersDomainsDemo {
         Options o = Options.parse(args);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(o.parallelism);
-        CdcJoin join = CdcJoin.builder()
-                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
-                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(o.joinType)
-                .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
-                .maxFlushDelay(Duration.ofMillis(50))
-                .build();
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
+                        .right(
+                                "domains",
+                                UsersDomainsTrace.DOMAINS,
+                                List.of("user_id"),
+                                List.of("id"))
+                        .joinType(o.joinType)
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .maxFlushDelay(Duration.ofMillis(50))
+                        .build();
         CdcJoin.Result result;
         if (o.kafkaBootstrap != null) {
-            System.out.printf("cdcjoin demo: %s JOIN of Kafka topics %s (users) and %s (domains) at %s,"
+            System.out.printf(
+                    "cdcjoin demo: %s JOIN of Kafka topics %s (users) and %s (domains) at %s,"
                             + " parallelism %d%n",
                     o.joinType, o.usersTopic, o.domainsTopic, o.kafkaBootstrap, o.parallelism);
-            result = join.joinJson(
-                    kafka(env, o, o.usersTopic).map(new CountIn<byte[]>()).setParallelism(1),
-                    kafka(env, o, o.domainsTopic).map(new CountIn<byte[]>()).setParallelism(1));
+            result =
+                    join.joinJson(
+                            kafka(env, o, o.usersTopic)
+                                    .map(new CountIn<byte[]>())
+                                    .setParallelism(1),
+                            kafka(env, o, o.domainsTopic)
+                                    .map(new CountIn<byte[]>())
+                                    .setParallelism(1));
         } else {
             UsersDomainsTrace trace = UsersDomainsTrace.generate(o.seed, o.changes, o.users);
             List<String> users = new ArrayList<>();
             List<String> domains = new ArrayList<>();
             trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
-            System.out.printf("cdcjoin demo: %s JOIN of users (%d messages) and domains (%d messages),"
-                    + " parallelism %d%n", o.joinType, users.size(), domains.size(), o.parallelism);
+            System.out.printf(
+                    "cdcjoin demo: %s JOIN of users (%d messages) and domains (%d messages),"
+                            + " parallelism %d%n",
+                    o.joinType, users.size(), domains.size(), o.parallelism);
             result = join.joinStrings(source(env, users), source(env, domains));
         }
         result.badRecords().map(new ReportBad()).sinkTo(new DiscardingSink<>());
@@ -183,26 +196,31 @@ public final class UsersDomainsDemo {
      * @return the values, one source subtask (each table's changes stay in order)
      */
     static DataStream<byte[]> kafka(StreamExecutionEnvironment env, Options o, String topic) {
-        return env.fromSource(kafkaSource(o, topic), WatermarkStrategy.noWatermarks(), "kafka " + topic)
+        return env.fromSource(
+                        kafkaSource(o, topic), WatermarkStrategy.noWatermarks(), "kafka " + topic)
                 .setParallelism(1);
     }
 
     /** The source of {@link #kafka}: earliest offsets; bounded by the latest unless following. */
     static KafkaSource<byte[]> kafkaSource(Options o, String topic) {
-        KafkaSourceBuilder<byte[]> b = KafkaSource.<byte[]>builder()
-                .setBootstrapServers(o.kafkaBootstrap)
-                .setTopics(topic)
-                .setGroupId(o.kafkaGroup)
-                .setClientIdPrefix(o.kafkaGroup + "-" + topic)
-                .setStartingOffsets(OffsetsInitializer.earliest())
-                .setDeserializer(new ValueBytes());
+        KafkaSourceBuilder<byte[]> b =
+                KafkaSource.<byte[]>builder()
+                        .setBootstrapServers(o.kafkaBootstrap)
+                        .setTopics(topic)
+                        .setGroupId(o.kafkaGroup)
+                        .setClientIdPrefix(o.kafkaGroup + "-" + topic)
+                        .setStartingOffsets(OffsetsInitializer.earliest())
+                        .setDeserializer(new ValueBytes());
         if (!o.follow) {
             b.setBounded(OffsetsInitializer.latest());
         }
         return b.build();
     }
 
-    /** A record's value; a tombstone (null value) becomes an empty message, which decodes to nothing. */
+    /**
+     * A record's value; a tombstone (null value) becomes an empty message, which decodes to
+     * nothing.
+     */
     static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
         private static final long serialVersionUID = 1L;
 
@@ -267,8 +285,8 @@ public final class UsersDomainsDemo {
     /**
      * Counts the messages read in the {@value #ACCUMULATOR} accumulator (summed over inputs), and
      * notes when the first and the last were read ({@value #FIRST_MS}, {@value #LAST_MS}, epoch
-     * milliseconds), so that the summary gives the rate while events flowed, not one diluted by
-     * the job's start.
+     * milliseconds), so that the summary gives the rate while events flowed, not one diluted by the
+     * job's start.
      *
      * @param <T> the message type
      */
@@ -305,9 +323,12 @@ public final class UsersDomainsDemo {
     }
 
     private static DataStream<String> source(StreamExecutionEnvironment env, List<String> json) {
-        return env.fromSequence(0, json.size() - 1).setParallelism(1)
-                .map(new Pick(json)).setParallelism(1)
-                .map(new CountIn<String>()).setParallelism(1);
+        return env.fromSequence(0, json.size() - 1)
+                .setParallelism(1)
+                .map(new Pick(json))
+                .setParallelism(1)
+                .map(new CountIn<String>())
+                .setParallelism(1);
     }
 
     private static void summary(long out, long submittedMs, long doneMs, JobExecutionResult r) {
@@ -317,19 +338,24 @@ public final class UsersDomainsDemo {
         System.out.println("---- summary ----");
         System.out.printf("events in:            %,d%n", in);
         System.out.printf("rows out:             %,d%n", out);
-        System.out.printf("job start:            %.2f s (submission to first event)%n",
+        System.out.printf(
+                "job start:            %.2f s (submission to first event)%n",
                 (first - submittedMs) / 1e3);
         System.out.printf("events flowing:       %.2f s (first to last event read)%n", flowing);
-        System.out.printf("throughput:           %,.0f events/s while events flowed"
-                + " (this JVM also generates the trace and prints the changelog)%n", in / flowing);
-        System.out.printf("wall time:            %.2f s (job start and shutdown included)%n",
+        System.out.printf(
+                "throughput:           %,.0f events/s while events flowed"
+                        + " (this JVM also generates the trace and prints the changelog)%n",
+                in / flowing);
+        System.out.printf(
+                "wall time:            %.2f s (job start and shutdown included)%n",
                 (doneMs - submittedMs) / 1e3);
         System.out.printf("native state rows:    %,d%n", acc(r, NativeJoinOperator.ACC_STATE_ROWS));
-        System.out.printf("native state bytes:   %,d heap (%,d bytes of stored rows with their headers)%n",
+        System.out.printf(
+                "native state bytes:   %,d heap (%,d bytes of stored rows with their headers)%n",
                 acc(r, NativeJoinOperator.ACC_STATE_HEAP_BYTES),
                 acc(r, NativeJoinOperator.ACC_STATE_ROW_BYTES));
-        System.out.printf("absent retractions:   %,d%n",
-                acc(r, NativeJoinOperator.ACC_ABSENT_RETRACTIONS));
+        System.out.printf(
+                "absent retractions:   %,d%n", acc(r, NativeJoinOperator.ACC_ABSENT_RETRACTIONS));
         System.out.printf("bad records:          %,d%n", acc(r, ReportBad.ACCUMULATOR));
     }
 

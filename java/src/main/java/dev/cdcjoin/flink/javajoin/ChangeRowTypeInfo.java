@@ -15,11 +15,11 @@ import org.apache.flink.types.Row;
 /**
  * The type of decoded changes: a table's rows whose columns may hold {@link Unavailable#VALUE}.
  *
- * <p>Flink's row serializer writes each field with its column's serializer, which cannot write
- * the sentinel. Changes cross the {@code keyBy} between decoder and join, so this type's
- * serializer writes the positions of unavailable columns first, then the row with those columns
- * null, and puts the sentinel back when reading. The join never stores such a row, so the
- * join's state keeps the plain {@link RowTypeInfo}.
+ * <p>Flink's row serializer writes each field with its column's serializer, which cannot write the
+ * sentinel. Changes cross the {@code keyBy} between decoder and join, so this type's serializer
+ * writes the positions of unavailable columns first, then the row with those columns null, and puts
+ * the sentinel back when reading. The join never stores such a row, so the join's state keeps the
+ * plain {@link RowTypeInfo}.
  */
 final class ChangeRowTypeInfo extends RowTypeInfo {
 

@@ -10,8 +10,8 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 
 /**
- * The changes of one parsed envelope: the op rules of Flink's {@code debezium-json} format and
- * the native decoder, plus what a declared {@link DebeziumFormat} adds.
+ * The changes of one parsed envelope: the op rules of Flink's {@code debezium-json} format and the
+ * native decoder, plus what a declared {@link DebeziumFormat} adds.
  *
  * <table>
  *   <caption>op rules</caption>
@@ -24,9 +24,9 @@ import org.apache.flink.util.Collector;
  * </table>
  *
  * <p>In upsert mode a {@code before} holding only the primary key (Postgres' {@code REPLICA
- * IDENTITY DEFAULT} sends that for a delete, and for an update that changes the key) retracts
- * the key with every other column {@link Unavailable}: the join retracts the row it stores under
- * that primary key.
+ * IDENTITY DEFAULT} sends that for a delete, and for an update that changes the key) retracts the
+ * key with every other column {@link Unavailable}: the join retracts the row it stores under that
+ * primary key.
  *
  * <p>Splitting an update into a retraction of {@code before} and an insertion of {@code after} is
  * what lets a join clean the old key when a join key or primary key changes.
@@ -42,8 +42,10 @@ final class ChangeRules {
     private final String source;
     private final String[] names;
     private final boolean[] nullable;
+
     /** Whether each column is in the primary key. */
     private final boolean[] inPrimaryKey;
+
     private final boolean upsert;
     private final boolean deleteInsertUpdates;
 
@@ -79,9 +81,13 @@ final class ChangeRules {
         boolean retract = (op == 'u' || op == 'd') && !upsertUpdate;
         String opName = op == 'c' ? "INSERT" : op == 'r' ? "READ" : op == 'u' ? "UPDATE" : "DELETE";
         if (retract && env.before.state != RowImage.OBJECT) {
-            throw new DebeziumDecodeException(source, index, "The \"before\" field of " + opName
-                    + " message is null, if you are using Debezium Postgres Connector, please check"
-                    + " the Postgres table has been set REPLICA IDENTITY to FULL level.");
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
+                    "The \"before\" field of "
+                            + opName
+                            + " message is null, if you are using Debezium Postgres Connector, please check"
+                            + " the Postgres table has been set REPLICA IDENTITY to FULL level.");
         }
         if (accumulate && env.after.state != RowImage.OBJECT) {
             throw new DebeziumDecodeException(
@@ -126,12 +132,15 @@ final class ChangeRules {
         if (op == 'c' || op == 'r' || op == 'u' || op == 'd') {
             return op;
         }
-        String text = env.badOp != null
-                ? env.badOp
-                : op > 0x20 && op < 0x7f
-                        ? "\"" + op + "\""
-                        : String.format("byte 0x%02x", (int) op);
-        throw new DebeziumDecodeException(source, index,
+        String text =
+                env.badOp != null
+                        ? env.badOp
+                        : op > 0x20 && op < 0x7f
+                                ? "\"" + op + "\""
+                                : String.format("byte 0x%02x", (int) op);
+        throw new DebeziumDecodeException(
+                source,
+                index,
                 "unknown \"op\" value " + text + " (expected \"c\", \"r\", \"u\" or \"d\")");
     }
 
@@ -157,9 +166,13 @@ final class ChangeRules {
             if (!inPrimaryKey[i]) {
                 before.set(i, Unavailable.VALUE);
             } else if (before.row.getField(i) == null && before.error(i) == null) {
-                throw new DebeziumDecodeException(source, index, "the \"before\" row holds only"
-                        + " key columns (upsert mode: a delete by key) but its primary key column \""
-                        + names[i] + "\" is missing or null");
+                throw new DebeziumDecodeException(
+                        source,
+                        index,
+                        "the \"before\" row holds only"
+                                + " key columns (upsert mode: a delete by key) but its primary key column \""
+                                + names[i]
+                                + "\" is missing or null");
             }
         }
     }
@@ -168,7 +181,8 @@ final class ChangeRules {
      * The change of an upsert-kafka record parsed into {@code env}: {@code -D} by the key in its
      * {@code before} ({@code delete}), else {@code +I} of its {@code after}.
      */
-    int emitUpsert(DebeziumJsonDecoder.Envelope env, boolean delete, long index, Collector<Row> out) {
+    int emitUpsert(
+            DebeziumJsonDecoder.Envelope env, boolean delete, long index, Collector<Row> out) {
         RowImage img = delete ? env.before : env.after;
         if (delete) {
             byKey(img, index);
@@ -197,9 +211,14 @@ final class ChangeRules {
                 throw new DebeziumDecodeException(source, index, img.error(i));
             }
             if (!nullable[i] && img.row.getField(i) == null) {
-                throw new DebeziumDecodeException(source, index, "column \"" + names[i]
-                        + "\" of the \"" + side
-                        + "\" row is declared NOT NULL but is missing or null");
+                throw new DebeziumDecodeException(
+                        source,
+                        index,
+                        "column \""
+                                + names[i]
+                                + "\" of the \""
+                                + side
+                                + "\" row is declared NOT NULL but is missing or null");
             }
         }
     }

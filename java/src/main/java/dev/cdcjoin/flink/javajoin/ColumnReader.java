@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.DebeziumFormat.BinaryHandling;
-import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
 import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
@@ -62,17 +61,22 @@ final class ColumnReader {
     final String name;
     final ColumnType type;
     final Encoding encoding;
+
     /** Units per second of an epoch encoding. */
     final long perSecond;
+
     /** The scale of {@link Encoding#DECIMAL_BASE64}, -1 when the schema gives none. */
     final int scale;
+
     /** Whether temporal text may end in {@code Z} (isostring mode). */
     final boolean zulu;
+
     /** What the encoding accepts, for messages. */
     final String expected;
 
     /** Debezium's placeholder for a value it does not have. */
     private final String placeholder;
+
     /** The placeholder's UTF-8 bytes in base64: what a BYTES column in bytes mode carries. */
     private final String placeholderBase64;
 
@@ -83,8 +87,14 @@ final class ColumnReader {
             long perSecond,
             int scale,
             String expected) {
-        this(column, format, encoding, perSecond, scale,
-                format.timePrecision() == TimePrecision.ISOSTRING, expected);
+        this(
+                column,
+                format,
+                encoding,
+                perSecond,
+                scale,
+                format.timePrecision() == TimePrecision.ISOSTRING,
+                expected);
     }
 
     private ColumnReader(
@@ -132,7 +142,10 @@ final class ColumnReader {
                 return of(c, f, Encoding.INTEGER, "a JSON integer");
             case FLOAT:
             case DOUBLE:
-                return of(c, f, Encoding.FLOATING,
+                return of(
+                        c,
+                        f,
+                        Encoding.FLOATING,
                         "a JSON number or \"NaN\", \"Infinity\", \"-Infinity\"");
             case STRING:
                 return of(c, f, Encoding.TEXT, "a JSON string");
@@ -141,8 +154,13 @@ final class ColumnReader {
             case BYTES:
                 return f.binaryHandling() == BinaryHandling.HEX
                         ? of(c, f, Encoding.HEX, "a hexadecimal string (binary.handling.mode=hex)")
-                        : of(c, f, Encoding.BASE64, "a base64 string (binary.handling.mode="
-                                + lower(f.binaryHandling()) + ")");
+                        : of(
+                                c,
+                                f,
+                                Encoding.BASE64,
+                                "a base64 string (binary.handling.mode="
+                                        + lower(f.binaryHandling())
+                                        + ")");
             default:
                 return temporal(c, f);
         }
@@ -152,18 +170,31 @@ final class ColumnReader {
         String scale = "scale " + c.type().scale();
         switch (f.decimalHandling()) {
             case PRECISE:
-                return of(c, f, Encoding.DECIMAL_PRECISE,
-                        "base64 of the unscaled value at " + scale
+                return of(
+                        c,
+                        f,
+                        Encoding.DECIMAL_PRECISE,
+                        "base64 of the unscaled value at "
+                                + scale
                                 + " or {\"scale\": .., \"value\": base64}"
                                 + " (decimal.handling.mode=precise)");
             case STRING:
-                return of(c, f, Encoding.DECIMAL_TEXT,
+                return of(
+                        c,
+                        f,
+                        Encoding.DECIMAL_TEXT,
                         "decimal text in a JSON string (decimal.handling.mode=string)");
             case DOUBLE:
-                return of(c, f, Encoding.DECIMAL_NUMBER,
+                return of(
+                        c,
+                        f,
+                        Encoding.DECIMAL_NUMBER,
                         "a JSON number (decimal.handling.mode=double)");
             default:
-                return of(c, f, Encoding.DECIMAL_NUMBER_OR_TEXT,
+                return of(
+                        c,
+                        f,
+                        Encoding.DECIMAL_NUMBER_OR_TEXT,
                         "a JSON number or decimal text in a JSON string (as Flink's debezium-json"
                                 + " reads decimals)");
         }
@@ -172,19 +203,26 @@ final class ColumnReader {
     private static ColumnReader temporal(Column c, DebeziumFormat f) {
         ColumnType.Kind kind = c.type().kind();
         TimePrecision mode = f.timePrecision();
-        String setting = mode == TimePrecision.FLINK
-                ? " (as Flink's debezium-json reads it)"
-                : " (time.precision.mode=" + lower(mode) + ")";
+        String setting =
+                mode == TimePrecision.FLINK
+                        ? " (as Flink's debezium-json reads it)"
+                        : " (time.precision.mode=" + lower(mode) + ")";
         boolean text = mode == TimePrecision.FLINK || mode == TimePrecision.ISOSTRING;
         String zone = mode == TimePrecision.ISOSTRING ? "[Z]" : "";
         switch (kind) {
             case DATE:
                 return text
-                        ? of(c, f, Encoding.DATE_TEXT,
+                        ? of(
+                                c,
+                                f,
+                                Encoding.DATE_TEXT,
                                 "a \"yyyy-MM-dd" + zone + "\" string" + setting)
                         : of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + setting);
             case TIMESTAMP_LTZ:
-                return of(c, f, Encoding.ZONED_TEXT,
+                return of(
+                        c,
+                        f,
+                        Encoding.ZONED_TEXT,
                         "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]\" string ending in Z or an offset"
                                 + setting);
             default:
@@ -193,10 +231,18 @@ final class ColumnReader {
         boolean time = kind == ColumnType.Kind.TIME;
         if (text) {
             return time
-                    ? of(c, f, Encoding.TIME_TEXT,
+                    ? of(
+                            c,
+                            f,
+                            Encoding.TIME_TEXT,
                             "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
-                    : of(c, f, Encoding.TIMESTAMP_TEXT,
-                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]" + zone + "\" string"
+                    : of(
+                            c,
+                            f,
+                            Encoding.TIMESTAMP_TEXT,
+                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]"
+                                    + zone
+                                    + "\" string"
                                     + setting);
         }
         long perSecond;
@@ -218,9 +264,10 @@ final class ColumnReader {
     /** A reader of epoch integers in {@code perSecond} units (of the day for a TIME). */
     static ColumnReader epoch(
             Column c, DebeziumFormat f, boolean time, long perSecond, String setting) {
-        String unit = perSecond == 1_000L
-                ? "milliseconds"
-                : perSecond == 1_000_000L ? "microseconds" : "nanoseconds";
+        String unit =
+                perSecond == 1_000L
+                        ? "milliseconds"
+                        : perSecond == 1_000_000L ? "microseconds" : "nanoseconds";
         return new ColumnReader(
                 c,
                 f,
@@ -243,13 +290,23 @@ final class ColumnReader {
     /** A reader of Connect's {@code Decimal}: base64 of the unscaled value at {@code scale}. */
     static ColumnReader decimalAt(Column c, DebeziumFormat f, Integer scale, String schema) {
         int s = scale == null ? -1 : scale;
-        return new ColumnReader(c, f, Encoding.DECIMAL_BASE64, 0, s,
+        return new ColumnReader(
+                c,
+                f,
+                Encoding.DECIMAL_BASE64,
+                0,
+                s,
                 "base64 of the unscaled value at scale " + s + schema);
     }
 
     /** A reader of a column whose schema names an encoding its type cannot hold. */
     static ColumnReader mismatch(Column c, DebeziumFormat f, String said) {
-        return new ColumnReader(c, f, Encoding.SCHEMA_MISMATCH, 0, 0,
+        return new ColumnReader(
+                c,
+                f,
+                Encoding.SCHEMA_MISMATCH,
+                0,
+                0,
                 "the message's schema says " + said + ", which is not an encoding of " + c.type());
     }
 
@@ -264,12 +321,12 @@ final class ColumnReader {
      * Reads the non-null value at the current token: the column's Java value, or {@link
      * Unavailable#VALUE} for Debezium's placeholder.
      *
-     * <p>Debezium's Postgres connector writes the placeholder text in place of an unchanged
-     * TOASTed value of a text-like column (text, varchar, json, jsonb, ...) and of a {@code
-     * bytea} in {@code binary.handling.mode=hex}; in {@code bytes} mode the placeholder's UTF-8
-     * bytes, which JSON carries as their base64. No column of another type carries it in a form
-     * its encoding could read, so any JSON string equal to the placeholder (or, for BYTES read as
-     * base64, to its base64) is unavailable. (This is the native decoder's rule too.)
+     * <p>Debezium's Postgres connector writes the placeholder text in place of an unchanged TOASTed
+     * value of a text-like column (text, varchar, json, jsonb, ...) and of a {@code bytea} in
+     * {@code binary.handling.mode=hex}; in {@code bytes} mode the placeholder's UTF-8 bytes, which
+     * JSON carries as their base64. No column of another type carries it in a form its encoding
+     * could read, so any JSON string equal to the placeholder (or, for BYTES read as base64, to its
+     * base64) is unavailable. (This is the native decoder's rule too.)
      *
      * @throws BadValue if the value does not fit the column's encoding
      */
@@ -332,7 +389,8 @@ final class ColumnReader {
     }
 
     private boolean isPlaceholder(String s) {
-        return s.equals(placeholder) || (encoding == Encoding.BASE64 && s.equals(placeholderBase64));
+        return s.equals(placeholder)
+                || (encoding == Encoding.BASE64 && s.equals(placeholderBase64));
     }
 
     private Object decimal(JsonParser p, JsonToken t)
@@ -353,14 +411,19 @@ final class ColumnReader {
                 break;
             case DECIMAL_BASE64:
                 if (scale < 0 && string) {
-                    throw new BadValue("found " + JsonExcerpt.of(p, t) + " but the schema's"
-                            + " org.apache.kafka.connect.data.Decimal has no \"scale\" parameter");
+                    throw new BadValue(
+                            "found "
+                                    + JsonExcerpt.of(p, t)
+                                    + " but the schema's"
+                                    + " org.apache.kafka.connect.data.Decimal has no \"scale\" parameter");
                 }
                 v = string ? Values.unscaled(p.getText(), scale) : null;
                 break;
             case DECIMAL_PRECISE:
-                v = string ? Values.unscaled(p.getText(), type.scale())
-                        : object ? variable(p) : null;
+                v =
+                        string
+                                ? Values.unscaled(p.getText(), type.scale())
+                                : object ? variable(p) : null;
                 break;
             default: // DECIMAL_VARIABLE
                 v = object ? variable(p) : null;
@@ -407,10 +470,13 @@ final class ColumnReader {
     }
 
     private String undeclared(JsonParser p, JsonToken t) throws IOException {
-        return "found " + JsonExcerpt.of(p, t) + ", an epoch integer whose unit (milliseconds,"
+        return "found "
+                + JsonExcerpt.of(p, t)
+                + ", an epoch integer whose unit (milliseconds,"
                 + " microseconds or nanoseconds) follows the source column's precision, which the"
                 + " message does not carry: declare it with DebeziumFormat.withSourcePrecision(\""
-                + name + "\", p)";
+                + name
+                + "\", p)";
     }
 
     private BadValue mistyped(JsonParser p, JsonToken t) throws IOException {

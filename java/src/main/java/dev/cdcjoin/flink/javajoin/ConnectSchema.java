@@ -27,12 +27,16 @@ final class ConnectSchema {
     static final class Field {
         /** Connect type: {@code int64}, {@code string}, {@code bytes}, {@code struct}, ... */
         String type;
+
         /** The logical type's name, or null. */
         String name;
+
         /** The field's name in its struct. */
         String field;
+
         /** A decimal's {@code parameters.scale}, or null. */
         Integer scale;
+
         /** A struct's fields by name, or null. */
         Map<String, Field> fields;
     }
@@ -61,10 +65,10 @@ final class ConnectSchema {
     private ConnectSchema() {}
 
     /**
-     * The reader of column {@code c} in a wrapped message whose schema gives it {@code field}:
-     * the encoding the schema names; the declared one when the schema names none (a plain
-     * Connect type that several encodings share, or no field at all); an error for every value
-     * when it names a logical type a DECIMAL or temporal column cannot hold.
+     * The reader of column {@code c} in a wrapped message whose schema gives it {@code field}: the
+     * encoding the schema names; the declared one when the schema names none (a plain Connect type
+     * that several encodings share, or no field at all); an error for every value when it names a
+     * logical type a DECIMAL or temporal column cannot hold.
      */
     static ColumnReader reader(Column c, DebeziumFormat f, Field field) {
         if (field == null) {
@@ -83,8 +87,8 @@ final class ConnectSchema {
 
     /**
      * Whether a column of this kind is read through a logical type (DECIMAL and temporal kinds);
-     * other kinds read the plain Connect value (a STRING may hold a ZonedTimestamp's text, a
-     * BIGINT a MicroTimestamp's micros).
+     * other kinds read the plain Connect value (a STRING may hold a ZonedTimestamp's text, a BIGINT
+     * a MicroTimestamp's micros).
      */
     private static boolean readsLogical(ColumnType.Kind kind) {
         switch (kind) {
@@ -127,7 +131,10 @@ final class ConnectSchema {
                 }
                 return logical.equals("io.debezium.time.IsoTime")
                                 || logical.equals("io.debezium.time.ZonedTime")
-                        ? ColumnReader.iso(c, f, Encoding.TIME_TEXT,
+                        ? ColumnReader.iso(
+                                c,
+                                f,
+                                Encoding.TIME_TEXT,
                                 "a \"HH:mm:ss[.fraction][Z]\" string" + schema)
                         : null;
             case TIMESTAMP:
@@ -144,8 +151,8 @@ final class ConnectSchema {
             return ColumnReader.decimalAt(c, f, field.scale, schema);
         }
         if (logical.equals("io.debezium.data.VariableScaleDecimal")) {
-            return ColumnReader.of(c, f, Encoding.DECIMAL_VARIABLE,
-                    "{\"scale\": .., \"value\": base64}" + schema);
+            return ColumnReader.of(
+                    c, f, Encoding.DECIMAL_VARIABLE, "{\"scale\": .., \"value\": base64}" + schema);
         }
         if (!logical.isEmpty()) {
             return null;
@@ -168,11 +175,17 @@ final class ConnectSchema {
         }
         boolean ltz = c.type().kind() == ColumnType.Kind.TIMESTAMP_LTZ;
         if (ltz && logical.equals("io.debezium.time.ZonedTimestamp")) {
-            return ColumnReader.of(c, f, Encoding.ZONED_TEXT,
+            return ColumnReader.of(
+                    c,
+                    f,
+                    Encoding.ZONED_TEXT,
                     "an ISO-8601 timestamp ending in Z or an offset" + schema);
         }
         return !ltz && logical.equals("io.debezium.time.IsoTimestamp")
-                ? ColumnReader.iso(c, f, Encoding.TIMESTAMP_TEXT,
+                ? ColumnReader.iso(
+                        c,
+                        f,
+                        Encoding.TIMESTAMP_TEXT,
                         "a \"yyyy-MM-ddTHH:mm:ss[.fraction][Z]\" string" + schema)
                 : null;
     }

@@ -11,14 +11,13 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog
- * rows with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a
- * row's changes keep their order.
+ * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog rows
+ * with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a row's
+ * changes keep their order.
  *
  * <p>Records that cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
- * DebeziumDecodeException} naming the record) or go to the side output {@link
- * BadRecord#OUTPUT} ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code
- * badRecords}.
+ * DebeziumDecodeException} naming the record) or go to the side output {@link BadRecord#OUTPUT}
+ * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
  *
  * @param <T> {@code byte[]} or {@code String}
  */
@@ -41,8 +40,8 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
      *
      * @param side the table: name (in error messages and bad records), columns, primary key and
      *     Debezium format
-     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
-     *     -U}/{@code +U}
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code -U}/{@code
+     *     +U}
      * @param policy what to do with records that cannot be decoded
      */
     public DebeziumDecodeFunction(

@@ -29,14 +29,14 @@ import org.apache.flink.util.Collector;
  * into changes.
  *
  * <p>Messages may be plain envelopes or wrapped as {@code {"schema": ..., "payload": ...}}, the
- * schema before or after the payload. Tombstones (a null or blank message, JSON {@code null}, or
- * a wrapper with a null payload) decode to nothing. Columns are looked up by name in {@code
+ * schema before or after the payload. Tombstones (a null or blank message, JSON {@code null}, or a
+ * wrapper with a null payload) decode to nothing. Columns are looked up by name in {@code
  * before}/{@code after} (extra columns are skipped, missing nullable columns are null).
  *
- * <p>Values, by declared type and the side's format (a wrapped message's Connect schema names
- * the encoding of its fields: {@code org.apache.kafka.connect.data.Decimal} with its {@code
- * scale}, {@code io.debezium.data.VariableScaleDecimal}, {@code io.debezium.time.*}, Connect's
- * {@code Date}/{@code Time}/{@code Timestamp}):
+ * <p>Values, by declared type and the side's format (a wrapped message's Connect schema names the
+ * encoding of its fields: {@code org.apache.kafka.connect.data.Decimal} with its {@code scale},
+ * {@code io.debezium.data.VariableScaleDecimal}, {@code io.debezium.time.*}, Connect's {@code
+ * Date}/{@code Time}/{@code Timestamp}):
  *
  * <table>
  *   <caption>encodings</caption>
@@ -65,13 +65,13 @@ import org.apache.flink.util.Collector;
  *
  * <p>An adaptive-mode integer whose column has no declared source precision ({@link
  * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A JSON string
- * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64)
- * is {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
+ * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64) is
+ * {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
  *
- * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record
- * and the reason (for a value: the column, an excerpt of the value and the encoding expected).
- * Nothing is emitted for a failing record. An image the op does not need (the {@code before} of a
- * {@code c}) is never a reason to fail.
+ * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record and
+ * the reason (for a value: the column, an excerpt of the value and the encoding expected). Nothing
+ * is emitted for a failing record. An image the op does not need (the {@code before} of a {@code
+ * c}) is never a reason to fail.
  *
  * <p>One instance per thread: it keeps per-record scratch state. Not serializable; build it in
  * {@code open()}.
@@ -83,14 +83,17 @@ public final class DebeziumJsonDecoder {
     private final DebeziumFormat format;
     private final String[] names;
     private final Map<String, Integer> byName;
+
     /** The readers the declared format gives. */
     private final ColumnReader[] declared;
+
     /** The readers of the message being decoded. */
     private ColumnReader[] readers;
 
     private final ChangeRules rules;
     private final Envelope outer = new Envelope();
     private final Envelope inner = new Envelope();
+
     /** The payload's JSON when it came before the schema. */
     private String deferredPayload;
 
@@ -113,7 +116,8 @@ public final class DebeziumJsonDecoder {
      *     {@code -U}/{@code +U}
      */
     public DebeziumJsonDecoder(String source, CdcSchema schema, boolean deleteInsertUpdates) {
-        this(new SideSpec(source, schema, List.of(schema.columns().get(0).name()), null, null),
+        this(
+                new SideSpec(source, schema, List.of(schema.columns().get(0).name()), null, null),
                 deleteInsertUpdates);
     }
 
@@ -217,12 +221,12 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * Decodes one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads):
-     * the record key is a JSON object holding the primary key columns, the value a flat JSON row,
-     * or null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces
-     * the row stored under its primary key. A delete is {@code -D} of a row whose primary key
-     * columns are read from the key and every other column is {@link Unavailable}: the join
-     * retracts the stored row. Needs upsert mode ({@link DebeziumFormat#withUpsert}).
+     * Decodes one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
+     * record key is a JSON object holding the primary key columns, the value a flat JSON row, or
+     * null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces the
+     * row stored under its primary key. A delete is {@code -D} of a row whose primary key columns
+     * are read from the key and every other column is {@link Unavailable}: the join retracts the
+     * stored row. Needs upsert mode ({@link DebeziumFormat#withUpsert}).
      *
      * @param key the record key
      * @param value the record value; {@code null}, empty or JSON {@code null} for a delete
@@ -233,16 +237,22 @@ public final class DebeziumJsonDecoder {
      */
     public int decodeUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
         if (!format.upsert()) {
-            throw new DebeziumDecodeException(source, index, "upsert-kafka records need upsert"
-                    + " mode (DebeziumFormat.withUpsert(true) and a primary key)");
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
+                    "upsert-kafka records need upsert"
+                            + " mode (DebeziumFormat.withUpsert(true) and a primary key)");
         }
         outer.reset();
         readers = declared;
         try {
             boolean delete = !readRow(value, outer.after, "after");
             if (delete && !readRow(key, outer.before, "before")) {
-                throw new DebeziumDecodeException(source, index, "an upsert-kafka delete (a null"
-                        + " value) needs the record key, which holds the primary key");
+                throw new DebeziumDecodeException(
+                        source,
+                        index,
+                        "an upsert-kafka delete (a null"
+                                + " value) needs the record key, which holds the primary key");
             }
             return rules.emitUpsert(outer, delete, index, out);
         } catch (IOException e) {
@@ -280,15 +290,18 @@ public final class DebeziumJsonDecoder {
      */
     public List<Row> decodeToList(byte[] message, long index) {
         List<Row> rows = new ArrayList<>(2);
-        decode(message, index, new Collector<Row>() {
-            @Override
-            public void collect(Row record) {
-                rows.add(record);
-            }
+        decode(
+                message,
+                index,
+                new Collector<Row>() {
+                    @Override
+                    public void collect(Row record) {
+                        rows.add(record);
+                    }
 
-            @Override
-            public void close() {}
-        });
+                    @Override
+                    public void close() {}
+                });
         return rows;
     }
 
@@ -299,14 +312,19 @@ public final class DebeziumJsonDecoder {
     static final class Envelope {
         final RowImage before = new RowImage();
         final RowImage after = new RowImage();
+
         /** The op's text when it was a one-character string, else 0. */
         char op;
+
         /** Whether an {@code op} key with a non-null value was seen. */
         boolean hasOp;
+
         /** The op's JSON when it is not a one-character string. */
         String badOp;
+
         /** A structural error (an image that is neither an object nor null). */
         String structural;
+
         boolean hasSchema;
         int payload;
 
@@ -332,9 +350,12 @@ public final class DebeziumJsonDecoder {
             return 0;
         }
         if (t != JsonToken.START_OBJECT) {
-            throw new DebeziumDecodeException(source, index, "malformed JSON: invalid type: "
-                    + JsonExcerpt.of(p, t)
-                    + ", expected a Debezium change envelope (a JSON object)");
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
+                    "malformed JSON: invalid type: "
+                            + JsonExcerpt.of(p, t)
+                            + ", expected a Debezium change envelope (a JSON object)");
         }
         outer.reset();
         inner.reset();
@@ -355,7 +376,9 @@ public final class DebeziumJsonDecoder {
             return 0;
         }
         if (env.structural != null) {
-            throw new DebeziumDecodeException(source, index,
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
                     "malformed JSON: " + (env == inner ? "in \"payload\": " : "") + env.structural);
         }
         return rules.emit(env, index, out);
@@ -364,8 +387,11 @@ public final class DebeziumJsonDecoder {
     private static void expectEnd(JsonParser p) throws IOException {
         if (p.nextToken() != null) {
             JsonLocation at = p.currentTokenLocation();
-            throw new JsonTrailing("trailing characters at line " + at.getLineNr()
-                    + " column " + at.getColumnNr());
+            throw new JsonTrailing(
+                    "trailing characters at line "
+                            + at.getLineNr()
+                            + " column "
+                            + at.getColumnNr());
         }
     }
 
@@ -491,8 +517,12 @@ public final class DebeziumJsonDecoder {
         if (t != JsonToken.START_OBJECT) {
             String found = JsonExcerpt.of(p, t);
             if (env.structural == null) {
-                env.structural = "invalid type: " + found
-                        + ", expected a row image (a JSON object) or null, in \"" + side + "\"";
+                env.structural =
+                        "invalid type: "
+                                + found
+                                + ", expected a row image (a JSON object) or null, in \""
+                                + side
+                                + "\"";
             }
             return;
         }
@@ -514,8 +544,11 @@ public final class DebeziumJsonDecoder {
             try {
                 img.set(col, readers[col].read(p, vt));
             } catch (ColumnReader.BadValue e) {
-                img.fail(col, ChangeRules.column(names[col], readers[col].type, side) + ": "
-                        + e.getMessage());
+                img.fail(
+                        col,
+                        ChangeRules.column(names[col], readers[col].type, side)
+                                + ": "
+                                + e.getMessage());
             }
         }
     }

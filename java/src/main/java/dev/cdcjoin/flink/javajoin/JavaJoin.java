@@ -7,7 +7,6 @@ import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.util.Objects;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.EitherTypeInfo;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
@@ -15,13 +14,12 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Either;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * The pure-Java join of two Debezium change streams: the same decoding and the same changelog as
- * the native operator ({@link dev.cdcjoin.flink.CdcJoin}), with Jackson and Flink keyed state
- * only. It is the fallback where the native library is not available, and the baseline the
- * benchmark compares the native operator with.
+ * the native operator ({@link dev.cdcjoin.flink.CdcJoin}), with Jackson and Flink keyed state only.
+ * It is the fallback where the native library is not available, and the baseline the benchmark
+ * compares the native operator with.
  *
  * <pre>{@code
  * JoinSpec def = CdcJoin.builder()
@@ -41,10 +39,10 @@ import org.apache.flink.util.OutputTag;
  * right columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their
  * {@link org.apache.flink.types.RowKind}.
  *
- * <p>Decoding reads each side's values in the encodings its {@link dev.cdcjoin.flink.DebeziumFormat}
- * declares (a schema-wrapped message's Connect schema decides for itself), never guessing; a
- * Debezium placeholder for an unchanged TOASTed value becomes {@link Unavailable}, which the join
- * fills from its state or rejects.
+ * <p>Decoding reads each side's values in the encodings its {@link
+ * dev.cdcjoin.flink.DebeziumFormat} declares (a schema-wrapped message's Connect schema decides for
+ * itself), never guessing; a Debezium placeholder for an unchanged TOASTed value becomes {@link
+ * Unavailable}, which the join fills from its state or rejects.
  *
  * <p>Semantics (identical to the native join; see the README and {@link JoinCore}): Flink SQL's
  * regular-join emission rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code
@@ -53,17 +51,15 @@ import org.apache.flink.util.OutputTag;
  * otherwise its joined rows retracted first), so match counts always equal the number of matching
  * rows (unlike FLINK-40681) and re-deliveries leave no stale row; retractions of absent rows
  * counted (metric {@code absentRetractions}) or failed; retractions emitting the stored row; null
- * join keys that never match but are stored; changes the join cannot apply without guessing
- * (an unavailable column with no stored row to take it from, or in a key) go to the bad-record
- * policy. State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code
- * StateTtlConfig} ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits
- * nothing.
+ * join keys that never match but are stored; changes the join cannot apply without guessing (an
+ * unavailable column with no stored row to take it from, or in a key) go to the bad-record policy.
+ * State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code StateTtlConfig}
+ * ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits nothing.
  *
  * <p>The state TTL of each side and the absent-retraction policy are taken from the definition.
  * Instances are immutable; the {@code with}-style setters return copies.
  */
 public final class JavaJoin {
-
 
     private final JoinSpec definition;
     private final ResolvedJoin plan;
@@ -118,7 +114,10 @@ public final class JavaJoin {
      */
     public JavaJoin badRecordPolicy(BadRecordPolicy policy) {
         return new JavaJoin(
-                definition, plan.withPolicy(Objects.requireNonNull(policy)), policy, deleteInsertUpdates);
+                definition,
+                plan.withPolicy(Objects.requireNonNull(policy)),
+                policy,
+                deleteInsertUpdates);
     }
 
     /**
@@ -260,7 +259,8 @@ public final class JavaJoin {
     private <T> SingleOutputStreamOperator<Row> decode(ResolvedSide side, DataStream<T> messages) {
         SingleOutputStreamOperator<Row> out =
                 messages.process(
-                                new DebeziumDecodeFunction<T>(side.side, deleteInsertUpdates, policy),
+                                new DebeziumDecodeFunction<T>(
+                                        side.side, deleteInsertUpdates, policy),
                                 side.changeType)
                         .name("JavaJoin decode " + side.name);
         if (messages.getParallelism() > 0) {
@@ -270,8 +270,8 @@ public final class JavaJoin {
     }
 
     /**
-     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the
-     * input's parallelism ({@link RowEnvelopeDecodeFunction}).
+     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the input's
+     * parallelism ({@link RowEnvelopeDecodeFunction}).
      *
      * @param envelopes the envelopes
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
@@ -291,10 +291,13 @@ public final class JavaJoin {
         return decodeRows(plan.right, envelopes);
     }
 
-    private SingleOutputStreamOperator<Row> decodeRows(ResolvedSide side, DataStream<Row> envelopes) {
+    private SingleOutputStreamOperator<Row> decodeRows(
+            ResolvedSide side, DataStream<Row> envelopes) {
         SingleOutputStreamOperator<Row> out =
-                envelopes.process(
-                                new RowEnvelopeDecodeFunction(side.side, deleteInsertUpdates, policy),
+                envelopes
+                        .process(
+                                new RowEnvelopeDecodeFunction(
+                                        side.side, deleteInsertUpdates, policy),
                                 side.rowType)
                         .name("JavaJoin split " + side.name);
         if (envelopes.getParallelism() > 0) {
@@ -342,7 +345,9 @@ public final class JavaJoin {
         return new Result(
                 joined,
                 left.getSideOutput(BadRecord.OUTPUT)
-                        .union(right.getSideOutput(BadRecord.OUTPUT), joined.getSideOutput(BadRecord.OUTPUT)));
+                        .union(
+                                right.getSideOutput(BadRecord.OUTPUT),
+                                joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**
@@ -353,9 +358,13 @@ public final class JavaJoin {
      * @param right the right table's changes
      * @return the joined changelog
      */
-    public SingleOutputStreamOperator<Row> joinChanges(DataStream<Row> left, DataStream<Row> right) {
+    public SingleOutputStreamOperator<Row> joinChanges(
+            DataStream<Row> left, DataStream<Row> right) {
         return left.connect(right)
-                .keyBy(new JoinKeySelector(plan.left), new JoinKeySelector(plan.right), plan.keyType)
+                .keyBy(
+                        new JoinKeySelector(plan.left),
+                        new JoinKeySelector(plan.right),
+                        plan.keyType)
                 .process(new JavaJoinFunction(plan), plan.outputType)
                 .name(operatorName());
     }
@@ -376,15 +385,16 @@ public final class JavaJoin {
     }
 
     /**
-     * The join of {@link #joinChangesRaw} before its rows become bytes: each output row holds
-     * the raw record in its only field. Its side output {@link BadRecord#OUTPUT} holds the
-     * changes the join rejected.
+     * The join of {@link #joinChangesRaw} before its rows become bytes: each output row holds the
+     * raw record in its only field. Its side output {@link BadRecord#OUTPUT} holds the changes the
+     * join rejected.
      *
      * @param left the left table's changes
      * @param right the right table's changes
      * @return the join operator's output
      */
-    public SingleOutputStreamOperator<Row> joinRawRows(DataStream<Row> left, DataStream<Row> right) {
+    public SingleOutputStreamOperator<Row> joinRawRows(
+            DataStream<Row> left, DataStream<Row> right) {
         ResolvedJoin raw = plan.withRawOutput();
         return left.connect(right)
                 .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
@@ -398,7 +408,8 @@ public final class JavaJoin {
      * @param rows the join's output
      * @return one {@code byte[]} per output row
      */
-    public static SingleOutputStreamOperator<byte[]> rawBytes(SingleOutputStreamOperator<Row> rows) {
+    public static SingleOutputStreamOperator<byte[]> rawBytes(
+            SingleOutputStreamOperator<Row> rows) {
         return rows.map(new RawField())
                 .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
                 .setParallelism(rows.getParallelism())
@@ -436,7 +447,9 @@ public final class JavaJoin {
         }
         SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
         return new Result(
-                joined, changes.getSideOutput(BadRecord.OUTPUT).union(joined.getSideOutput(BadRecord.OUTPUT)));
+                joined,
+                changes.getSideOutput(BadRecord.OUTPUT)
+                        .union(joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**
@@ -446,7 +459,8 @@ public final class JavaJoin {
      * @param changes both tables' changes
      * @return the joined changelog
      */
-    public SingleOutputStreamOperator<Row> joinChangesInOrder(DataStream<Either<Row, Row>> changes) {
+    public SingleOutputStreamOperator<Row> joinChangesInOrder(
+            DataStream<Either<Row, Row>> changes) {
         return changes.keyBy(new EitherKeySelector(plan.left, plan.right), plan.keyType)
                 .process(new OrderedJavaJoinFunction(plan), plan.outputType)
                 .name(operatorName() + " (ordered)");
@@ -508,8 +522,8 @@ public final class JavaJoin {
         }
 
         /**
-         * Records of either input that could not be decoded, and changes the join rejected
-         * (empty under {@link BadRecordPolicy#FAIL}).
+         * Records of either input that could not be decoded, and changes the join rejected (empty
+         * under {@link BadRecordPolicy#FAIL}).
          *
          * @return the bad records
          */

@@ -11,16 +11,16 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * The Java changelog join as a {@link KeyedCoProcessFunction}: input 1 is the left table's
- * changes, input 2 the right table's, both keyed by their join key (a {@link Row} of the key
- * columns, see {@link JavaJoin#leftKeySelector()}); the output is the joined changelog, left
- * columns then right columns (or the definition's projection), with Flink SQL's regular-join
- * emission rules as the native join implements them (see {@link JavaJoin}).
+ * The Java changelog join as a {@link KeyedCoProcessFunction}: input 1 is the left table's changes,
+ * input 2 the right table's, both keyed by their join key (a {@link Row} of the key columns, see
+ * {@link JavaJoin#leftKeySelector()}); the output is the joined changelog, left columns then right
+ * columns (or the definition's projection), with Flink SQL's regular-join emission rules as the
+ * native join implements them (see {@link JavaJoin}).
  *
  * <p>State per side follows its keys ({@link StateLayout}); TTL, if the definition sets one, is
  * Flink's {@code StateTtlConfig} with {@code OnCreateAndWrite} and {@code NeverReturnExpired}.
- * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric,
- * or fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
+ * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric, or
+ * fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
  * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
  * operator. Changes it cannot apply (see {@link JoinCore}) fail the job with a {@link
  * RejectedChangeException} or go to {@link BadRecord#OUTPUT}, by the plan's bad-record policy,

@@ -45,26 +45,25 @@ import org.apache.flink.util.Collector;
  * <p>With the native join's deliberate differences from Flink 2.3:
  *
  * <ul>
- *   <li><b>Replacement.</b> On a side with a primary key, a {@code +I}/{@code +U} whose primary
- *       key is stored replaces the stored row: identical to it, nothing is emitted (the entry is
- *       written again, which refreshes its TTL); otherwise the stored row is retracted as a
- *       {@code -U} of it would be (rows 5-8), then the new row accumulated as a {@code +U} (rows
- *       1-4), last in the key's order. So the changelog is Flink's after a
- *       ChangelogNormalize (re-deliveries, snapshots of existing rows and upserts leave no stale
- *       joined row), and match counts always equal the number of matching rows (FLINK-40681).
+ *   <li><b>Replacement.</b> On a side with a primary key, a {@code +I}/{@code +U} whose primary key
+ *       is stored replaces the stored row: identical to it, nothing is emitted (the entry is
+ *       written again, which refreshes its TTL); otherwise the stored row is retracted as a {@code
+ *       -U} of it would be (rows 5-8), then the new row accumulated as a {@code +U} (rows 1-4),
+ *       last in the key's order. So the changelog is Flink's after a ChangelogNormalize
+ *       (re-deliveries, snapshots of existing rows and upserts leave no stale joined row), and
+ *       match counts always equal the number of matching rows (FLINK-40681).
  *   <li><b>Unavailable columns</b> ({@link Unavailable}): an accumulation on a primary-key side
- *       takes them from the stored row with the same primary key, then replaces it; a retraction
- *       on a primary-key side retracts the stored row found by primary key. A change that cannot
- *       be resolved (no stored row to fill from, an unavailable join or primary key column, any
+ *       takes them from the stored row with the same primary key, then replaces it; a retraction on
+ *       a primary-key side retracts the stored row found by primary key. A change that cannot be
+ *       resolved (no stored row to fill from, an unavailable join or primary key column, any
  *       unavailable column on a side without primary key) is rejected: it changes nothing, emits
- *       nothing, and goes to the bad-record policy. Unavailable values are never stored or
- *       emitted.
+ *       nothing, and goes to the bad-record policy. Unavailable values are never stored or emitted.
  *   <li>A retraction of a row not in state emits nothing and is counted (or fails); a retraction
  *       emits the stored row; a row whose join key has a null column never matches but is stored.
  * </ul>
  *
- * A key's matches are visited in insertion order, which makes the changelog identical to the
- * native one, not only equivalent.
+ * A key's matches are visited in insertion order, which makes the changelog identical to the native
+ * one, not only equivalent.
  */
 final class JoinCore implements Serializable {
 
@@ -88,6 +87,7 @@ final class JoinCore implements Serializable {
     private transient Counter recordsRight;
     private transient long leftChanges;
     private transient long rightChanges;
+
     /** Next insertion sequence number of a map entry; checkpointed (as the max over subtasks). */
     private transient long nextSeq;
 
@@ -112,7 +112,8 @@ final class JoinCore implements Serializable {
     void initializeState(FunctionInitializationContext context) throws Exception {
         seqState =
                 context.getOperatorStateStore()
-                        .getUnionListState(new ListStateDescriptor<>("javajoin-next-seq", Types.LONG));
+                        .getUnionListState(
+                                new ListStateDescriptor<>("javajoin-next-seq", Types.LONG));
         long next = 0;
         if (context.isRestored()) {
             for (Long v : seqState.get()) {
@@ -144,9 +145,9 @@ final class JoinCore implements Serializable {
     // Records
 
     /**
-     * Processes one change of the left ({@code inputLeft}) or right input; the current key must
-     * be its join key. Takes ownership of {@code row}. A change the join cannot resolve goes to
-     * {@code badRecords} (or fails, by the bad-record policy).
+     * Processes one change of the left ({@code inputLeft}) or right input; the current key must be
+     * its join key. Takes ownership of {@code row}. A change the join cannot resolve goes to {@code
+     * badRecords} (or fails, by the bad-record policy).
      */
     void process(boolean inputLeft, Row row, Collector<Row> out, Consumer<BadRecord> badRecords)
             throws Exception {
@@ -169,17 +170,28 @@ final class JoinCore implements Serializable {
 
     /** A change the join cannot apply: fail, or report it with the side's table as source. */
     private void reject(ResolvedSide side, String reason, Consumer<BadRecord> badRecords) {
-        rejections.reject(new RejectedChangeException(reason), badRecords,
+        rejections.reject(
+                new RejectedChangeException(reason),
+                badRecords,
                 () -> new BadRecord(side.name, -1, null, reason));
     }
 
     private void absentRetraction(SideStore me, RowKind kind, Row row, long index) {
         absentRetractions.inc();
         if (plan.failOnAbsentRetraction) {
-            throw new AbsentRetractionException(me.plan.name + " (" + me.plan.label
-                    + " input) change #" + index + ": " + kind.shortString() + " of a "
-                    + me.plan.label + " row that is not in state (never inserted, already retracted,"
-                    + " or expired): " + row);
+            throw new AbsentRetractionException(
+                    me.plan.name
+                            + " ("
+                            + me.plan.label
+                            + " input) change #"
+                            + index
+                            + ": "
+                            + kind.shortString()
+                            + " of a "
+                            + me.plan.label
+                            + " row that is not in state (never inserted, already retracted,"
+                            + " or expired): "
+                            + row);
         }
     }
 
@@ -187,7 +199,8 @@ final class JoinCore implements Serializable {
      * {@code +I}/{@code +U}: fills unavailable columns and replaces a stored row with the same
      * primary key, then rows 1-4 of the table. Returns why it was rejected, or null.
      */
-    private String accumulate(SideStore me, SideStore other, boolean inputLeft, Row row, Collector<Row> out)
+    private String accumulate(
+            SideStore me, SideStore other, boolean inputLeft, Row row, Collector<Row> out)
             throws Exception {
         RowKind kind = row.getKind();
         me.locate(withoutKind(row));
@@ -238,7 +251,8 @@ final class JoinCore implements Serializable {
     }
 
     /** {@code -U}/{@code -D}: rows 5-8 of the table. False when the row is not in state. */
-    private boolean retract(SideStore me, SideStore other, boolean inputLeft, Row row, Collector<Row> out)
+    private boolean retract(
+            SideStore me, SideStore other, boolean inputLeft, Row row, Collector<Row> out)
             throws Exception {
         RowKind kind = row.getKind();
         me.locate(withoutKind(row));
@@ -253,7 +267,12 @@ final class JoinCore implements Serializable {
 
     /** Rows 5-8 for a stored row: the emissions and the match counts (the caller unstores it). */
     private void emitRetraction(
-            SideStore me, SideStore other, boolean inputLeft, RowKind kind, Row stored, Collector<Row> out)
+            SideStore me,
+            SideStore other,
+            boolean inputLeft,
+            RowKind kind,
+            Row stored,
+            Collector<Row> out)
             throws Exception {
         boolean otherOuter = other.plan.outer;
         RowKind outKind = me.plan.outer ? RowKind.DELETE : kind;

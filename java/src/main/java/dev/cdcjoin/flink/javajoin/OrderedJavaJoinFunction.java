@@ -52,7 +52,10 @@ public class OrderedJavaJoinFunction extends KeyedProcessFunction<Row, Either<Ro
     public void processElement(Either<Row, Row> change, Context ctx, Collector<Row> out)
             throws Exception {
         boolean left = change.isLeft();
-        core.process(left, left ? change.left() : change.right(), out,
+        core.process(
+                left,
+                left ? change.left() : change.right(),
+                out,
                 r -> ctx.output(BadRecord.OUTPUT, r));
     }
 

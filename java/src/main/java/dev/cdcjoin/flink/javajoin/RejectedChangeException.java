@@ -1,8 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
 /**
- * A change the join cannot apply without guessing (an {@link Unavailable} column with no stored
- * row to take it from, or where a key must be known), raised under {@link
+ * A change the join cannot apply without guessing (an {@link Unavailable} column with no stored row
+ * to take it from, or where a key must be known), raised under {@link
  * dev.cdcjoin.flink.BadRecordPolicy#FAIL}; under {@code SIDE_OUTPUT} the same message goes to
  * {@link BadRecord#OUTPUT}.
  */

@@ -2,8 +2,8 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.ColumnType;
 import java.io.Serializable;
@@ -24,14 +24,18 @@ final class ResolvedJoin implements Serializable {
     final ResolvedSide right;
     final JoinType joinType;
     final boolean failOnAbsentRetraction;
+
     /** Output columns as indexes into left-then-right columns; null for all of them. */
     final int[] projection;
 
     final RowTypeInfo outputType;
+
     /** Emit each output row as its native wire-format bytes (see {@link #withRawOutput()}). */
     final boolean rawOutput;
+
     /** The join key's type: a row of the key columns' types (the same for both sides). */
     final RowTypeInfo keyType;
+
     /** What becomes of a change the join rejects. */
     final BadRecordPolicy policy;
 
@@ -107,13 +111,20 @@ final class ResolvedJoin implements Serializable {
     /** This plan with another bad-record policy for the changes the join rejects. */
     ResolvedJoin withPolicy(BadRecordPolicy policy) {
         return new ResolvedJoin(
-                left, right, joinType, failOnAbsentRetraction, projection, outputType, rawOutput, policy);
+                left,
+                right,
+                joinType,
+                failOnAbsentRetraction,
+                projection,
+                outputType,
+                rawOutput,
+                policy);
     }
 
     /**
-     * This plan emitting raw output instead of rows: each output row as one {@code Row} of a
-     * single {@code byte[]} field holding {@code kind | leftLen | left | rightLen | right} (the
-     * native wire format, see {@link dev.cdcjoin.flink.RawJoinOutput}).
+     * This plan emitting raw output instead of rows: each output row as one {@code Row} of a single
+     * {@code byte[]} field holding {@code kind | leftLen | left | rightLen | right} (the native
+     * wire format, see {@link dev.cdcjoin.flink.RawJoinOutput}).
      */
     ResolvedJoin withRawOutput() {
         return new ResolvedJoin(
@@ -123,7 +134,9 @@ final class ResolvedJoin implements Serializable {
                 failOnAbsentRetraction,
                 null,
                 new RowTypeInfo(
-                        new TypeInformation<?>[] {PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO},
+                        new TypeInformation<?>[] {
+                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO
+                        },
                         new String[] {"raw"}),
                 true,
                 policy);
@@ -145,21 +158,30 @@ final class ResolvedJoin implements Serializable {
         private static final long serialVersionUID = 1L;
 
         final String name;
+
         /** The side as declared (its Debezium format is what its decoder reads). */
         final SideSpec side;
+
         /** {@code "left"} or {@code "right"}, for messages and state names. */
         final String label;
+
         final CdcSchema schema;
         final int[] joinKey;
+
         /** Primary key column indexes, or null. */
         final int[] primaryKey;
+
         final StateLayout layout;
         final boolean outer;
+
         /** State retention in milliseconds; 0 keeps rows forever. */
         final long ttlMs;
+
         final RowTypeInfo rowType;
+
         /** The type of decoded changes, whose columns may be {@link Unavailable}. */
         final RowTypeInfo changeType;
+
         /** The primary key's row type, or null. */
         final RowTypeInfo primaryKeyType;
 

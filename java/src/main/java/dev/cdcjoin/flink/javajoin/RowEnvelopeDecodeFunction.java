@@ -21,16 +21,16 @@ import org.apache.flink.util.Collector;
  *
  * <p>The envelope's fields are read by the names {@code before}, {@code op}, {@code after} when it
  * has names, else by position 0, 1, 2; {@code op} is a {@code Character} or {@code String} {@code
- * c}, {@code r}, {@code u} or {@code d}; each image is a {@link Row} of the table's schema (by
- * name or by position), or {@code null}. Both images are checked against the schema (NOT NULL
- * columns, value classes, DECIMAL range) and normalised through the compact row encoding, so the
- * emitted values are exactly those the native decoder would give (DECIMALs at the column's scale,
+ * c}, {@code r}, {@code u} or {@code d}; each image is a {@link Row} of the table's schema (by name
+ * or by position), or {@code null}. Both images are checked against the schema (NOT NULL columns,
+ * value classes, DECIMAL range) and normalised through the compact row encoding, so the emitted
+ * values are exactly those the native decoder would give (DECIMALs at the column's scale,
  * timestamps at its precision). Run it at the source's parallelism (chained), so a row's changes
  * keep their order.
  *
  * <p>Bad records fail the job ({@link BadRecordPolicy#FAIL}, with a {@link DebeziumDecodeException}
- * naming the record) or go to the side output {@link BadRecord#OUTPUT} with the envelope's
- * {@code toString} as the raw record. Metric: {@code badRecords}.
+ * naming the record) or go to the side output {@link BadRecord#OUTPUT} with the envelope's {@code
+ * toString} as the raw record. Metric: {@code badRecords}.
  */
 public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
 
@@ -50,8 +50,8 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
      *
      * @param side the table: name (in error messages and bad records), columns, primary key and
      *     Debezium format
-     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
-     *     -U}/{@code +U}
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code -U}/{@code
+     *     +U}
      * @param policy what to do with records that cannot be decoded
      */
     public RowEnvelopeDecodeFunction(
@@ -135,7 +135,9 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
                 return new Row[] {Row.ofKind(RowKind.DELETE, need(before, "before", "DELETE"))};
             default:
                 throw new IllegalArgumentException(
-                        "unknown \"op\" value \"" + op + "\" (expected \"c\", \"r\", \"u\" or \"d\")");
+                        "unknown \"op\" value \""
+                                + op
+                                + "\" (expected \"c\", \"r\", \"u\" or \"d\")");
         }
     }
 
@@ -152,7 +154,8 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
                             + " please check the Postgres table has been set REPLICA IDENTITY to"
                             + " FULL level.");
         }
-        throw new IllegalArgumentException("The \"after\" field of " + opName + " message is null.");
+        throw new IllegalArgumentException(
+                "The \"after\" field of " + opName + " message is null.");
     }
 
     /** An image checked and normalised through the compact encoding, or null. */

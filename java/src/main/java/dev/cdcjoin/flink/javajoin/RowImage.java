@@ -5,8 +5,8 @@ import org.apache.flink.types.Row;
 /**
  * One row image of an envelope ({@code before} or {@code after}) as parsed: whether it was there,
  * its values, and per column the first reason a value could not be read. Reasons are kept, not
- * thrown, because only the images the op needs may fail a record, and a repeated JSON key
- * replaces an earlier bad value.
+ * thrown, because only the images the op needs may fail a record, and a repeated JSON key replaces
+ * an earlier bad value.
  */
 final class RowImage {
 
@@ -21,6 +21,7 @@ final class RowImage {
 
     int state;
     Row row;
+
     /** Per-column reasons, allocated on the first error. */
     String[] errors;
 

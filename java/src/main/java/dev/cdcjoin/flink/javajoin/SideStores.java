@@ -36,8 +36,10 @@ final class SideStores {
         int count;
         int matches;
         long seq;
+
         /** The map key (primary key or row), for write-back. */
         Row key;
+
         /** The state value, for write-back. */
         Object value;
     }
@@ -145,8 +147,8 @@ final class SideStores {
     }
 
     /**
-     * A side with at most one row under the join key (the join key contains the primary key), in
-     * a {@code ValueState}: see {@link ValueStore} and {@link OuterValueStore}.
+     * A side with at most one row under the join key (the join key contains the primary key), in a
+     * {@code ValueState}: see {@link ValueStore} and {@link OuterValueStore}.
      *
      * @param <V> the state's value
      */
@@ -154,7 +156,8 @@ final class SideStores {
         final ValueState<V> state;
         V current;
 
-        SingleValueStore(ResolvedSide plan, RuntimeContext ctx, ValueStateDescriptor<V> descriptor) {
+        SingleValueStore(
+                ResolvedSide plan, RuntimeContext ctx, ValueStateDescriptor<V> descriptor) {
             super(plan);
             state = ctx.getState(withTtl(descriptor, plan));
         }

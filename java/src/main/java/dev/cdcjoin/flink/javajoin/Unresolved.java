@@ -13,8 +13,8 @@ import org.apache.flink.types.Row;
  * known join and primary key columns can place a row: a change without them cannot be applied
  * without guessing, so it is rejected (nothing stored, nothing emitted) and reported by the
  * bad-record policy, naming the input, the row, the columns and the reason. The checks and their
- * words are the native engine's ({@code rust/join/src/reject.rs}), so both engines report the
- * same bad records.
+ * words are the native engine's ({@code rust/join/src/reject.rs}), so both engines report the same
+ * bad records.
  */
 final class Unresolved {
 
@@ -46,16 +46,20 @@ final class Unresolved {
         }
         List<String> inJoinKey = columns(plan, row, plan::isJoinKeyColumn);
         if (!inJoinKey.isEmpty()) {
-            return prefix(plan, row) + columns(inJoinKey, " of the join key")
+            return prefix(plan, row)
+                    + columns(inJoinKey, " of the join key")
                     + ": the row's join key, and so its state, is unknown";
         }
         List<String> inPrimaryKey = columns(plan, row, plan::isPrimaryKeyColumn);
         if (!inPrimaryKey.isEmpty()) {
-            return prefix(plan, row) + columns(inPrimaryKey, " of the primary key")
+            return prefix(plan, row)
+                    + columns(inPrimaryKey, " of the primary key")
                     + ": the stored row it changes cannot be found";
         }
         if (!plan.hasPrimaryKey()) {
-            return prefix(plan, row) + columns(columns(plan, row, c -> true), "") + WHAT
+            return prefix(plan, row)
+                    + columns(columns(plan, row, c -> true), "")
+                    + WHAT
                     + ", and a side without a primary key cannot fill unavailable columns: no"
                     + " stored row is known to be the same row";
         }
@@ -64,8 +68,11 @@ final class Unresolved {
 
     /** The message of an accumulation whose unavailable columns have no stored row to come from. */
     static String noStoredRow(ResolvedSide plan, Row row) {
-        return prefix(plan, row) + columns(columns(plan, row, c -> true), "") + WHAT
-                + ", and no row with primary key " + plan.primaryKeyText(row)
+        return prefix(plan, row)
+                + columns(columns(plan, row, c -> true), "")
+                + WHAT
+                + ", and no row with primary key "
+                + plan.primaryKeyText(row)
                 + " is stored to take it from (first sight of the key, or expired by TTL)";
     }
 
@@ -100,7 +107,8 @@ final class Unresolved {
         for (int i = 0; i < names.size(); i++) {
             b.append(i == 0 ? "" : ", ").append('\'').append(names.get(i)).append('\'');
         }
-        return b.append(of).append(names.size() == 1 ? " is unavailable" : " are unavailable")
+        return b.append(of)
+                .append(names.size() == 1 ? " is unavailable" : " are unavailable")
                 .toString();
     }
 }

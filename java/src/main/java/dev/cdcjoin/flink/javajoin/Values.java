@@ -22,14 +22,14 @@ import java.util.regex.Pattern;
 
 /**
  * The conversions from one JSON encoding to a column's Java value, each strict: a method returns
- * {@code null} when its input is not of its encoding (the caller words the expectation) and
- * throws {@link OutOfRange} when it is, but the value does not fit the column.
+ * {@code null} when its input is not of its encoding (the caller words the expectation) and throws
+ * {@link OutOfRange} when it is, but the value does not fit the column.
  *
- * <p>Values are cut as Flink cuts them, so that keys equal in Flink are equal here: DECIMAL
- * rounded {@code HALF_UP} to the declared scale; TIMESTAMP and TIMESTAMP_LTZ truncated (floor) to
- * the declared precision; TIME to milliseconds (Flink's runtime holds no finer TIME) or a coarser
- * precision. The ranges are those of the native row encoding (epoch days in 32 bits; timestamps
- * as 64-bit micros up to precision 6, nanos above), so both engines reject the same values.
+ * <p>Values are cut as Flink cuts them, so that keys equal in Flink are equal here: DECIMAL rounded
+ * {@code HALF_UP} to the declared scale; TIMESTAMP and TIMESTAMP_LTZ truncated (floor) to the
+ * declared precision; TIME to milliseconds (Flink's runtime holds no finer TIME) or a coarser
+ * precision. The ranges are those of the native row encoding (epoch days in 32 bits; timestamps as
+ * 64-bit micros up to precision 6, nanos above), so both engines reject the same values.
  */
 final class Values {
 
@@ -72,8 +72,9 @@ final class Values {
         return v;
     }
 
-    /** A FLOAT or DOUBLE: a JSON number, or {@code "NaN"}, {@code "Infinity"}, {@code
-     * "-Infinity"}. */
+    /**
+     * A FLOAT or DOUBLE: a JSON number, or {@code "NaN"}, {@code "Infinity"}, {@code "-Infinity"}.
+     */
     static Object floating(JsonParser p, JsonToken t, ColumnType.Kind kind)
             throws IOException, OutOfRange {
         boolean isFloat = kind == ColumnType.Kind.FLOAT;
@@ -117,8 +118,10 @@ final class Values {
     // ---------------------------------------------------------------------------------------
     // Decimals
 
-    /** {@code v} at {@code scale} (rounded {@code HALF_UP}), if it has at most {@code precision}
-     * digits. */
+    /**
+     * {@code v} at {@code scale} (rounded {@code HALF_UP}), if it has at most {@code precision}
+     * digits.
+     */
     static BigDecimal fit(BigDecimal v, int precision, int scale) throws OutOfRange {
         if (v.signum() != 0 && (long) v.precision() - v.scale() > precision - scale) {
             throw new OutOfRange(); // more integer digits than the type holds, before rounding
@@ -158,8 +161,10 @@ final class Values {
     static final class Variable {
         /** The object's JSON, for messages. */
         String json;
+
         /** The value, or null if the object is not {@code {"scale": int, "value": base64}}. */
         BigDecimal value;
+
         /** Whether the scale is beyond what a decimal can have. */
         boolean outOfRange;
     }
@@ -178,8 +183,9 @@ final class Values {
                 JsonToken vt = p.nextToken();
                 g.writeFieldName(name);
                 if ("scale".equals(name)) {
-                    boolean ok = vt == JsonToken.VALUE_NUMBER_INT
-                            && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER;
+                    boolean ok =
+                            vt == JsonToken.VALUE_NUMBER_INT
+                                    && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER;
                     scale = ok ? p.getLongValue() : null;
                     bad |= !ok;
                 } else if ("value".equals(name)) {

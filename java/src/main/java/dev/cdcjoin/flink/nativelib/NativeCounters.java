@@ -15,22 +15,31 @@ public final class NativeCounters {
 
     /** Records in from the left input. */
     public static final String RECORDS_IN_LEFT = "records_in_left";
+
     /** Records in from the right input. */
     public static final String RECORDS_IN_RIGHT = "records_in_right";
+
     /** Rows emitted. */
     public static final String ROWS_OUT = "rows_out";
+
     /** Retractions of rows that were not in state. */
     public static final String ABSENT_RETRACTIONS = "absent_retractions";
+
     /** Rows dropped by TTL. */
     public static final String EXPIRED_ROWS = "expired_rows";
+
     /** Input changes the engine rejected (not applied). */
     public static final String REJECTED = "rejected";
+
     /** Rows in state (with multiplicity). */
     public static final String STATE_ROWS = "state_rows";
+
     /** Distinct join keys in state. */
     public static final String STATE_KEYS = "state_keys";
+
     /** Bytes of the rows in state with their per-row headers. */
     public static final String STATE_ROW_BYTES = "state_row_bytes";
+
     /** Heap bytes held by the state. */
     public static final String STATE_HEAP_BYTES = "state_heap_bytes";
 
@@ -50,8 +59,11 @@ public final class NativeCounters {
         Integer i = Names.INDEX.get(name);
         if (i == null) {
             throw new IllegalStateException(
-                    "the native library has no counter '" + name + "' (it has "
-                            + Names.INDEX.keySet() + "): the JAR and its library are out of step");
+                    "the native library has no counter '"
+                            + name
+                            + "' (it has "
+                            + Names.INDEX.keySet()
+                            + "): the JAR and its library are out of step");
         }
         return values[i];
     }

@@ -14,26 +14,26 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * Loader of, and entry points into, the native library {@code cdcjoin_jni} (Rust crate
- * {@code cdcjoin-jni}).
+ * Loader of, and entry points into, the native library {@code cdcjoin_jni} (Rust crate {@code
+ * cdcjoin-jni}).
  *
- * <p>Call {@link #load()} before any native method, typically from an operator's {@code open()}.
- * A library file named by the system property {@value #PATH_PROPERTY} is loaded if set. Otherwise
- * it tries {@link System#loadLibrary(String)} so a library installed in Flink's {@code lib/} or on
+ * <p>Call {@link #load()} before any native method, typically from an operator's {@code open()}. A
+ * library file named by the system property {@value #PATH_PROPERTY} is loaded if set. Otherwise it
+ * tries {@link System#loadLibrary(String)} so a library installed in Flink's {@code lib/} or on
  * {@code java.library.path} wins. Otherwise it extracts the copy bundled in the JAR at {@code
  * /dev/cdcjoin/flink/nativelib/<os>/<arch>/libcdcjoin_jni.so} into a fresh temporary directory and
  * loads it from there.
  *
  * <p>Whichever library is loaded must report (through {@link #version()}) the version the JAR was
  * built for, recorded at build time in {@value #PKGID_RESOURCE} (the crate's {@code cargo pkgid}).
- * A library of another version is refused with an {@link UnsatisfiedLinkError} naming both
- * versions and where it was found: a stale library left on {@code java.library.path} would
- * otherwise be bound to Java code whose native signatures and state formats it does not share.
+ * A library of another version is refused with an {@link UnsatisfiedLinkError} naming both versions
+ * and where it was found: a stale library left on {@code java.library.path} would otherwise be
+ * bound to Java code whose native signatures and state formats it does not share.
  *
  * <p>Why a fresh directory per load: the JVM refuses to load one library path from two class
  * loaders, and Flink gives every job (and a TaskManager that lost all of a job's slots) a new
- * user-code class loader, each with its own copy of this class and so its own call to
- * {@link #load()}. Each copy is extracted to {@code <tmp>/cdcjoin-jni-<pid>-<random>/}, marked
+ * user-code class loader, each with its own copy of this class and so its own call to {@link
+ * #load()}. Each copy is extracted to {@code <tmp>/cdcjoin-jni-<pid>-<random>/}, marked
  * delete-on-exit, and directories left by processes that are no longer alive are removed on the
  * next extraction. The temporary root is {@code java.io.tmpdir}, or the system property {@value
  * #TMPDIR_PROPERTY} (for hosts whose {@code /tmp} is mounted {@code noexec}).
@@ -48,8 +48,8 @@ public final class NativeLibrary {
     public static final String LIBRARY_NAME = "cdcjoin_jni";
 
     /**
-     * System property naming a library file to load instead of searching {@code
-     * java.library.path} and the JAR; its version is checked all the same.
+     * System property naming a library file to load instead of searching {@code java.library.path}
+     * and the JAR; its version is checked all the same.
      */
     public static final String PATH_PROPERTY = "cdcjoin.native.path";
 
@@ -264,8 +264,8 @@ public final class NativeLibrary {
     }
 
     /**
-     * The version in a {@code cargo pkgid}: {@code path+file:///…/jni#cdcjoin-jni@0.1.0} or
-     * {@code …#0.1.0}.
+     * The version in a {@code cargo pkgid}: {@code path+file:///…/jni#cdcjoin-jni@0.1.0} or {@code
+     * …#0.1.0}.
      */
     static String versionOfPkgid(String pkgid) {
         String id = pkgid.strip();
@@ -292,8 +292,8 @@ public final class NativeLibrary {
 
     /**
      * Copies the bundled library for {@code os}/{@code arch} into a new directory {@code
-     * cdcjoin-jni-<pid>-<random>} under {@code tempRoot}, marked delete-on-exit, after removing
-     * the directories of dead processes there.
+     * cdcjoin-jni-<pid>-<random>} under {@code tempRoot}, marked delete-on-exit, after removing the
+     * directories of dead processes there.
      */
     static Path extractBundled(String os, String arch, Path tempRoot) {
         String resource = resourcePath(os, arch);
@@ -409,7 +409,9 @@ public final class NativeLibrary {
         return RESOURCE_ROOT + "/" + os + "/" + arch + "/" + System.mapLibraryName(LIBRARY_NAME);
     }
 
-    /** This JVM's {@code os.name} normalised: {@code linux}, {@code darwin}, {@code windows}, ... */
+    /**
+     * This JVM's {@code os.name} normalised: {@code linux}, {@code darwin}, {@code windows}, ...
+     */
     static String platformOs() {
         return normalizeOs(System.getProperty("os.name", ""));
     }

@@ -3,7 +3,6 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
-import dev.cdcjoin.flink.DebeziumDecoder;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -54,8 +53,7 @@ import org.apache.flink.types.RowKind;
  * <p>A change the engine rejects (one whose unavailable columns, such as Debezium's placeholder for
  * an unchanged TOASTed value, it cannot fill from its state) is not applied; under {@link
  * BadRecordPolicy#FAIL} it fails the job with the engine's message, under {@link
- * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link BadRecord#OUTPUT} as a {@link
- * BadRecord}.
+ * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link BadRecord#OUTPUT} as a {@link BadRecord}.
  *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
@@ -68,12 +66,16 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Job accumulator: rows in native state at end of input, all subtasks. */
     public static final String ACC_STATE_ROWS = "cdcjoin.state.rows";
+
     /** Job accumulator: heap bytes of native state at end of input, all subtasks. */
     public static final String ACC_STATE_HEAP_BYTES = "cdcjoin.state.heapBytes";
+
     /** Job accumulator: encoded row bytes in native state at end of input, all subtasks. */
     public static final String ACC_STATE_ROW_BYTES = "cdcjoin.state.rowBytes";
+
     /** Job accumulator: rows emitted, all subtasks. */
     public static final String ACC_ROWS_OUT = "cdcjoin.rows.out";
+
     /** Job accumulator: retractions of rows that were not in state, all subtasks. */
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
@@ -81,8 +83,10 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
 
     private final JoinSpec definition;
+
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
+
     /** Where rejected changes go. */
     private final BadRecordPolicy policy;
 
@@ -91,12 +95,18 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
+
     /** Per output column: whether it comes from the left side, and its index there. */
     private transient boolean[] projectedLeft;
+
     private transient int[] projectedColumn;
     private transient BatchTimestamps timestamps;
-    /** The input (0 left, 1 right) of each record of the batch, to name a rejected change's table. */
+
+    /**
+     * The input (0 left, 1 right) of each record of the batch, to name a rejected change's table.
+     */
     private transient byte[] sides;
+
     private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
@@ -125,17 +135,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<Row> rows(
-            JoinSpec definition,
-            int batchSize,
-            long maxFlushDelayMs,
-            BadRecordPolicy policy) {
+            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
     }
 
     /**
-     * A join operator emitting each output row as the native wire format's bytes, both sides
-     * whole (the definition's projection is not applied): see {@link
-     * dev.cdcjoin.flink.RawJoinOutput}.
+     * A join operator emitting each output row as the native wire format's bytes, both sides whole
+     * (the definition's projection is not applied): see {@link dev.cdcjoin.flink.RawJoinOutput}.
      *
      * @param definition the join
      * @param batchSize input records per native call
@@ -144,10 +150,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<byte[]> bytes(
-            JoinSpec definition,
-            int batchSize,
-            long maxFlushDelayMs,
-            BadRecordPolicy policy) {
+            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
     }
 
@@ -166,8 +169,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                         maxParallelism,
                         task.getNumberOfParallelSubtasks(),
                         task.getIndexOfThisSubtask());
-        join = new NativeJoin(
-                definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
+        join =
+                new NativeJoin(
+                        definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         if (context.isRestored()) {
             restore(context);
@@ -319,17 +323,23 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             int rightAt = leftAt + 4 + Math.max(leftLength, 0);
             int rightLength = out.getInt(rightAt);
             int end = rightAt + 4 + Math.max(rightLength, 0);
-            OUT row = raw
-                    ? bytes(out, p + 4, end)
-                    : row(out, out.get(p + 4), leftLength < 0 ? -1 : leftAt + 4,
-                            rightLength < 0 ? -1 : rightAt + 4);
+            OUT row =
+                    raw
+                            ? bytes(out, p + 4, end)
+                            : row(
+                                    out,
+                                    out.get(p + 4),
+                                    leftLength < 0 ? -1 : leftAt + 4,
+                                    rightLength < 0 ? -1 : rightAt + 4);
             output.collect(timestamps.stamp(reuse, row, input));
             metrics.rowsOut.inc();
             p = end;
         }
     }
 
-    /** Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index. */
+    /**
+     * Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index.
+     */
     private int reject(ByteBuffer out, int p, int input) {
         int length = out.getInt(p + 5);
         String message = new String(out.array(), p + 9, length, StandardCharsets.UTF_8);
@@ -339,7 +349,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
-        output.collect(BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+        output.collect(
+                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
         return p + 9 + length;
     }
 
@@ -367,9 +378,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * Writes the native state as raw keyed state, one section per key group, taken from the
-     * engine in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies
-     * the whole state at once.
+     * Writes the native state as raw keyed state, one section per key group, taken from the engine
+     * in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies the whole
+     * state at once.
      */
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
@@ -392,7 +403,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Writes a chunk's sections, each to its key group; returns the last key group written. */
     private static int writeSections(
-            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy) throws IOException {
+            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy)
+            throws IOException {
         int p = 0;
         int keyGroup = -1;
         while (p < chunk.limit()) {

@@ -40,6 +40,8 @@ class ChangeRowTypeInfoTest {
         Row plain = Row.ofKind(RowKind.INSERT, 1, "a", new byte[] {1});
         out.clear();
         s.serialize(plain, out);
-        assertEquals("+I[1, a, [1]]", s.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())).toString());
+        assertEquals(
+                "+I[1, a, [1]]",
+                s.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())).toString());
     }
 }

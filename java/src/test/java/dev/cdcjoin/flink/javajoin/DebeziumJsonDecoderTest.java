@@ -84,7 +84,9 @@ class DebeziumJsonDecoderTest {
     void everyOp() {
         assertEquals(
                 List.of("+I[1, Ana, 12.50]"),
-                strings(decode("{\"before\":null,\"after\":{\"id\":1,\"name\":\"Ana\",\"score\":\"12.50\"},\"op\":\"c\"}")));
+                strings(
+                        decode(
+                                "{\"before\":null,\"after\":{\"id\":1,\"name\":\"Ana\",\"score\":\"12.50\"},\"op\":\"c\"}")));
         assertEquals(
                 List.of("+I[1, Ana, null]"),
                 strings(decode("{\"op\":\"r\",\"after\":{\"id\":1,\"name\":\"Ana\"}}")));
@@ -96,7 +98,9 @@ class DebeziumJsonDecoderTest {
                                         + "\"source\":{\"db\":\"x\",\"n\":[1,{\"a\":2}]},\"op\":\"u\",\"ts_ms\":1}")));
         assertEquals(
                 List.of("-D[1, Ana, null]"),
-                strings(decode("{\"before\":{\"id\":1,\"name\":\"Ana\"},\"after\":null,\"op\":\"d\"}")));
+                strings(
+                        decode(
+                                "{\"before\":{\"id\":1,\"name\":\"Ana\"},\"after\":null,\"op\":\"d\"}")));
         DebeziumJsonDecoder di = new DebeziumJsonDecoder("users", USERS, true);
         assertEquals(
                 List.of("-D[1, Ana, null]", "+I[1, Bo, null]"),
@@ -132,7 +136,9 @@ class DebeziumJsonDecoderTest {
         // A payload that is not an object does not make a wrapper.
         assertEquals(
                 List.of("+I[6, null, null]"),
-                strings(decode("{\"schema\":1,\"payload\":\"p\",\"op\":\"c\",\"after\":{\"id\":6}}")));
+                strings(
+                        decode(
+                                "{\"schema\":1,\"payload\":\"p\",\"op\":\"c\",\"after\":{\"id\":6}}")));
     }
 
     @Test
@@ -263,7 +269,8 @@ class DebeziumJsonDecoderTest {
                     Column.nullable("n", "INT"));
 
     private static DebeziumJsonDecoder docs(DebeziumFormat f) {
-        return new DebeziumJsonDecoder(new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
+        return new DebeziumJsonDecoder(
+                new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
     }
 
     private static final String PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==";
@@ -272,60 +279,102 @@ class DebeziumJsonDecoderTest {
     void placeholdersAreUnavailableNeverTheValue() {
         DebeziumJsonDecoder d = docs(DebeziumFormat.defaults());
         // Postgres at REPLICA IDENTITY DEFAULT: an update that leaves the TOASTed columns alone.
-        List<Row> rows = decode(d, "{\"op\":\"c\",\"after\":{\"id\":7,"
-                + "\"body\":\"__debezium_unavailable_value\",\"blob\":\"" + PLACEHOLDER_B64 + "\",\"n\":1}}");
+        List<Row> rows =
+                decode(
+                        d,
+                        "{\"op\":\"c\",\"after\":{\"id\":7,"
+                                + "\"body\":\"__debezium_unavailable_value\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\",\"n\":1}}");
         assertEquals(List.of("+I[7, <unavailable>, <unavailable>, 1]"), strings(rows));
         assertTrue(Unavailable.is(rows.get(0).getField(1)));
         // REPLICA IDENTITY FULL: the same message's before carries the values.
-        rows = decode(d, "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"long\",\"blob\":\"AQI=\",\"n\":1},"
-                + "\"after\":{\"id\":7,\"body\":\"__debezium_unavailable_value\",\"blob\":\""
-                + PLACEHOLDER_B64 + "\",\"n\":2}}");
+        rows =
+                decode(
+                        d,
+                        "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"long\",\"blob\":\"AQI=\",\"n\":1},"
+                                + "\"after\":{\"id\":7,\"body\":\"__debezium_unavailable_value\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\",\"n\":2}}");
         assertEquals("long", rows.get(1).getField(1));
         assertArrayEquals(new byte[] {1, 2}, (byte[]) rows.get(1).getField(2));
         // A null in before does not stand in (Postgres TOASTs only values that are not null).
-        rows = decode(d, "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"x\",\"blob\":null},"
-                + "\"after\":{\"id\":7,\"body\":\"y\",\"blob\":\"" + PLACEHOLDER_B64 + "\"}}");
+        rows =
+                decode(
+                        d,
+                        "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"x\",\"blob\":null},"
+                                + "\"after\":{\"id\":7,\"body\":\"y\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\"}}");
         assertTrue(Unavailable.is(rows.get(1).getField(2)));
-        // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the default.
+        // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the
+        // default.
         DebeziumJsonDecoder hex =
-                docs(DebeziumFormat.defaults()
-                        .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX)
-                        .withUnavailablePlaceholder("??"));
+                docs(
+                        DebeziumFormat.defaults()
+                                .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX)
+                                .withUnavailablePlaceholder("??"));
         rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"??\",\"blob\":\"??\"}}");
         assertEquals(List.of("+I[1, <unavailable>, <unavailable>, null]"), strings(rows));
         assertArrayEquals(
                 new byte[] {0x3f, 0x3f},
-                (byte[]) decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"x\",\"blob\":\"3f3F\"}}")
-                        .get(0)
-                        .getField(2),
+                (byte[])
+                        decode(
+                                        hex,
+                                        "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"x\",\"blob\":\"3f3F\"}}")
+                                .get(0)
+                                .getField(2),
                 "the placeholder's bytes in hex are a value");
         // Any column read from a JSON string: a decimal in string mode, a timestamp string.
-        CdcSchema other = CdcSchema.of(
-                Column.notNull("id", "INT"),
-                Column.nullable("price", "DECIMAL(10, 2)"),
-                Column.nullable("at", "TIMESTAMP(3)"));
-        DebeziumJsonDecoder any = new DebeziumJsonDecoder(new SideSpec("o", other, List.of("id"),
-                List.of("id"), null, DebeziumFormat.defaults().withDecimalHandling(DebeziumFormat.DecimalHandling.STRING)),
-                false);
+        CdcSchema other =
+                CdcSchema.of(
+                        Column.notNull("id", "INT"),
+                        Column.nullable("price", "DECIMAL(10, 2)"),
+                        Column.nullable("at", "TIMESTAMP(3)"));
+        DebeziumJsonDecoder any =
+                new DebeziumJsonDecoder(
+                        new SideSpec(
+                                "o",
+                                other,
+                                List.of("id"),
+                                List.of("id"),
+                                null,
+                                DebeziumFormat.defaults()
+                                        .withDecimalHandling(
+                                                DebeziumFormat.DecimalHandling.STRING)),
+                        false);
         assertEquals(
                 List.of("+I[1, <unavailable>, <unavailable>]"),
-                strings(decode(any, "{\"op\":\"c\",\"after\":{\"id\":1,"
-                        + "\"price\":\"__debezium_unavailable_value\",\"at\":\"__debezium_unavailable_value\"}}")));
-        rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"__debezium_unavailable_value\"}}");
+                strings(
+                        decode(
+                                any,
+                                "{\"op\":\"c\",\"after\":{\"id\":1,"
+                                        + "\"price\":\"__debezium_unavailable_value\",\"at\":\"__debezium_unavailable_value\"}}")));
+        rows =
+                decode(
+                        hex,
+                        "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"__debezium_unavailable_value\"}}");
         assertEquals(List.of("+I[1, __debezium_unavailable_value, null, null]"), strings(rows));
     }
 
     @Test
     void upsertModeTakesUpdatesWithoutBeforeAndDeletesByKey() {
         DebeziumJsonDecoder strict = docs(DebeziumFormat.defaults());
-        String update = "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":7,\"body\":\"b\",\"n\":2}}";
-        String delete = "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":null,\"blob\":null,\"n\":null}}";
-        assertTrue(error(strict, update).startsWith("The \"before\" field of UPDATE message is null"));
-        assertTrue(error(strict, delete).contains("\"body\" of the \"before\" row is declared NOT NULL"));
+        String update =
+                "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":7,\"body\":\"b\",\"n\":2}}";
+        String delete =
+                "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":null,\"blob\":null,\"n\":null}}";
+        assertTrue(
+                error(strict, update).startsWith("The \"before\" field of UPDATE message is null"));
+        assertTrue(
+                error(strict, delete)
+                        .contains("\"body\" of the \"before\" row is declared NOT NULL"));
         DebeziumFormat upsert = DebeziumFormat.defaults().withUpsert(true);
         assertEquals(List.of("+U[7, b, null, 2]"), strings(decode(docs(upsert), update)));
         DebeziumJsonDecoder di =
-                new DebeziumJsonDecoder(new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, upsert), true);
+                new DebeziumJsonDecoder(
+                        new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, upsert),
+                        true);
         assertEquals(List.of("+I[7, b, null, 2]"), strings(decode(di, update)));
         assertEquals(
                 List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
@@ -333,13 +382,21 @@ class DebeziumJsonDecoderTest {
         // An update of the primary key sends the old key only.
         assertEquals(
                 List.of("-U[7, <unavailable>, <unavailable>, <unavailable>]", "+U[8, b, null, 2]"),
-                strings(decode(docs(upsert), "{\"op\":\"u\",\"before\":{\"id\":7},"
-                        + "\"after\":{\"id\":8,\"body\":\"b\",\"n\":2}}")));
+                strings(
+                        decode(
+                                docs(upsert),
+                                "{\"op\":\"u\",\"before\":{\"id\":7},"
+                                        + "\"after\":{\"id\":8,\"body\":\"b\",\"n\":2}}")));
         // A whole before (REPLICA IDENTITY FULL) is still the row; a delete needs its key.
         assertEquals(
                 List.of("-D[7, a, null, null]"),
-                strings(decode(docs(upsert), "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":\"a\"}}")));
-        assertTrue(error(docs(upsert), "{\"op\":\"d\",\"before\":null}").startsWith("The \"before\" field of DELETE"));
+                strings(
+                        decode(
+                                docs(upsert),
+                                "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":\"a\"}}")));
+        assertTrue(
+                error(docs(upsert), "{\"op\":\"d\",\"before\":null}")
+                        .startsWith("The \"before\" field of DELETE"));
     }
 
     @Test
@@ -352,23 +409,39 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("amount", "DECIMAL(12, 2)"),
                         Column.nullable("day", "DATE"));
         DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null), false);
-        String fields = "[{\"type\":\"int32\",\"field\":\"id\"},"
-                + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
-                + "\"parameters\":{\"scale\":\"3\",\"connect.decimal.precision\":\"12\"},\"field\":\"price\"},"
-                + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"ts\"},"
-                + "{\"type\":\"struct\",\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"amount\"},"
-                + "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\",\"field\":\"day\"}]";
-        String schemaJson = "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":" + fields
-                + ",\"field\":\"before\"},{\"type\":\"struct\",\"fields\":" + fields + ",\"field\":\"after\"}]}";
-        String payload = "{\"op\":\"c\",\"after\":{\"id\":1,\"price\":\"MDk=\",\"ts\":1706696130123456,"
-                + "\"amount\":{\"scale\":1,\"value\":\"MDk=\"},\"day\":19753}}";
+                new DebeziumJsonDecoder(
+                        new SideSpec("t", schema, List.of("id"), null, null), false);
+        String fields =
+                "[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
+                        + "\"parameters\":{\"scale\":\"3\",\"connect.decimal.precision\":\"12\"},\"field\":\"price\"},"
+                        + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"ts\"},"
+                        + "{\"type\":\"struct\",\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"amount\"},"
+                        + "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\",\"field\":\"day\"}]";
+        String schemaJson =
+                "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"before\"},{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"after\"}]}";
+        String payload =
+                "{\"op\":\"c\",\"after\":{\"id\":1,\"price\":\"MDk=\",\"ts\":1706696130123456,"
+                        + "\"amount\":{\"scale\":1,\"value\":\"MDk=\"},\"day\":19753}}";
         String expected = "[+I[1, 12.35, 2024-01-31T10:15:30.123, 1234.50, 2024-01-31]]";
-        assertEquals(expected, strings(decode(d, "{\"schema\":" + schemaJson + ",\"payload\":" + payload + "}")).toString());
-        assertEquals(expected, strings(decode(d, "{\"payload\":" + payload + ",\"schema\":" + schemaJson + "}")).toString());
+        assertEquals(
+                expected,
+                strings(decode(d, "{\"schema\":" + schemaJson + ",\"payload\":" + payload + "}"))
+                        .toString());
+        assertEquals(
+                expected,
+                strings(decode(d, "{\"payload\":" + payload + ",\"schema\":" + schemaJson + "}"))
+                        .toString());
         // The same payload unwrapped is read as the (default) format declares: a named error.
         String e = error(d, payload);
-        assertTrue(e.startsWith("column \"price\" (DECIMAL(12, 2)) of the \"after\" row: expected a JSON number or decimal text"), e);
+        assertTrue(
+                e.startsWith(
+                        "column \"price\" (DECIMAL(12, 2)) of the \"after\" row: expected a JSON number or decimal text"),
+                e);
     }
 
     @Test
@@ -381,25 +454,36 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("price", "DECIMAL(10, 2)"),
                         Column.nullable("blob", "BYTES"),
                         Column.nullable("big", "DECIMAL(10, 2)"));
-        DebeziumFormat hex = DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
+        DebeziumFormat hex =
+                DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
         DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null, hex), false);
-        String fields = "[{\"type\":\"int32\",\"field\":\"id\"},"
-                + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\",\"field\":\"t\"},"
-                + "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"at\"},"
-                + "{\"type\":\"string\",\"field\":\"price\"},"
-                + "{\"type\":\"bytes\",\"field\":\"blob\"},"
-                + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"field\":\"big\"}]";
-        String wrapper = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
-                + fields + ",\"field\":\"after\"}]},\"payload\":";
-        String payload = "{\"op\":\"r\",\"after\":{\"id\":1,\"t\":37800123456,"
-                + "\"at\":\"2024-01-31T10:15:30.123456Z\",\"price\":\"1000\",\"blob\":\"AQI=\"}}";
+                new DebeziumJsonDecoder(
+                        new SideSpec("t", schema, List.of("id"), null, null, hex), false);
+        String fields =
+                "[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\",\"field\":\"t\"},"
+                        + "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"at\"},"
+                        + "{\"type\":\"string\",\"field\":\"price\"},"
+                        + "{\"type\":\"bytes\",\"field\":\"blob\"},"
+                        + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"field\":\"big\"}]";
+        String wrapper =
+                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"after\"}]},\"payload\":";
+        String payload =
+                "{\"op\":\"r\",\"after\":{\"id\":1,\"t\":37800123456,"
+                        + "\"at\":\"2024-01-31T10:15:30.123456Z\",\"price\":\"1000\",\"blob\":\"AQI=\"}}";
         Row row = decode(d, wrapper + payload + "}").get(0);
-        assertEquals("+I[1, 10:30:00.123, 2024-01-31T10:15:30.123Z, 1000.00, [1, 2], null]", row.toString());
+        assertEquals(
+                "+I[1, 10:30:00.123, 2024-01-31T10:15:30.123Z, 1000.00, [1, 2], null]",
+                row.toString());
         // A logical type the declared type cannot hold is an error, not a reading in another unit.
-        String date = "[{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
-        String w = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
-                + date + ",\"field\":\"after\"}]},\"payload\":{\"op\":\"r\",\"after\":{\"id\":1,\"t\":5}}}";
+        String date =
+                "[{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
+        String w =
+                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + date
+                        + ",\"field\":\"after\"}]},\"payload\":{\"op\":\"r\",\"after\":{\"id\":1,\"t\":5}}}";
         assertEquals(
                 "column \"t\" (TIME(3)) of the \"after\" row: found 5: the message's schema says"
                         + " io.debezium.time.MicroTimestamp, which is not an encoding of TIME(3)",
@@ -432,17 +516,22 @@ class DebeziumJsonDecoderTest {
         assertEquals(
                 List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
                 upsert(d, "{\"id\":7}", null));
-        assertEquals(List.of("-D[8, <unavailable>, <unavailable>, <unavailable>]"), upsert(d, "{\"id\":8}", " null "));
+        assertEquals(
+                List.of("-D[8, <unavailable>, <unavailable>, <unavailable>]"),
+                upsert(d, "{\"id\":8}", " null "));
         assertEquals(
                 "the \"before\" row holds only key columns (upsert mode: a delete by key) but its"
                         + " primary key column \"id\" is missing or null",
                 upsertError(d, "{\"other\":1}", null));
-        assertTrue(upsertError(d, null, null).startsWith("an upsert-kafka delete (a null value) needs"));
+        assertTrue(
+                upsertError(d, null, null)
+                        .startsWith("an upsert-kafka delete (a null value) needs"));
         assertTrue(upsertError(d, null, "[1]").startsWith("malformed JSON: invalid type: [1]"));
         assertEquals(
                 "column \"body\" of the \"after\" row is declared NOT NULL but is missing or null",
                 upsertError(d, null, "{\"id\":7}"));
-        assertTrue(upsertError(docs(DebeziumFormat.defaults()), "{\"id\":7}", null)
-                .startsWith("upsert-kafka records need upsert mode"));
+        assertTrue(
+                upsertError(docs(DebeziumFormat.defaults()), "{\"id\":7}", null)
+                        .startsWith("upsert-kafka records need upsert mode"));
     }
 }

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.Support.Event;
@@ -27,8 +27,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@link JavaJoinFunction} in Flink's operator test harness: records in an exact order, state TTL
- * on a controlled clock, snapshot and restore. Covers the native join's deliberate differences
- * from Flink (upserts, absent retractions, duplicates, null keys) and its insertion order.
+ * on a controlled clock, snapshot and restore. Covers the native join's deliberate differences from
+ * Flink (upserts, absent retractions, duplicates, null keys) and its insertion order.
  */
 class JavaJoinFunctionTest {
 
@@ -173,8 +173,18 @@ class JavaJoinFunctionTest {
                         () ->
                                 JavaJoin.of(
                                         new JoinSpec(
-                                                new SideSpec("users", USERS, List.of("name"), null, null),
-                                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
+                                                new SideSpec(
+                                                        "users",
+                                                        USERS,
+                                                        List.of("name"),
+                                                        null,
+                                                        null),
+                                                new SideSpec(
+                                                        "domains",
+                                                        DOMAINS,
+                                                        List.of("user_id"),
+                                                        null,
+                                                        null),
                                                 JoinType.INNER,
                                                 false,
                                                 null,
@@ -192,7 +202,10 @@ class JavaJoinFunctionTest {
             j.left(ins(1, "Ana"));
             j.right(ins(10, 1, "a.com"));
             assertEquals(
-                    List.of("+I[1, Ana, null, null, null]", "-D[1, Ana, null, null, null]", "+I[1, Ana, 10, 1, a.com]"),
+                    List.of(
+                            "+I[1, Ana, null, null, null]",
+                            "-D[1, Ana, null, null, null]",
+                            "+I[1, Ana, 10, 1, a.com]"),
                     j.take());
             j.right(ua(10, 1, "b.com")); // +U without -U: replaces by primary key
             assertEquals(
@@ -361,10 +374,14 @@ class JavaJoinFunctionTest {
             j.right(ins(10, 1, "a"));
             j.right(ins(11, 1, "b"));
             j.right(ins(12, 1, "c"));
-            j.right(ua(11, 1, "b2")); // a replacement goes last, as natively (it used to keep its place)
+            j.right(ua(11, 1, "b2")); // a replacement goes last, as natively (it used to keep its
+            // place)
             j.left(ins(1, "Ana"));
             assertEquals(
-                    List.of("+I[1, Ana, 10, 1, a]", "+I[1, Ana, 12, 1, c]", "+I[1, Ana, 11, 1, b2]"),
+                    List.of(
+                            "+I[1, Ana, 10, 1, a]",
+                            "+I[1, Ana, 12, 1, c]",
+                            "+I[1, Ana, 11, 1, b2]"),
                     j.take());
             snapshot = j.harness.snapshot(1, 1);
         }

@@ -31,8 +31,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class JavaJoinRandomTraceTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();

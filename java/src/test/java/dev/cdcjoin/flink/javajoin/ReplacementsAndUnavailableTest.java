@@ -12,8 +12,8 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
@@ -27,9 +27,9 @@ import org.apache.flink.types.Row;
 import org.junit.jupiter.api.Test;
 
 /**
- * The join's rules for replacements on primary-key sides, {@link Unavailable} columns (filled
- * from the stored row, or rejected through the bad-record policy) and TTL refreshes, in Flink's
- * operator test harness.
+ * The join's rules for replacements on primary-key sides, {@link Unavailable} columns (filled from
+ * the stored row, or rejected through the bad-record policy) and TTL refreshes, in Flink's operator
+ * test harness.
  */
 class ReplacementsAndUnavailableTest {
 
@@ -72,7 +72,8 @@ class ReplacementsAndUnavailableTest {
 
         /** Decodes a right-side Debezium message and feeds its changes. */
         void rightMessage(String json) throws Exception {
-            for (Row r : join.rightDecoder().decodeToList(json.getBytes(StandardCharsets.UTF_8), 0)) {
+            for (Row r :
+                    join.rightDecoder().decodeToList(json.getBytes(StandardCharsets.UTF_8), 0)) {
                 right(r);
             }
         }
@@ -102,11 +103,19 @@ class ReplacementsAndUnavailableTest {
         }
     }
 
-    /** users(id) LEFT/INNER docs(id, user_id, body); docs keyed by user_id, primary key id or none. */
+    /**
+     * users(id) LEFT/INNER docs(id, user_id, body); docs keyed by user_id, primary key id or none.
+     */
     static JoinSpec usersDocs(JoinType type, boolean docsKey, Duration ttl, DebeziumFormat docs) {
         return new JoinSpec(
                 new SideSpec("users", USERS, List.of("id"), List.of("id"), ttl),
-                new SideSpec("docs", DOCS, List.of("user_id"), docsKey ? List.of("id") : null, ttl, docs),
+                new SideSpec(
+                        "docs",
+                        DOCS,
+                        List.of("user_id"),
+                        docsKey ? List.of("id") : null,
+                        ttl,
+                        docs),
                 type,
                 false,
                 null,
@@ -194,7 +203,12 @@ class ReplacementsAndUnavailableTest {
         JoinSpec def =
                 new JoinSpec(
                         new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
-                        new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null,
+                        new SideSpec(
+                                "docs",
+                                DOCS,
+                                List.of("id"),
+                                List.of("id"),
+                                null,
                                 DebeziumFormat.defaults().withUpsert(true)),
                         JoinType.INNER,
                         false,
@@ -203,10 +217,12 @@ class ReplacementsAndUnavailableTest {
         try (Join j = new Join(def, BadRecordPolicy.FAIL)) {
             j.left(ins(10, "Ana"));
             j.rightMessage("{\"op\":\"c\",\"after\":{\"id\":10,\"user_id\":1,\"body\":\"x\"}}");
-            j.rightMessage("{\"op\":\"u\",\"before\":null,\"after\":{\"id\":10,\"user_id\":1,"
-                    + "\"body\":\"__debezium_unavailable_value\"}}");
-            j.rightMessage("{\"op\":\"u\",\"before\":null,\"after\":{\"id\":10,\"user_id\":2,"
-                    + "\"body\":\"__debezium_unavailable_value\"}}");
+            j.rightMessage(
+                    "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":10,\"user_id\":1,"
+                            + "\"body\":\"__debezium_unavailable_value\"}}");
+            j.rightMessage(
+                    "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":10,\"user_id\":2,"
+                            + "\"body\":\"__debezium_unavailable_value\"}}");
             j.rightMessage("{\"op\":\"d\",\"before\":{\"id\":10,\"user_id\":null,\"body\":null}}");
             assertEquals(
                     List.of(
@@ -249,7 +265,10 @@ class ReplacementsAndUnavailableTest {
             assertEquals("docs", bad.get(0).source);
             assertEquals(-1, bad.get(0).index);
             assertEquals(null, bad.get(0).raw);
-            assertTrue(bad.get(0).reason.startsWith("right row +U[7, 1, <unavailable>]: column 'body'"),
+            assertTrue(
+                    bad.get(0)
+                            .reason
+                            .startsWith("right row +U[7, 1, <unavailable>]: column 'body'"),
                     bad.get(0).reason);
             assertEquals(
                     "right row +I[8, <unavailable>, x]: column 'user_id' of the join key is"
@@ -278,7 +297,8 @@ class ReplacementsAndUnavailableTest {
             j.right(ins(7, 1, "y"));
             j.right(ub(7, 1, NA));
             j.left(ins(1, "Ana"));
-            assertEquals(List.of("+I[1, Ana, 7, 1, y]"), j.take(), "the retraction was not applied");
+            assertEquals(
+                    List.of("+I[1, Ana, 7, 1, y]"), j.take(), "the retraction was not applied");
             assertEquals(
                     "right row -U[7, 1, <unavailable>]: column 'body' is unavailable (the change does"
                             + " not carry the value, e.g. Debezium's placeholder for an unchanged"
@@ -292,8 +312,10 @@ class ReplacementsAndUnavailableTest {
     @Test
     void retractingOneOfTwoDuplicatesRefreshesTheOther() throws Exception {
         Duration ttl = Duration.ofMillis(1000);
-        try (Join j = new Join(usersDocs(JoinType.INNER, false, ttl, DebeziumFormat.defaults()),
-                BadRecordPolicy.FAIL)) {
+        try (Join j =
+                new Join(
+                        usersDocs(JoinType.INNER, false, ttl, DebeziumFormat.defaults()),
+                        BadRecordPolicy.FAIL)) {
             j.harness.setStateTtlProcessingTime(0);
             j.right(ins(7, 1, "y"));
             j.right(ins(7, 1, "y"));
@@ -308,8 +330,10 @@ class ReplacementsAndUnavailableTest {
     @Test
     void anIdenticalRedeliveryRefreshesTheTtl() throws Exception {
         Duration ttl = Duration.ofMillis(1000);
-        try (Join j = new Join(usersDocs(JoinType.INNER, true, ttl, DebeziumFormat.defaults()),
-                BadRecordPolicy.FAIL)) {
+        try (Join j =
+                new Join(
+                        usersDocs(JoinType.INNER, true, ttl, DebeziumFormat.defaults()),
+                        BadRecordPolicy.FAIL)) {
             j.harness.setStateTtlProcessingTime(0);
             j.right(ins(7, 1, "y"));
             j.harness.setStateTtlProcessingTime(800);

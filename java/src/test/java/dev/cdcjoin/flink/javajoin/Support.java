@@ -2,8 +2,8 @@ package dev.cdcjoin.flink.javajoin;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.TestVectors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

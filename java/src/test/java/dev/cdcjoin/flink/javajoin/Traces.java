@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.Support.Event;
@@ -36,8 +36,8 @@ final class Traces {
         /** users: primary key id (join key contains it); domains: primary key id. */
         PRIMARY_KEYS,
         /**
-         * No primary keys; domains declared as (user_id, domain) only, so duplicate rows occur
-         * (the multiset layout on both sides).
+         * No primary keys; domains declared as (user_id, domain) only, so duplicate rows occur (the
+         * multiset layout on both sides).
          */
         NO_PRIMARY_KEYS
     }
@@ -98,7 +98,10 @@ final class Traces {
                 userMatched.put(u.id, false);
             }
             for (Domain d : domains.values()) {
-                Object[] dCols = pk ? new Object[] {d.id, d.userId, d.domain} : new Object[] {d.userId, d.domain};
+                Object[] dCols =
+                        pk
+                                ? new Object[] {d.id, d.userId, d.domain}
+                                : new Object[] {d.userId, d.domain};
                 User u = d.userId == null ? null : users.get(d.userId);
                 if (u != null) {
                     userMatched.put(u.id, true);
@@ -113,7 +116,9 @@ final class Traces {
                         out.add(
                                 concat(
                                         new Object[] {u.id, u.name, u.balance},
-                                        pk ? new Object[] {null, null, null} : new Object[] {null, null}));
+                                        pk
+                                                ? new Object[] {null, null, null}
+                                                : new Object[] {null, null}));
                     }
                 }
             }
@@ -129,8 +134,8 @@ final class Traces {
     }
 
     /**
-     * A trace of {@code steps} changes over user ids {@code [0, userIds)} and domain ids {@code
-     * [0, domainIds)}; the first {@code snapshot} steps are snapshot reads.
+     * A trace of {@code steps} changes over user ids {@code [0, userIds)} and domain ids {@code [0,
+     * domainIds)}; the first {@code snapshot} steps are snapshot reads.
      */
     static Trace generate(long seed, int steps, int userIds, int domainIds, int snapshot) {
         return generate(seed, steps, userIds, domainIds, snapshot, false);
@@ -232,7 +237,10 @@ final class Traces {
         return t;
     }
 
-    /** Sends a stored user or domain again: the same row as {@code r}, or a new version as {@code c}. */
+    /**
+     * Sends a stored user or domain again: the same row as {@code r}, or a new version as {@code
+     * c}.
+     */
     private static void redeliver(Random rnd, Trace t, String[] names) {
         boolean same = rnd.nextBoolean();
         String op = same ? "r" : "c";
@@ -246,7 +254,10 @@ final class Traces {
         } else {
             Domain old = pick(rnd, t.domains);
             if (old != null) { // the same join key: a replacement never moves a row
-                Domain d = same ? old : new Domain(old.id, old.userId, names[rnd.nextInt(names.length)]);
+                Domain d =
+                        same
+                                ? old
+                                : new Domain(old.id, old.userId, names[rnd.nextInt(names.length)]);
                 t.domains.put(d.id, d);
                 t.events.add(event(rnd, false, null, domain(d), op));
             }
@@ -278,8 +289,11 @@ final class Traces {
         ObjectNode n = Support.JSON.createObjectNode();
         n.put("id", u.id);
         n.put("name", u.name);
-        // Debezium's precise mode (the users topic's declared format): base64 of the unscaled value.
-        n.put("balance", Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
+        // Debezium's precise mode (the users topic's declared format): base64 of the unscaled
+        // value.
+        n.put(
+                "balance",
+                Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
         return n;
     }
 
@@ -295,7 +309,8 @@ final class Traces {
         return n;
     }
 
-    private static Event event(Random rnd, boolean left, ObjectNode before, ObjectNode after, String op) {
+    private static Event event(
+            Random rnd, boolean left, ObjectNode before, ObjectNode after, String op) {
         ObjectNode env = Support.JSON.createObjectNode();
         env.set("before", before);
         env.set("after", after);

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.MiniClusters;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
@@ -27,19 +27,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A Postgres table at {@code REPLICA IDENTITY DEFAULT} with a TOASTed column, joined in upsert
- * mode on a MiniCluster: unavailable columns cross the {@code keyBy} (their serializer), are
- * filled from state, and a change that cannot be filled is a bad record under either policy.
+ * A Postgres table at {@code REPLICA IDENTITY DEFAULT} with a TOASTed column, joined in upsert mode
+ * on a MiniCluster: unavailable columns cross the {@code keyBy} (their serializer), are filled from
+ * state, and a change that cannot be filled is a bad record under either policy.
  */
 class UnavailableJobTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
 
     static final String PLACEHOLDER = "__debezium_unavailable_value";
 
     static JoinSpec usersProfiles() {
-        CdcSchema users = CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("name", "STRING"));
+        CdcSchema users =
+                CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("name", "STRING"));
         CdcSchema profiles =
                 CdcSchema.of(
                         Column.notNull("user_id", "INT"),
@@ -47,7 +47,12 @@ class UnavailableJobTest {
                         Column.nullable("n", "INT"));
         return new JoinSpec(
                 new SideSpec("users", users, List.of("id"), List.of("id"), null),
-                new SideSpec("profiles", profiles, List.of("user_id"), List.of("user_id"), null,
+                new SideSpec(
+                        "profiles",
+                        profiles,
+                        List.of("user_id"),
+                        List.of("user_id"),
+                        null,
                         DebeziumFormat.defaults().withUpsert(true)),
                 JoinType.INNER,
                 false,
@@ -58,12 +63,26 @@ class UnavailableJobTest {
     static List<Either<byte[], byte[]>> messages() {
         List<Either<byte[], byte[]>> out = new ArrayList<>();
         out.add(Either.Left(bytes("{\"op\":\"c\",\"after\":{\"id\":1,\"name\":\"Ana\"}}")));
-        out.add(Either.Right(bytes("{\"op\":\"c\",\"after\":{\"user_id\":1,\"bio\":\"long bio\",\"n\":1}}")));
-        out.add(Either.Right(bytes("{\"op\":\"u\",\"before\":null,\"after\":{\"user_id\":1,\"bio\":\""
-                + PLACEHOLDER + "\",\"n\":2}}")));
-        out.add(Either.Right(bytes("{\"op\":\"u\",\"before\":null,\"after\":{\"user_id\":2,\"bio\":\""
-                + PLACEHOLDER + "\",\"n\":1}}")));
-        out.add(Either.Right(bytes("{\"op\":\"d\",\"before\":{\"user_id\":1,\"bio\":null,\"n\":null}}")));
+        out.add(
+                Either.Right(
+                        bytes(
+                                "{\"op\":\"c\",\"after\":{\"user_id\":1,\"bio\":\"long bio\",\"n\":1}}")));
+        out.add(
+                Either.Right(
+                        bytes(
+                                "{\"op\":\"u\",\"before\":null,\"after\":{\"user_id\":1,\"bio\":\""
+                                        + PLACEHOLDER
+                                        + "\",\"n\":2}}")));
+        out.add(
+                Either.Right(
+                        bytes(
+                                "{\"op\":\"u\",\"before\":null,\"after\":{\"user_id\":2,\"bio\":\""
+                                        + PLACEHOLDER
+                                        + "\",\"n\":1}}")));
+        out.add(
+                Either.Right(
+                        bytes(
+                                "{\"op\":\"d\",\"before\":{\"user_id\":1,\"bio\":null,\"n\":null}}")));
         return out;
     }
 
@@ -80,8 +99,13 @@ class UnavailableJobTest {
                 result.rows()
                         .map(Object::toString)
                         .returns(Types.STRING)
-                        .union(result.badRecords().map(b -> "BAD " + b.source + " " + b.index + " " + b.reason)
-                                .returns(Types.STRING));
+                        .union(
+                                result.badRecords()
+                                        .map(
+                                                b ->
+                                                        "BAD " + b.source + " " + b.index + " "
+                                                                + b.reason)
+                                        .returns(Types.STRING));
         List<String> out = new ArrayList<>();
         try (CloseableIterator<String> it = all.executeAndCollect()) {
             it.forEachRemaining(out::add);
@@ -96,11 +120,12 @@ class UnavailableJobTest {
                         "-D[1, Ana, 1, long bio, 2]"),
                 rows);
         assertEquals(
-                List.of("BAD profiles -1 right row +U[2, <unavailable>, 1]: column 'bio' is"
-                        + " unavailable (the change does not carry the value, e.g. Debezium's"
-                        + " placeholder for an unchanged TOASTed value, or a delete by key), and no"
-                        + " row with primary key [2] is stored to take it from (first sight of the"
-                        + " key, or expired by TTL)"),
+                List.of(
+                        "BAD profiles -1 right row +U[2, <unavailable>, 1]: column 'bio' is"
+                                + " unavailable (the change does not carry the value, e.g. Debezium's"
+                                + " placeholder for an unchanged TOASTed value, or a delete by key), and no"
+                                + " row with primary key [2] is stored to take it from (first sight of the"
+                                + " key, or expired by TTL)"),
                 bad);
     }
 

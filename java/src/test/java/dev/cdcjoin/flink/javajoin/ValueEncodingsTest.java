@@ -34,7 +34,8 @@ class ValueEncodingsTest {
 
     private static DebeziumJsonDecoder decoder(String type, DebeziumFormat f) {
         CdcSchema schema = CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("c", type));
-        return new DebeziumJsonDecoder(new SideSpec("t", schema, List.of("id"), null, null, f), false);
+        return new DebeziumJsonDecoder(
+                new SideSpec("t", schema, List.of("id"), null, null, f), false);
     }
 
     private static Object value(String type, DebeziumFormat f, String json) {
@@ -43,7 +44,8 @@ class ValueEncodingsTest {
     }
 
     private static byte[] message(String json) {
-        return ("{\"op\":\"c\",\"after\":{\"id\":1,\"c\":" + json + "}}").getBytes(StandardCharsets.UTF_8);
+        return ("{\"op\":\"c\",\"after\":{\"id\":1,\"c\":" + json + "}}")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     private static String error(String type, DebeziumFormat f, String json) {
@@ -120,7 +122,8 @@ class ValueEncodingsTest {
         assertEquals(new BigDecimal("12.34"), value(t, precise, "\"BNI=\"")); // 1234 = 0x04d2
         assertEquals(new BigDecimal("-12.34"), value(t, precise, "\"+y4=\""));
         assertEquals(new BigDecimal("10.00"), value(t, precise, "\"A+g=\"")); // 1000 at scale 2
-        assertEquals(new BigDecimal("12.35"), value(t, precise, "{\"scale\":3,\"value\":\"MDk=\"}"));
+        assertEquals(
+                new BigDecimal("12.35"), value(t, precise, "{\"scale\":3,\"value\":\"MDk=\"}"));
         outOfRange("DECIMAL(3, 0)", precise, "{\"scale\":0,\"value\":\"A+g=\"}");
         mistyped(t, precise, "12.34", "decimal.handling.mode=precise");
         mistyped(t, precise, "\"!!\"", "base64 of the unscaled value at scale 2");
@@ -141,13 +144,15 @@ class ValueEncodingsTest {
 
     @Test
     void bytesInEachBinaryHandlingMode() {
-        assertArrayEquals(new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", FLINK, "\"AQL/\""));
+        assertArrayEquals(
+                new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", FLINK, "\"AQL/\""));
         assertArrayEquals(new byte[0], (byte[]) value("BYTES", FLINK, "\"\""));
         mistyped("BYTES", FLINK, "\"!!\"", "a base64 string (binary.handling.mode=bytes)");
         DebeziumFormat base64 = FLINK.withBinaryHandling(BinaryHandling.BASE64);
         assertArrayEquals(new byte[] {1, 2}, (byte[]) value("BYTES", base64, "\"AQI=\""));
         DebeziumFormat hex = FLINK.withBinaryHandling(BinaryHandling.HEX);
-        assertArrayEquals(new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", hex, "\"0102fF\""));
+        assertArrayEquals(
+                new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", hex, "\"0102fF\""));
         mistyped("BYTES", hex, "\"AQL/\"", "a hexadecimal string (binary.handling.mode=hex)");
         mistyped("BYTES", hex, "\"012\"", "hexadecimal");
         assertEquals("héllo", value("STRING", FLINK, "\"héllo\""));
@@ -157,10 +162,13 @@ class ValueEncodingsTest {
     @Test
     void temporalStringsAsFlinkReadsThem() {
         assertEquals(LocalDate.of(2024, 2, 29), value("DATE", FLINK, "\"2024-02-29\""));
-        for (String bad : new String[] {"\"2023-02-29\"", "\"2024-1-31\"", "19753", "\"2024-01-31Z\""}) {
+        for (String bad :
+                new String[] {"\"2023-02-29\"", "\"2024-1-31\"", "19753", "\"2024-01-31Z\""}) {
             mistyped("DATE", FLINK, bad, "\"yyyy-MM-dd\" string");
         }
-        assertEquals(LocalTime.of(10, 15, 30, 123_000_000), value("TIME(3)", FLINK, "\"10:15:30.123456\""));
+        assertEquals(
+                LocalTime.of(10, 15, 30, 123_000_000),
+                value("TIME(3)", FLINK, "\"10:15:30.123456\""));
         assertEquals(LocalTime.of(10, 15, 30), value("TIME", FLINK, "\"10:15:30.9\""));
         mistyped("TIME(3)", FLINK, "37800000", "\"HH:mm:ss[.fraction]\" string");
         LocalDateTime micros = LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_456_000);
@@ -189,11 +197,18 @@ class ValueEncodingsTest {
         assertEquals(LocalDate.of(2024, 1, 31), value("DATE", adaptive, "19753"));
         assertEquals(LocalDate.of(1969, 12, 31), value("DATE", adaptive, "-1"));
         outOfRange("DATE", adaptive, "99999999999");
-        mistyped("DATE", adaptive, "\"2024-01-31\"", "an integer of epoch days (time.precision.mode=adaptive)");
+        mistyped(
+                "DATE",
+                adaptive,
+                "\"2024-01-31\"",
+                "an integer of epoch days (time.precision.mode=adaptive)");
         // The misread: a Postgres timestamp(6) (MicroTimestamp) declared TIMESTAMP(3).
         String e = error("TIMESTAMP(3)", adaptive, "1706696130123456");
-        assertTrue(e.startsWith("column \"c\" (TIMESTAMP(3)) of the \"after\" row: found"
-                + " 1706696130123456, an epoch integer whose unit"), e);
+        assertTrue(
+                e.startsWith(
+                        "column \"c\" (TIMESTAMP(3)) of the \"after\" row: found"
+                                + " 1706696130123456, an epoch integer whose unit"),
+                e);
         assertTrue(e.endsWith("declare it with DebeziumFormat.withSourcePrecision(\"c\", p)"), e);
         DebeziumFormat micros = adaptive.withSourcePrecision("c", 6);
         assertEquals(
@@ -211,13 +226,13 @@ class ValueEncodingsTest {
         outOfRange("TIMESTAMP(3)", adaptive.withSourcePrecision("c", 3), "9223372036854775807");
         mistyped("TIMESTAMP(3)", micros, "\"2024-01-31 10:15:30\"", "microseconds since the epoch");
         // TIME: micros of the day for a Postgres time(6); TIME keeps milliseconds.
-        assertEquals(
-                LocalTime.of(10, 30, 0, 123_000_000),
-                value("TIME(6)", micros, "37800123456"));
+        assertEquals(LocalTime.of(10, 30, 0, 123_000_000), value("TIME(6)", micros, "37800123456"));
         outOfRange("TIME(3)", micros, "86400000000");
         assertTrue(error("TIME(3)", adaptive, "37800123").contains("withSourcePrecision"));
-        DebeziumFormat timeMicros = FLINK.withTimePrecision(TimePrecision.ADAPTIVE_TIME_MICROSECONDS);
-        assertEquals(LocalTime.of(10, 30, 0, 123_000_000), value("TIME(3)", timeMicros, "37800123456"));
+        DebeziumFormat timeMicros =
+                FLINK.withTimePrecision(TimePrecision.ADAPTIVE_TIME_MICROSECONDS);
+        assertEquals(
+                LocalTime.of(10, 30, 0, 123_000_000), value("TIME(3)", timeMicros, "37800123456"));
         // ZonedTimestamp in every mode.
         assertEquals(
                 Instant.parse("2024-01-31T10:15:30.123456Z"),

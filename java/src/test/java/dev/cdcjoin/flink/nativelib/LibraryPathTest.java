@@ -41,8 +41,8 @@ class LibraryPathTest {
     }
 
     /**
-     * Runs {@code main} in a child JVM with the test classpath, after {@code firstOnClasspath}
-     * when given, and returns its output; fails unless it exits with 0 within a minute.
+     * Runs {@code main} in a child JVM with the test classpath, after {@code firstOnClasspath} when
+     * given, and returns its output; fails unless it exits with 0 within a minute.
      */
     static String runJvm(Class<?> main, Path firstOnClasspath, String... jvmArgs) throws Exception {
         List<String> command = new ArrayList<>();
@@ -71,7 +71,9 @@ class LibraryPathTest {
         // Install a copy in a directory used as java.library.path.
         Path installed =
                 NativeLibrary.extractBundled(
-                        NativeLibrary.platformOs(), NativeLibrary.platformArch(), tmp.resolve("lib"));
+                        NativeLibrary.platformOs(),
+                        NativeLibrary.platformArch(),
+                        tmp.resolve("lib"));
         String version = NativeLibraryTest.expectedCrateVersion();
 
         String out =
@@ -81,7 +83,8 @@ class LibraryPathTest {
                         "-Djava.library.path=" + installed.getParent(),
                         "-D" + NativeLibrary.TMPDIR_PROPERTY + "=" + tmp.resolve("extract"));
 
-        List<String> lines = out.lines().filter(l -> l.startsWith("app=") || l.startsWith("job=")).toList();
+        List<String> lines =
+                out.lines().filter(l -> l.startsWith("app=") || l.startsWith("job=")).toList();
         assertEquals(2, lines.size(), out);
         assertEquals("app=java.library.path " + version, lines.get(0));
         assertTrue(lines.get(1).startsWith("job=" + tmp.resolve("extract")), out);

@@ -47,7 +47,9 @@ class NativeLibraryTest {
         String from = NativeLibrary.loadedFrom();
         assertNotNull(from);
         // Surefire does not put the library on java.library.path: the bundled copy is used.
-        assertTrue(from.contains(NativeLibrary.TEMP_DIR_PREFIX + ProcessHandle.current().pid() + "-"), from);
+        assertTrue(
+                from.contains(NativeLibrary.TEMP_DIR_PREFIX + ProcessHandle.current().pid() + "-"),
+                from);
         assertTrue(Files.isRegularFile(Paths.get(from)), from);
     }
 
@@ -123,10 +125,15 @@ class NativeLibraryTest {
         p.waitFor();
         long deadPid = p.pid();
         long selfPid = ProcessHandle.current().pid();
-        Path dead = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + deadPid + "-123"));
+        Path dead =
+                Files.createDirectory(
+                        tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + deadPid + "-123"));
         Files.writeString(dead.resolve("libcdcjoin_jni.so"), "stale");
-        Path mine = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + selfPid + "-456"));
-        Path unrelated = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + "not-a-pid"));
+        Path mine =
+                Files.createDirectory(
+                        tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + selfPid + "-456"));
+        Path unrelated =
+                Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + "not-a-pid"));
 
         assertEquals(1, NativeLibrary.cleanStaleCopies(tmp));
         assertFalse(Files.exists(dead));
@@ -134,7 +141,9 @@ class NativeLibraryTest {
         assertTrue(Files.exists(unrelated));
     }
 
-    /** Entry point of a child JVM: loads the library, prints where from and its version, or why not. */
+    /**
+     * Entry point of a child JVM: loads the library, prints where from and its version, or why not.
+     */
     public static final class LoadOnce {
         public static void main(String[] args) {
             try {
@@ -177,7 +186,8 @@ class NativeLibraryTest {
                 "0.1.0",
                 NativeLibrary.versionOfPkgid("path+file:///x/rust/jni#cdcjoin-jni@0.1.0\n"));
         assertEquals(
-                "1.2.3-rc.1", NativeLibrary.versionOfPkgid("path+file:///x/cdcjoin-jni#1.2.3-rc.1"));
+                "1.2.3-rc.1",
+                NativeLibrary.versionOfPkgid("path+file:///x/cdcjoin-jni#1.2.3-rc.1"));
         UnsatisfiedLinkError e =
                 assertThrows(
                         UnsatisfiedLinkError.class,
@@ -196,7 +206,9 @@ class NativeLibraryTest {
         assertTrue(refused.contains("java.library.path (" + installed + ")"), refused);
         assertTrue(
                 refused.contains(
-                        "is version " + expectedCrateVersion() + ", but this JAR needs version 9.9.9"),
+                        "is version "
+                                + expectedCrateVersion()
+                                + ", but this JAR needs version 9.9.9"),
                 refused);
         assertTrue(refused.contains("-D" + NativeLibrary.PATH_PROPERTY), refused);
     }
@@ -207,22 +219,28 @@ class NativeLibraryTest {
         String version = expectedCrateVersion();
         String property = "-D" + NativeLibrary.PATH_PROPERTY + "=";
         assertEquals(
-                "loaded=" + file + " " + version,
-                loadInChild("loaded=", null, property + file));
+                "loaded=" + file + " " + version, loadInChild("loaded=", null, property + file));
 
         String refused =
-                loadInChild("refused=", claimingVersion(tmp.resolve("jar"), "0.0.1"), property + file);
+                loadInChild(
+                        "refused=", claimingVersion(tmp.resolve("jar"), "0.0.1"), property + file);
         assertTrue(
                 refused.contains(
-                        file + " (named by " + property.substring(0, property.length() - 1)
-                                + ") is version " + version + ", but this JAR needs version 0.0.1"),
+                        file
+                                + " (named by "
+                                + property.substring(0, property.length() - 1)
+                                + ") is version "
+                                + version
+                                + ", but this JAR needs version 0.0.1"),
                 refused);
 
         Path missing = tmp.resolve("nowhere").resolve(file.getFileName());
         String absent = loadInChild("refused=", null, property + missing);
         assertTrue(
                 absent.startsWith(
-                        "refused=cdcjoin: cannot load the native library " + missing + " named by -D"),
+                        "refused=cdcjoin: cannot load the native library "
+                                + missing
+                                + " named by -D"),
                 absent);
     }
 
