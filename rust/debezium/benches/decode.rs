@@ -6,7 +6,9 @@
 //! as events (messages) per second; a third bench decodes the same batch wrapped in Kafka
 //! Connect's `{"schema", "payload"}` envelope.
 
-use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
+use cdcjoin_debezium::{
+    ChangeSink, DecimalHandling, Decoded, Decoder, DecoderConfig, TimePrecision,
+};
 use cdcjoin_model::{DataType, Field, Schema};
 use cdcjoin_workload::XorShift;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -132,6 +134,20 @@ fn wrap(envelope: &str) -> String {
     )
 }
 
+/// How Debezium's Postgres connector encodes these tables with its defaults: precise decimals,
+/// adaptive times, `timestamp(6)` columns as micros.
+fn postgres_config(schema: Schema) -> DecoderConfig {
+    let mut config = DecoderConfig::new(schema);
+    config.decimal_handling = Some(DecimalHandling::Precise);
+    config.time_precision = Some(TimePrecision::Adaptive);
+    for column in ["created_at", "updated_at"] {
+        if config.schema.index_of(column).is_some() {
+            config.source_precision.insert(column.into(), 6);
+        }
+    }
+    config
+}
+
 /// The consumer side: a decoder per table and one reused sink.
 struct Consumer {
     decoders: [Decoder; 2],
@@ -140,7 +156,7 @@ struct Consumer {
 
 impl Consumer {
     fn new() -> Consumer {
-        let decoder = |s| Decoder::new(DecoderConfig::new(s)).unwrap();
+        let decoder = |s| Decoder::new(postgres_config(s)).unwrap();
         Consumer {
             decoders: [decoder(users_schema()), decoder(domains_schema())],
             sink: ChangeSink::with_capacity(2 * BATCH, 256 * BATCH),

@@ -494,5 +494,23 @@ mod tests {
         assert!(e.contains("nope"), "{e}");
         let mode = config_json().replace(r#""source""#, r#""update_mode":"DeleteInsert","source""#);
         BatchDecoder::from_json(mode.as_bytes()).unwrap();
+        // Every decoder setting passes through the flattened configuration.
+        let all = config_json().replace(
+            r#""source""#,
+            r#""decimal_handling":"string","time_precision":"adaptive","binary_handling":"hex",
+            "source_precision":{},"unavailable_placeholder":"?","primary_key":["id"],
+            "upsert":true,"source""#,
+        );
+        let d = BatchDecoder::from_json(all.as_bytes()).unwrap();
+        let config = d.decoder().config();
+        assert!(config.upsert && config.unavailable_placeholder == "?");
+        assert_eq!(config.time_precision, Some(crate::TimePrecision::Adaptive));
+        let upsert_without_key = all.replace(r#""primary_key":["id"],"#, "");
+        let e = BatchDecoder::from_json(upsert_without_key.as_bytes()).unwrap_err();
+        assert!(e.starts_with("upsert mode needs a primary key"), "{e}");
+        let bad_precision =
+            all.replace(r#""source_precision":{}"#, r#""source_precision":{"id":3}"#);
+        let e = BatchDecoder::from_json(bad_precision.as_bytes()).unwrap_err();
+        assert_eq!(e, "source precision given for column \"id\" of type INT");
     }
 }

@@ -18,7 +18,8 @@
 //! The Kafka Connect wrapper `{"schema": ..., "payload": ...}` is recognised at the top level: an
 //! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its payload
 //! is captured as a span and scanned again as the envelope, since whether the object is a wrapper
-//! is only known once both keys are seen.
+//! is only known once both keys are seen; its schema is captured as a span too, for the decoder to
+//! resolve column encodings from (the `connect` module).
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserializer as _;
@@ -116,8 +117,13 @@ impl ColumnIndex {
 pub(crate) enum Scanned {
     /// JSON `null`, or a wrapper whose payload is null.
     Tombstone,
-    /// An envelope; its `op` is at this span (empty when absent), its images in the row spans.
-    Envelope(Span),
+    /// An envelope; its images are in the row spans.
+    Envelope {
+        /// The `op` value (empty when absent).
+        op: Span,
+        /// The wrapper's `schema` value (empty for a bare envelope).
+        schema: Span,
+    },
 }
 
 /// The buffers a scan fills, reused from record to record.
@@ -147,15 +153,47 @@ pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
         return Ok(Scanned::Tombstone);
     };
     let payload = top.payload.get(input);
-    if !top.has_schema || !matches!(payload.first(), Some(b'{' | b'n')) {
-        return Ok(Scanned::Envelope(top.op));
+    if top.schema.get(input).is_empty() || !matches!(payload.first(), Some(b'{' | b'n')) {
+        return Ok(Scanned::Envelope {
+            op: top.op,
+            schema: Span::default(),
+        });
     }
     scanner.outer = false;
     match scanner.scan_object(payload) {
-        Ok(Some(inner)) => Ok(Scanned::Envelope(inner.op)),
+        Ok(Some(inner)) => Ok(Scanned::Envelope {
+            op: inner.op,
+            schema: top.schema,
+        }),
         Ok(None) => Ok(Scanned::Tombstone),
         Err(e) => Err(format!("in \"payload\": {e}")),
     }
+}
+
+/// Scans `input`, one flat row object (an upsert-kafka record's key or value), into `row`, the
+/// other image reset to missing. Errors are serde_json's.
+pub(crate) fn scan_row(input: &[u8], spans: Spans<'_>, into_after: bool) -> Result<(), String> {
+    let Spans {
+        columns,
+        before,
+        after,
+    } = spans;
+    before.reset();
+    after.reset();
+    let row = if into_after { after } else { before };
+    let mut de = serde_json::Deserializer::from_slice(input);
+    let seed = RowSeed {
+        base: input.as_ptr() as usize,
+        columns,
+        spans: row,
+    };
+    seed.deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| e.to_string())?;
+    if row.image != Image::Object {
+        return Err("expected a row (a JSON object), found null".into());
+    }
+    Ok(())
 }
 
 /// What one envelope object says at its own level.
@@ -163,7 +201,7 @@ pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
 struct Fields {
     op: Span,
     payload: Span,
-    has_schema: bool,
+    schema: Span,
 }
 
 struct Scanner<'a> {
@@ -250,10 +288,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_, '_> {
                 Key::Before => map.next_value_seed(s.row(true))?,
                 Key::After => map.next_value_seed(s.row(false))?,
                 Key::Payload if s.outer => fields.payload = Span::of(map.next_value()?, s.base),
-                Key::Schema if s.outer => {
-                    map.next_value::<IgnoredAny>()?;
-                    fields.has_schema = true;
-                }
+                Key::Schema if s.outer => fields.schema = Span::of(map.next_value()?, s.base),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -399,7 +434,7 @@ mod tests {
         let mut f = Fixture::new();
         let json = r#"{"source":{"db":"x","n":[1,{"a":2}]},"after":{"name":"a\"b","extra":[1],"id":7},
             "op":"c","before":null,"ts_ms":1}"#;
-        let Scanned::Envelope(op) = f.scan(json).unwrap() else {
+        let Scanned::Envelope { op, .. } = f.scan(json).unwrap() else {
             panic!("not an envelope")
         };
         assert_eq!(Fixture::text(json, op), "\"c\"");
@@ -413,7 +448,7 @@ mod tests {
     fn absent_columns_and_images() {
         let mut f = Fixture::new();
         let json = r#"{"op":"u","after":{"name":"x"}}"#;
-        assert!(matches!(f.scan(json), Ok(Scanned::Envelope(_))));
+        assert!(matches!(f.scan(json), Ok(Scanned::Envelope { .. })));
         assert_eq!(f.before.image, Image::Missing);
         assert_eq!(f.after.columns[0].get(json.as_bytes()), b"");
         // A second record does not see the first one's columns.
@@ -427,13 +462,20 @@ mod tests {
         let mut f = Fixture::new();
         let wrapped =
             r#"{"schema":{"type":"struct","fields":[]},"payload":{"op":"d","before":{"id":3}}}"#;
-        let Scanned::Envelope(op) = f.scan(wrapped).unwrap() else {
+        let Scanned::Envelope { op, schema } = f.scan(wrapped).unwrap() else {
             panic!()
         };
         assert_eq!(Fixture::text(wrapped, op), "\"d\"");
+        assert_eq!(
+            Fixture::text(wrapped, schema),
+            r#"{"type":"struct","fields":[]}"#
+        );
         assert_eq!(Fixture::text(wrapped, f.before.columns[0]), "3");
         let payload_first = r#"{"payload":{"op":"r","after":{"id":4}},"schema":null}"#;
-        assert!(matches!(f.scan(payload_first), Ok(Scanned::Envelope(_))));
+        assert!(matches!(
+            f.scan(payload_first),
+            Ok(Scanned::Envelope { .. })
+        ));
         assert_eq!(Fixture::text(payload_first, f.after.columns[0]), "4");
         assert_eq!(
             f.scan(r#"{"schema":{},"payload":null}"#),
@@ -441,23 +483,51 @@ mod tests {
         );
         // Without "schema", "payload" is just another ignored field.
         let plain = r#"{"payload":{"op":"x"},"op":"c","after":{"id":5}}"#;
-        let Scanned::Envelope(op) = f.scan(plain).unwrap() else {
+        let Scanned::Envelope { op, schema } = f.scan(plain).unwrap() else {
             panic!()
         };
         assert_eq!(Fixture::text(plain, op), "\"c\"");
+        assert_eq!(schema, Span::default());
         // A payload that is not an object does not make a wrapper.
         let scalar = r#"{"schema":1,"payload":"p","op":"c"}"#;
-        let Scanned::Envelope(op) = f.scan(scalar).unwrap() else {
+        let Scanned::Envelope { op, .. } = f.scan(scalar).unwrap() else {
             panic!()
         };
         assert_eq!(Fixture::text(scalar, op), "\"c\"");
     }
 
     #[test]
+    fn flat_rows() {
+        let mut f = Fixture::new();
+        fn spans(f: &mut Fixture) -> Spans<'_> {
+            Spans {
+                columns: &f.columns,
+                before: &mut f.before,
+                after: &mut f.after,
+            }
+        }
+        let json = r#"{"name":"x","id":3,"other":[1]}"#;
+        scan_row(json.as_bytes(), spans(&mut f), true).unwrap();
+        assert_eq!(
+            (f.before.image, f.after.image),
+            (Image::Missing, Image::Object)
+        );
+        assert_eq!(Fixture::text(json, f.after.columns[0]), "3");
+        scan_row(br#"{"id":4}"#, spans(&mut f), false).unwrap();
+        assert_eq!(
+            (f.before.image, f.after.image),
+            (Image::Object, Image::Missing)
+        );
+        assert!(scan_row(b"null", spans(&mut f), false).is_err());
+        assert!(scan_row(b"[1]", spans(&mut f), false).is_err());
+        assert!(scan_row(br#"{"id":1} x"#, spans(&mut f), false).is_err());
+    }
+
+    #[test]
     fn keys_are_matched_after_unescaping_and_need_not_be_utf8() {
         let mut f = Fixture::new();
         let escaped = r#"{"\u006fp":"c","aft\u0065r":{"\u0069d":8}}"#;
-        let Scanned::Envelope(op) = f.scan(escaped).unwrap() else {
+        let Scanned::Envelope { op, .. } = f.scan(escaped).unwrap() else {
             panic!("not an envelope")
         };
         assert_eq!(Fixture::text(escaped, op), "\"c\"");
@@ -467,7 +537,7 @@ mod tests {
         for b in bytes.iter_mut().filter(|b| **b == b'?') {
             *b = 0xff;
         }
-        assert!(matches!(f.scan_bytes(&bytes), Ok(Scanned::Envelope(_))));
+        assert!(matches!(f.scan_bytes(&bytes), Ok(Scanned::Envelope { .. })));
         assert_eq!(f.after.columns[0].get(&bytes), b"9");
     }
 

@@ -76,8 +76,8 @@ pub enum ErrorKind {
         column: String,
         /// The declared type.
         data_type: DataType,
-        /// What the decoder accepts for this type.
-        expected: &'static str,
+        /// What the column's declared encoding accepts, naming the encoding.
+        expected: String,
         /// The JSON found (shortened when long).
         found: String,
     },
@@ -96,6 +96,40 @@ pub enum ErrorKind {
         /// The JSON found (shortened when long).
         found: String,
     },
+    /// An integer TIME/TIMESTAMP in an adaptive `time.precision.mode` whose unit (the source
+    /// column's precision) is neither declared in `source_precision` nor named by a Connect
+    /// schema.
+    #[error(
+        "column \"{column}\" ({data_type}) of the \"{side}\" row: the integer {found} under \
+         {mode} is in millis, micros or nanos as the source column's precision is <= 3, <= 6 or \
+         more, which the message does not say: declare it, e.g. \"source_precision\": \
+         {{\"{column}\": 6}}"
+    )]
+    UnknownUnit {
+        /// The row image.
+        side: Side,
+        /// The column's name.
+        column: String,
+        /// The declared type.
+        data_type: DataType,
+        /// The declared mode.
+        mode: &'static str,
+        /// The JSON found (shortened when long).
+        found: String,
+    },
+    /// The Connect schema of a schema-wrapped message cannot be read, or contradicts the declared
+    /// types or settings.
+    #[error("the message's Connect schema: {0}")]
+    Schema(String),
+    /// In upsert mode, a `before` image that holds only the primary key lacks a key column.
+    #[error(
+        "the \"before\" row holds only key columns (upsert mode: a delete by key) but its \
+         primary key column \"{0}\" is missing or null"
+    )]
+    MissingKey(String),
+    /// An upsert-kafka record given to a decoder not in upsert mode.
+    #[error("upsert-kafka records need upsert mode (\"upsert\": true and a primary key)")]
+    NotUpsert,
     /// A row handed over already encoded (see [`crate::Decoder::split_rows`]) is not a valid row
     /// of the schema.
     #[error("the \"{side}\" row is not a valid encoded row: {reason}")]

@@ -261,20 +261,6 @@ fn from_twos_complement(mut bytes: &[u8]) -> Result<i128, NumError> {
     Ok(v as i128)
 }
 
-/// Looks like base64 as Debezium writes it: non-empty, a multiple of 4 long, only base64
-/// characters, `=` only as padding at the end.
-pub(crate) fn looks_like_base64(s: &[u8]) -> bool {
-    if s.is_empty() || s.len() % 4 != 0 {
-        return false;
-    }
-    let body = s
-        .strip_suffix(b"==")
-        .or_else(|| s.strip_suffix(b"="))
-        .unwrap_or(s);
-    body.iter()
-        .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-}
-
 /// `unscaled * 10^(to - from)`, rounded `HALF_UP` when the scale shrinks.
 pub(crate) fn rescale(unscaled: i128, from: i64, to: u8) -> Result<i128, NumError> {
     let diff = (to as i64).saturating_sub(from);
@@ -379,17 +365,6 @@ mod tests {
         assert_eq!(unscaled_from_base64(b"BNI"), Ok(1234), "unpadded");
         assert_eq!(unscaled_from_base64(b"!!!!"), Err(NumError::Syntax));
         assert_eq!(unscaled_from_base64(&[b'A'; 200]), Err(NumError::Range));
-    }
-
-    #[test]
-    fn base64_detection() {
-        assert!(looks_like_base64(b"BNI="));
-        assert!(looks_like_base64(b"AQ=="));
-        assert!(looks_like_base64(b"ab+/"));
-        assert!(!looks_like_base64(b"12.34"));
-        assert!(!looks_like_base64(b"123"));
-        assert!(!looks_like_base64(b"A=B="));
-        assert!(!looks_like_base64(b""));
     }
 
     #[test]

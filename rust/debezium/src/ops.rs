@@ -10,6 +10,10 @@
 //! consumers that want updates split into a delete and an insert. The retraction always comes
 //! first, so a downstream join never sees two live versions of a row.
 //!
+//! In *upsert* mode (a side with a primary key, e.g. a Postgres table at the default `REPLICA
+//! IDENTITY`, whose updates carry no `before`), a `u` without `before` emits only the accumulation
+//! of `after`: the join retracts the row stored under the same primary key.
+//!
 //! The rules live only here. They are applied to row *sources*: already-encoded rows
 //! ([`split_envelope`], for envelopes decoded elsewhere, e.g. by Java) or the lazily decoded
 //! `before`/`after` images of a JSON envelope (the decoder). A source writes an image only when the
@@ -76,17 +80,27 @@ fn op_text(op: u8) -> String {
     }
 }
 
+/// The op rules' settings: the update mode and whether upsert mode is on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rules {
+    pub(crate) mode: UpdateMode,
+    pub(crate) upsert: bool,
+}
+
 /// Applies the op rules to `rows`, appending to `out`; returns the number of changes appended.
 /// On error nothing is left in `out`.
 pub(crate) fn apply_op(
     op: u8,
-    mode: UpdateMode,
+    rules: Rules,
     rows: &mut impl RowSource,
     out: &mut ChangeSink,
 ) -> Result<usize, ErrorKind> {
-    let plan = plan(op, mode)?;
+    let mut plan = plan(op, rules.mode)?;
     if plan.retract.is_some() && !rows.has(Side::Before) {
-        return Err(ErrorKind::MissingBefore(plan.name));
+        if !(rules.upsert && op == b'u') {
+            return Err(ErrorKind::MissingBefore(plan.name));
+        }
+        plan.retract = None;
     }
     if plan.accumulate.is_some() && !rows.has(Side::After) {
         return Err(ErrorKind::MissingAfter(plan.name));
@@ -153,7 +167,22 @@ pub fn split_envelope(
     position: &dyn fmt::Display,
     out: &mut ChangeSink,
 ) -> Result<usize, DecodeError> {
-    apply_op(op, mode, &mut EncodedRows { before, after }, out).map_err(|e| e.at(position))
+    let rules = Rules {
+        mode,
+        upsert: false,
+    };
+    split_with(op, before, after, rules, out).map_err(|e| e.at(position))
+}
+
+/// [`split_envelope`] with all the op rules' settings.
+pub(crate) fn split_with(
+    op: u8,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+    rules: Rules,
+    out: &mut ChangeSink,
+) -> Result<usize, ErrorKind> {
+    apply_op(op, rules, &mut EncodedRows { before, after }, out)
 }
 
 #[cfg(test)]
@@ -228,5 +257,22 @@ mod tests {
         assert!(e.starts_with("rec #3: unknown \"op\" value \"t\""), "{e}");
         let e = split(0, row, row, r).unwrap_err();
         assert!(e.contains("byte 0x00"), "{e}");
+    }
+
+    #[test]
+    fn upsert_updates_need_no_before() {
+        let after = Some(&b"new"[..]);
+        for (mode, kind) in [
+            (UpdateMode::Retract, RowKind::UpdateAfter),
+            (UpdateMode::DeleteInsert, RowKind::Insert),
+        ] {
+            let mut out = ChangeSink::new();
+            let rules = Rules { mode, upsert: true };
+            assert_eq!(split_with(b'u', None, after, rules, &mut out), Ok(1));
+            assert_eq!(out.get(0), Some((kind, &b"new"[..])));
+            // A delete still needs its (key) image.
+            let e = split_with(b'd', None, None, rules, &mut out).unwrap_err();
+            assert_eq!(e, ErrorKind::MissingBefore("DELETE"));
+        }
     }
 }

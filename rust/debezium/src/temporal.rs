@@ -1,81 +1,152 @@
-//! DATE and TIMESTAMP values from Debezium's encodings.
+//! DATE, TIME, TIMESTAMP and TIMESTAMP_LTZ values from their JSON encodings.
 //!
-//! Debezium's JSON carries temporal values as bare integers whose unit is only in the Connect
-//! schema (`io.debezium.time.Date` = epoch days, `Timestamp` = epoch millis, `MicroTimestamp` =
-//! micros, `NanoTimestamp` = nanos), or, with `time.precision.mode=connect`/string converters, as
-//! ISO-8601 text. The unit of an integer cannot be read from the payload, so it is configured per
-//! column ([`TimestampUnit`]). Values are converted to the row encoding's storage: micros for
-//! `TIMESTAMP(p <= 6)`, nanos for `TIMESTAMP(p > 6)`. Converting nanos to micros drops the
-//! sub-microsecond digits (toward negative infinity); nothing else loses precision.
+//! Temporal values arrive in one of three shapes, and which one is a declared setting, never a
+//! guess:
+//!
+//! * **integers**: DATE as epoch days (`io.debezium.time.Date`), TIME and TIMESTAMP in a [`Unit`]
+//!   only the Connect schema names (`Time`/`MicroTime`/`NanoTime` of the day,
+//!   `Timestamp`/`MicroTimestamp`/`NanoTimestamp` since the epoch);
+//! * **Flink's text**: what Flink's `json`/`debezium-json` format parses (`TimeFormats` in
+//!   flink-format-common): DATE `yyyy-MM-dd`; TIME `HH:mm:ss[.f]`, of which Flink keeps whole
+//!   seconds only (`localTime.toSecondOfDay() * 1000`); TIMESTAMP in its SQL form
+//!   `yyyy-MM-dd HH:mm:ss[.f]` or ISO form `yyyy-MM-ddTHH:mm[:ss[.f]]`; TIMESTAMP_LTZ the same
+//!   with a trailing `Z` (or, beyond Flink, an explicit offset);
+//! * **Debezium's ISO text** with an offset (`time.precision.mode=isostring`: `IsoDate`
+//!   `2024-01-31Z`, `IsoTime` `10:15:30.5Z`, `IsoTimestamp`; and `ZonedTimestamp`, which every mode
+//!   uses for `timestamptz`).
+//!
+//! Values are stored as the row encoding holds them (TIME: milliseconds of the day; TIMESTAMP and
+//! TIMESTAMP_LTZ: micros since the epoch for p <= 6, nanos above) and truncated (floor) to the
+//! declared precision, as Flink's `TimestampData`/TIME conversions do: a TIMESTAMP(3) given
+//! micros keeps 3 digits, a TIME keeps at most milliseconds.
 
 use crate::numbers::{parse_i64, NumError};
 use cdcjoin_model::value::days_from_civil;
-use serde::{Deserialize, Serialize};
 
-/// The unit of a TIMESTAMP column sent as an integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum TimestampUnit {
-    /// Epoch milliseconds (`io.debezium.time.Timestamp`, Connect's `Timestamp`).
+/// The unit of a TIME or TIMESTAMP sent as a JSON integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Unit {
+    /// Milliseconds.
     Millis,
-    /// Epoch microseconds (`io.debezium.time.MicroTimestamp`).
+    /// Microseconds.
     Micros,
-    /// Epoch nanoseconds (`io.debezium.time.NanoTimestamp`).
+    /// Nanoseconds.
     Nanos,
 }
 
-impl TimestampUnit {
-    /// What Debezium uses for a column of this precision with the default
-    /// `time.precision.mode=adaptive`: millis for p <= 3, micros for p <= 6, else nanos.
-    pub fn default_for(precision: u8) -> TimestampUnit {
-        match precision {
-            0..=3 => TimestampUnit::Millis,
-            4..=6 => TimestampUnit::Micros,
-            _ => TimestampUnit::Nanos,
+impl Unit {
+    /// The unit Debezium's `adaptive` mode uses for a source column of this precision.
+    pub(crate) fn adaptive(source_precision: u8) -> Unit {
+        match source_precision {
+            0..=3 => Unit::Millis,
+            4..=6 => Unit::Micros,
+            _ => Unit::Nanos,
         }
     }
 
     fn per_second(self) -> i64 {
         match self {
-            TimestampUnit::Millis => 1_000,
-            TimestampUnit::Micros => 1_000_000,
-            TimestampUnit::Nanos => 1_000_000_000,
+            Unit::Millis => 1_000,
+            Unit::Micros => 1_000_000,
+            Unit::Nanos => 1_000_000_000,
         }
     }
 }
 
-/// The row encoding's storage unit for `TIMESTAMP(precision)`.
-fn storage_unit(precision: u8) -> TimestampUnit {
-    if precision > 6 {
-        TimestampUnit::Nanos
+/// How a temporal text must look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum TextForm {
+    /// Flink's json format (see the module docs).
+    Flink,
+    /// Debezium's ISO strings, with an offset.
+    Iso,
+}
+
+/// The declared temporal types, with what their storage needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Temporal {
+    /// DATE: epoch days.
+    Date,
+    /// TIME(p): milliseconds of the day.
+    Time(u8),
+    /// TIMESTAMP(p): local date-time.
+    Timestamp(u8),
+    /// TIMESTAMP_LTZ(p): an instant.
+    Instant(u8),
+}
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+const MILLIS_PER_DAY: i64 = 86_400_000;
+
+/// A DATE from an integer of epoch days (`io.debezium.time.Date`).
+pub(crate) fn epoch_days(raw: &[u8]) -> Result<i64, NumError> {
+    i32::try_from(parse_i64(raw)?)
+        .map(i64::from)
+        .map_err(|_| NumError::Range)
+}
+
+/// The value of an integer `raw` in `unit`, stored as `t` (a TIME or TIMESTAMP) needs.
+pub(crate) fn from_integer(raw: &[u8], unit: Unit, t: Temporal) -> Result<i64, NumError> {
+    let v = parse_i64(raw)?;
+    match t {
+        Temporal::Date => Err(NumError::Syntax),
+        Temporal::Time(p) => {
+            let ms = convert(v, unit, Unit::Millis)?;
+            if !(0..MILLIS_PER_DAY).contains(&ms) {
+                return Err(NumError::Range);
+            }
+            Ok(truncate(ms, 3, p.min(3)))
+        }
+        Temporal::Timestamp(p) | Temporal::Instant(p) => {
+            let (storage, digits) = storage(p);
+            Ok(truncate(convert(v, unit, storage)?, digits, p))
+        }
+    }
+}
+
+/// The value of the JSON string body `s` in `form`, stored as `t` needs.
+pub(crate) fn from_text(s: &[u8], form: TextForm, t: Temporal) -> Result<i64, NumError> {
+    let text = parse(s).ok_or(NumError::Syntax)?;
+    if !text.fits(form, t) {
+        return Err(NumError::Syntax);
+    }
+    match t {
+        Temporal::Date => i32::try_from(text.days)
+            .map(i64::from)
+            .map_err(|_| NumError::Range),
+        Temporal::Time(p) => {
+            let ms = text.second_of_day * 1000 + text.nanos / 1_000_000;
+            Ok(match form {
+                // Flink's json format keeps whole seconds of a TIME.
+                TextForm::Flink => text.second_of_day * 1000,
+                TextForm::Iso => truncate(ms, 3, p.min(3)),
+            })
+        }
+        Temporal::Timestamp(p) => text.epoch(0, p),
+        Temporal::Instant(p) => text.epoch(text.offset.unwrap_or(0), p),
+    }
+}
+
+/// The storage unit of a TIMESTAMP(p) and its number of fraction digits.
+fn storage(p: u8) -> (Unit, u8) {
+    if p > 6 {
+        (Unit::Nanos, 9)
     } else {
-        TimestampUnit::Micros
+        (Unit::Micros, 6)
     }
 }
 
-/// A DATE from epoch days (a JSON integer) or `"YYYY-MM-DD"`.
-pub(crate) fn date(raw: &[u8]) -> Result<i32, NumError> {
-    if let [b'"', body @ .., b'"'] = raw {
-        let (days, rest) = parse_date(body).ok_or(NumError::Syntax)?;
-        return if rest.is_empty() {
-            i32::try_from(days).map_err(|_| NumError::Range)
-        } else {
-            Err(NumError::Syntax)
-        };
+/// `v`, a count of units with `digits` fraction digits, floored to `p` fraction digits.
+fn truncate(v: i64, digits: u8, p: u8) -> i64 {
+    if p >= digits {
+        return v;
     }
-    i32::try_from(parse_i64(raw)?).map_err(|_| NumError::Range)
-}
-
-/// A TIMESTAMP(precision) in storage units, from an integer in `unit` or an ISO local date-time.
-pub(crate) fn timestamp(raw: &[u8], precision: u8, unit: TimestampUnit) -> Result<i64, NumError> {
-    let to = storage_unit(precision);
-    if let [b'"', body @ .., b'"'] = raw {
-        return iso_timestamp(body, to);
-    }
-    convert(parse_i64(raw)?, unit, to)
+    let step = 10i64.pow((digits - p) as u32);
+    v - v.rem_euclid(step)
 }
 
 /// `v` in `from` units, in `to` units (floor when `to` is coarser).
-fn convert(v: i64, from: TimestampUnit, to: TimestampUnit) -> Result<i64, NumError> {
+fn convert(v: i64, from: Unit, to: Unit) -> Result<i64, NumError> {
     let (f, t) = (from.per_second(), to.per_second());
     if t >= f {
         v.checked_mul(t / f).ok_or(NumError::Range)
@@ -84,25 +155,89 @@ fn convert(v: i64, from: TimestampUnit, to: TimestampUnit) -> Result<i64, NumErr
     }
 }
 
-/// `YYYY-MM-DD[T| ]HH:MM[:SS[.fraction]][Z]`, as `LocalDateTime#toString` (and Debezium's
-/// string forms) write it.
-fn iso_timestamp(s: &[u8], to: TimestampUnit) -> Result<i64, NumError> {
-    let (days, rest) = parse_date(s).ok_or(NumError::Syntax)?;
-    let rest = match rest {
-        [b'T' | b't' | b' ', time @ ..] => time,
-        _ => return Err(NumError::Syntax),
-    };
-    let (second_of_day, nanos) = parse_time(rest).ok_or(NumError::Syntax)?;
-    let per_second = to.per_second();
-    let fraction = nanos / (1_000_000_000 / per_second);
-    days.checked_mul(86_400)
-        .and_then(|s| s.checked_add(second_of_day))
-        .and_then(|s| s.checked_mul(per_second))
-        .and_then(|v| v.checked_add(fraction))
-        .ok_or(NumError::Range)
+/// A date and/or time text, split into its parts.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Text {
+    has_date: bool,
+    /// `T` or ` ` between date and time; 0 without both.
+    separator: u8,
+    has_time: bool,
+    has_seconds: bool,
+    days: i64,
+    second_of_day: i64,
+    nanos: i64,
+    /// Seconds east of UTC, when an offset (`Z`, `+01:00`) ends the text.
+    offset: Option<i64>,
 }
 
-/// `YYYY-MM-DD` at the start of `s`: epoch days and the rest.
+impl Text {
+    /// Whether this text has the shape `form` gives type `t`.
+    fn fits(&self, form: TextForm, t: Temporal) -> bool {
+        let date_time = self.has_date && self.has_time;
+        let shape = match t {
+            Temporal::Date => self.has_date && !self.has_time,
+            Temporal::Time(_) => self.has_time && !self.has_date,
+            Temporal::Timestamp(_) | Temporal::Instant(_) => date_time,
+        };
+        let zoned = match (form, t) {
+            (TextForm::Iso, _) | (TextForm::Flink, Temporal::Instant(_)) => self.offset.is_some(),
+            (TextForm::Flink, _) => self.offset.is_none(),
+        };
+        // Flink's SQL forms need seconds (`HH:mm:ss`); its ISO date-time form does not.
+        let seconds = match (form, t) {
+            (TextForm::Flink, Temporal::Time(_)) => self.has_seconds,
+            (TextForm::Flink, _) if date_time => self.has_seconds || self.separator == b'T',
+            (TextForm::Iso, _) if date_time => self.separator == b'T',
+            _ => true,
+        };
+        shape && zoned && seconds
+    }
+
+    /// The epoch value in TIMESTAMP(p) storage, `offset` seconds east of UTC removed.
+    fn epoch(&self, offset: i64, p: u8) -> Result<i64, NumError> {
+        let (unit, digits) = storage(p);
+        let per_second = unit.per_second();
+        let fraction = self.nanos / (NANOS_PER_SECOND / per_second);
+        let v = self
+            .days
+            .checked_mul(86_400)
+            .and_then(|s| s.checked_add(self.second_of_day - offset))
+            .and_then(|s| s.checked_mul(per_second))
+            .and_then(|v| v.checked_add(fraction))
+            .ok_or(NumError::Range)?;
+        Ok(truncate(v, digits, p))
+    }
+}
+
+/// `[yyyy-MM-dd][(T| )][HH:mm[:ss[.fraction]]][offset]`: at least a date or a time.
+fn parse(s: &[u8]) -> Option<Text> {
+    let mut text = Text::default();
+    let mut rest = s;
+    if let Some((days, after)) = parse_date(s) {
+        text.has_date = true;
+        text.days = days;
+        rest = after;
+        if let [sep @ (b'T' | b' '), time @ ..] = rest {
+            text.separator = *sep;
+            rest = time;
+            if time.is_empty() {
+                return None;
+            }
+        }
+    }
+    if text.separator != 0 || !text.has_date {
+        let (sod, nanos, seconds, after) = parse_time(rest)?;
+        text.has_time = true;
+        text.has_seconds = seconds;
+        text.second_of_day = sod;
+        text.nanos = nanos;
+        rest = after;
+    }
+    text.offset = parse_offset(rest)?;
+    Some(text)
+}
+
+/// `yyyy-MM-dd` at the start of `s`: epoch days and the rest.
 fn parse_date(s: &[u8]) -> Option<(i64, &[u8])> {
     let (y, s) = fixed_digits(s, 4)?;
     let (m, s) = fixed_digits(s.strip_prefix(b"-")?, 2)?;
@@ -124,16 +259,15 @@ fn days_in_month(year: i64, month: u32) -> u32 {
     }
 }
 
-/// `HH:MM[:SS[.fraction]][Z]`: second of day and nanoseconds (extra fraction digits beyond 9 are
-/// rejected).
-fn parse_time(s: &[u8]) -> Option<(i64, i64)> {
+/// `HH:mm[:ss[.fraction]]`: second of day, nanoseconds, whether seconds were given, the rest.
+/// A fraction has 1 to 9 digits.
+fn parse_time(s: &[u8]) -> Option<(i64, i64, bool, &[u8])> {
     let (h, s) = fixed_digits(s, 2)?;
     let (mi, mut s) = fixed_digits(s.strip_prefix(b":")?, 2)?;
-    let (mut sec, mut nanos) = (0, 0);
+    let (mut sec, mut nanos, mut seconds) = (0, 0, false);
     if let Some(after) = s.strip_prefix(b":") {
         let (v, after) = fixed_digits(after, 2)?;
-        sec = v;
-        s = after;
+        (sec, seconds, s) = (v, true, after);
         if let Some(frac) = s.strip_prefix(b".") {
             let n = frac.iter().take_while(|b| b.is_ascii_digit()).count();
             if n == 0 || n > 9 {
@@ -144,11 +278,33 @@ fn parse_time(s: &[u8]) -> Option<(i64, i64)> {
             s = after;
         }
     }
-    let s = s.strip_prefix(b"Z").unwrap_or(s);
-    if !s.is_empty() || h > 23 || mi > 59 || sec > 59 {
+    if h > 23 || mi > 59 || sec > 59 {
         return None;
     }
-    Some((h * 3600 + mi * 60 + sec, nanos))
+    Some((h * 3600 + mi * 60 + sec, nanos, seconds, s))
+}
+
+/// Nothing (`Some(None)`), `Z`, or `+HH:MM[:SS]` / `-HH:MM[:SS]` as seconds east of UTC; `None`
+/// for anything else.
+fn parse_offset(s: &[u8]) -> Option<Option<i64>> {
+    let (sign, body) = match s {
+        [] => return Some(None),
+        b"Z" => return Some(Some(0)),
+        [b'+', body @ ..] => (1, body),
+        [b'-', body @ ..] => (-1, body),
+        _ => return None,
+    };
+    let (h, body) = fixed_digits(body, 2)?;
+    let (m, body) = fixed_digits(body.strip_prefix(b":")?, 2)?;
+    let sec = match body {
+        [] => 0,
+        [b':', s @ ..] if s.len() == 2 => fixed_digits(s, 2)?.0,
+        _ => return None,
+    };
+    if h > 18 || m > 59 || sec > 59 {
+        return None;
+    }
+    Some(Some(sign * (h * 3600 + m * 60 + sec)))
 }
 
 /// Exactly `n` ASCII digits at the start of `s` (n <= 9), and the rest.
@@ -168,113 +324,171 @@ fn fixed_digits(s: &[u8], n: usize) -> Option<(i64, &[u8])> {
 mod tests {
     use super::*;
 
+    const DATE: Temporal = Temporal::Date;
+    const TS3: Temporal = Temporal::Timestamp(3);
+    const TS6: Temporal = Temporal::Timestamp(6);
+    const TS9: Temporal = Temporal::Timestamp(9);
+
+    fn flink(s: &str, t: Temporal) -> Result<i64, NumError> {
+        from_text(s.as_bytes(), TextForm::Flink, t)
+    }
+
+    fn iso(s: &str, t: Temporal) -> Result<i64, NumError> {
+        from_text(s.as_bytes(), TextForm::Iso, t)
+    }
+
+    fn int(s: &str, unit: Unit, t: Temporal) -> Result<i64, NumError> {
+        from_integer(s.as_bytes(), unit, t)
+    }
+
     #[test]
-    fn default_units_follow_adaptive_mode() {
-        assert_eq!(TimestampUnit::default_for(0), TimestampUnit::Millis);
-        assert_eq!(TimestampUnit::default_for(3), TimestampUnit::Millis);
-        assert_eq!(TimestampUnit::default_for(4), TimestampUnit::Micros);
-        assert_eq!(TimestampUnit::default_for(6), TimestampUnit::Micros);
-        assert_eq!(TimestampUnit::default_for(7), TimestampUnit::Nanos);
-        assert_eq!(TimestampUnit::default_for(9), TimestampUnit::Nanos);
+    fn adaptive_units_follow_source_precision() {
+        assert_eq!(Unit::adaptive(0), Unit::Millis);
+        assert_eq!(Unit::adaptive(3), Unit::Millis);
+        assert_eq!(Unit::adaptive(4), Unit::Micros);
+        assert_eq!(Unit::adaptive(6), Unit::Micros);
+        assert_eq!(Unit::adaptive(7), Unit::Nanos);
     }
 
     #[test]
     fn dates() {
-        assert_eq!(date(b"19753"), Ok(19_753));
-        assert_eq!(date(b"-1"), Ok(-1));
-        assert_eq!(date(b"\"2024-01-31\""), Ok(19_753));
-        assert_eq!(date(b"\"1969-12-31\""), Ok(-1));
-        assert_eq!(date(b"\"2024-02-29\""), Ok(19_782));
-        assert_eq!(date(b"3000000000"), Err(NumError::Range));
+        assert_eq!(epoch_days(b"19753"), Ok(19_753));
+        assert_eq!(epoch_days(b"-1"), Ok(-1));
+        assert_eq!(epoch_days(b"3000000000"), Err(NumError::Range));
+        assert_eq!(epoch_days(b"\"2024-01-31\""), Err(NumError::Syntax));
+        assert_eq!(int("19753", Unit::Millis, DATE), Err(NumError::Syntax));
+        assert_eq!(flink("2024-01-31", DATE), Ok(19_753));
+        assert_eq!(flink("2024-02-29", DATE), Ok(19_782));
+        assert_eq!(iso("2024-01-31Z", DATE), Ok(19_753));
+        assert_eq!(iso("2024-01-31", DATE), Err(NumError::Syntax));
         for bad in [
-            &b"\"2023-02-29\""[..],
-            b"\"2024-13-01\"",
-            b"\"2024-01-00\"",
-            b"\"2024-1-31\"",
-            b"\"2024-01-31T00:00\"",
-            b"1.5",
-            b"true",
+            "2023-02-29",
+            "2024-13-01",
+            "2024-01-00",
+            "2024-1-31",
+            "2024-01-31T00:00",
+            "2024-01-31Z",
+            "1.5",
         ] {
-            assert_eq!(date(bad), Err(NumError::Syntax), "{bad:?}");
+            assert_eq!(flink(bad, DATE), Err(NumError::Syntax), "{bad}");
         }
     }
 
     #[test]
-    fn timestamps_from_integers_in_every_unit() {
-        let ms = TimestampUnit::Millis;
-        let us = TimestampUnit::Micros;
-        let ns = TimestampUnit::Nanos;
+    fn times_keep_at_most_millis() {
+        let t = |p| Temporal::Time(p);
+        // Flink's json format keeps whole seconds.
+        assert_eq!(flink("10:15:30.123456", t(3)), Ok(36_930_000));
+        assert_eq!(flink("10:15:30", t(0)), Ok(36_930_000));
+        assert_eq!(flink("10:15", t(0)), Err(NumError::Syntax));
+        assert_eq!(flink("10:15:30Z", t(0)), Err(NumError::Syntax));
+        assert_eq!(iso("10:15:30.123456Z", t(6)), Ok(36_930_123));
+        assert_eq!(iso("10:15:30.129Z", t(2)), Ok(36_930_120));
+        assert_eq!(iso("10:15Z", t(0)), Ok(36_900_000));
+        assert_eq!(iso("10:15:30", t(0)), Err(NumError::Syntax));
+        assert_eq!(int("36930123", Unit::Millis, t(3)), Ok(36_930_123));
+        assert_eq!(int("36930123456", Unit::Micros, t(3)), Ok(36_930_123));
+        assert_eq!(int("36930123456", Unit::Micros, t(1)), Ok(36_930_100));
+        assert_eq!(int("36930123456789", Unit::Nanos, t(9)), Ok(36_930_123));
+        assert_eq!(int("86400000000", Unit::Micros, t(6)), Err(NumError::Range));
+        assert_eq!(int("-1", Unit::Millis, t(3)), Err(NumError::Range));
+    }
+
+    #[test]
+    fn timestamps_from_integers_truncate_to_the_declared_precision() {
         assert_eq!(
-            timestamp(b"1706696130123", 3, ms),
+            int("1706696130123", Unit::Millis, TS3),
             Ok(1_706_696_130_123_000)
         );
         assert_eq!(
-            timestamp(b"1706696130123456", 6, us),
+            int("1706696130123456", Unit::Micros, TS6),
             Ok(1_706_696_130_123_456)
         );
         assert_eq!(
-            timestamp(b"1706696130123456789", 6, ns),
+            int("1706696130123456", Unit::Micros, TS3),
+            Ok(1_706_696_130_123_000)
+        );
+        assert_eq!(
+            int("1706696130123456789", Unit::Nanos, TS6),
             Ok(1_706_696_130_123_456)
         );
-        assert_eq!(timestamp(b"-1", 6, ns), Ok(-1));
+        assert_eq!(int("-1", Unit::Nanos, TS6), Ok(-1));
+        assert_eq!(int("-1", Unit::Micros, TS3), Ok(-1000));
         assert_eq!(
-            timestamp(b"1706696130123456789", 9, ns),
-            Ok(1_706_696_130_123_456_789)
-        );
-        assert_eq!(
-            timestamp(b"1706696130123", 9, ms),
+            int("1706696130123", Unit::Millis, TS9),
             Ok(1_706_696_130_123_000_000)
         );
         assert_eq!(
-            timestamp(b"1706696130123456", 9, us),
-            Ok(1_706_696_130_123_456_000)
+            int("1706696130123456789", Unit::Nanos, Temporal::Timestamp(7)),
+            Ok(1_706_696_130_123_456_700)
         );
         assert_eq!(
-            timestamp(b"9223372036854775807", 9, ms),
+            int("9223372036854775807", Unit::Millis, TS9),
             Err(NumError::Range)
         );
-        assert_eq!(timestamp(b"1.5", 3, ms), Err(NumError::Syntax));
+        assert_eq!(int("1.5", Unit::Millis, TS3), Err(NumError::Syntax));
     }
 
     #[test]
-    fn timestamps_from_iso_text() {
-        let ms = TimestampUnit::Millis;
-        let t = |s: &str, p| timestamp(format!("\"{s}\"").as_bytes(), p, ms);
+    fn timestamps_from_flink_text() {
         assert_eq!(
-            t("2024-01-31T10:15:30.123456", 6),
+            flink("2024-01-31 10:15:30.123456", TS6),
             Ok(1_706_696_130_123_456)
         );
         assert_eq!(
-            t("2024-01-31 10:15:30.123456", 3),
-            Ok(1_706_696_130_123_456)
+            flink("2024-01-31 10:15:30.123456", TS3),
+            Ok(1_706_696_130_123_000)
         );
         assert_eq!(
-            t("2024-01-31T10:15:30.123456789", 6),
-            Ok(1_706_696_130_123_456)
-        );
-        assert_eq!(
-            t("2024-01-31T10:15:30.123456789", 9),
+            flink("2024-01-31T10:15:30.123456789", TS9),
             Ok(1_706_696_130_123_456_789)
         );
+        assert_eq!(flink("2024-01-31T10:15", TS6), Ok(1_706_696_100_000_000));
         assert_eq!(
-            t("2024-01-31T10:15:30.1Z", 9),
-            Ok(1_706_696_130_100_000_000)
+            flink("1969-12-31 23:59:59.999999", TS6),
+            Ok(-1),
+            "before the epoch"
         );
-        assert_eq!(t("2024-01-31T10:15", 6), Ok(1_706_696_100_000_000));
-        assert_eq!(t("1969-12-31T23:59:59.999999", 6), Ok(-1));
-        assert_eq!(t("2300-01-01T00:00:00", 9), Err(NumError::Range));
-        assert_eq!(t("9999-12-31T23:59:59", 6), Ok(253_402_300_799_000_000));
+        assert_eq!(flink("2300-01-01 00:00:00", TS9), Err(NumError::Range));
         for bad in [
             "2024-01-31",
+            "2024-01-31 10:15",
             "2024-01-31T24:00",
-            "2024-01-31T10:60",
             "2024-01-31T10:15:60",
             "2024-01-31T10:15:30.",
             "2024-01-31T10:15:30.1234567890",
+            "2024-01-31T10:15:30Z",
             "2024-01-31T10:15:30+02:00",
             "2024-01-31X10:15",
+            "2024-01-31T",
         ] {
-            assert_eq!(t(bad, 6), Err(NumError::Syntax), "{bad}");
+            assert_eq!(flink(bad, TS6), Err(NumError::Syntax), "{bad}");
         }
+    }
+
+    #[test]
+    fn instants_remove_their_offset() {
+        let ltz = Temporal::Instant(6);
+        assert_eq!(
+            flink("2024-01-31 10:15:30.5Z", ltz),
+            Ok(1_706_696_130_500_000)
+        );
+        assert_eq!(
+            flink("2024-01-31T10:15:30Z", ltz),
+            Ok(1_706_696_130_000_000)
+        );
+        assert_eq!(
+            flink("2024-01-31T12:15:30+02:00", ltz),
+            Ok(1_706_696_130_000_000)
+        );
+        assert_eq!(flink("2024-01-31 10:15:30", ltz), Err(NumError::Syntax));
+        assert_eq!(
+            iso("2024-01-31T05:15:30.123456789-05:00", Temporal::Instant(3)),
+            Ok(1_706_696_130_123_000)
+        );
+        assert_eq!(iso("2024-01-31 10:15:30Z", ltz), Err(NumError::Syntax));
+        assert_eq!(iso("2024-01-31T10:15:30+25:00", ltz), Err(NumError::Syntax));
+        // isostring sends local timestamps at UTC; the local part is the value.
+        assert_eq!(iso("2024-01-31T10:15:30Z", TS6), Ok(1_706_696_130_000_000));
     }
 }

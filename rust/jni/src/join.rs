@@ -1,6 +1,6 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
-use cdcjoin_join::{JoinEngine, JoinSpec};
+use cdcjoin_join::{JoinEngine, JoinSpec, COUNTER_NAMES};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
@@ -18,7 +18,7 @@ struct NativeJoin {
 static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
 
 /// Number of values `stats` writes.
-const STATS_LEN: usize = 9;
+const STATS_LEN: usize = COUNTER_NAMES.len();
 
 /// `e` as an `IllegalArgumentException`: the caller passed something the engine rejects.
 fn invalid(e: impl ToString) -> NativeError {
@@ -149,24 +149,20 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_restore<'loca
     })
 }
 
-/// The counters, in the order `NativeJoin.Stats` reads them.
-fn stats_of(engine: &JoinEngine) -> [i64; STATS_LEN] {
-    let (s, z) = (engine.stats(), engine.state_size());
-    [
-        s.records_in[0],
-        s.records_in[1],
-        s.rows_out,
-        s.absent_retractions,
-        s.expired_rows,
-        z.rows,
-        z.keys,
-        z.group_bytes,
-        z.heap_bytes,
-    ]
-    .map(|v| v as i64)
+/// `static native String counterNames()`: the names of the values `stats` writes, in its order,
+/// separated by commas (`cdcjoin_join::COUNTER_NAMES`); Java reads the counters by these names.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_counterNames<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JString<'local> {
+    jni_entry(&mut env, "NativeJoin.counterNames", |env| {
+        Ok(JString::from_str(env, COUNTER_NAMES.join(","))?)
+    })
 }
 
-/// `static native void stats(long handle, long[] into)`: the engine's counters (see `stats_of`).
+/// `static native void stats(long handle, long[] into)`: the engine's counters, named by
+/// `counterNames`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_stats<'local>(
     mut env: EnvUnowned<'local>,
@@ -175,7 +171,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_stats<'local>
     into: JLongArray<'local>,
 ) {
     jni_entry(&mut env, "NativeJoin.stats", |env| {
-        let values = JOINS.with(handle, |j| Ok(stats_of(&j.engine)))?;
+        let values = JOINS.with(handle, |j| Ok(j.engine.counters().map(|v| v as i64)))?;
         if into.is_null() || into.len(env)? < STATS_LEN {
             return Err(invalid(format!("stats needs a long[{STATS_LEN}]")));
         }

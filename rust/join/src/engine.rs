@@ -14,28 +14,48 @@
 //! | -U/-D  | yes     | no      | `-D[r,null]` | `-D[r,m]`                                            | retract r       |
 //! | -U/-D  | yes     | yes     | `-D[r,null]` | as row 6 but `-D[r,m]`                               | retract r       |
 //!
+//! A `+I`/`+U` whose primary key is already stored (layouts with a primary key) *replaces* the
+//! stored row: when the bytes are the same nothing is emitted (the stored row's write time is
+//! refreshed: it is a write); otherwise the stored row is retracted as a `-U` would retract it (rows
+//! 5-8 with kind `-U`), then the new row accumulated as a `+U` (rows 1-4). The changelog is then
+//! that of Flink's join behind a `ChangelogNormalize`, which turns such a record into `-U(old)
+//! +U(new)`, without that operator's second copy of the state.
+//!
 //! Deliberate differences from Flink 2.3, each making the changelog correct where Flink's is not:
+//! - A replacement (above) retracts what the stored row emitted. Flink's join alone (Debezium
+//!   re-deliveries after a connector restart, incremental snapshots' `r` for existing rows, upsert
+//!   streams) emits the new row's joined rows next to the old ones, which then stay for good.
 //! - `matches(m)` always equals the number of rows (with multiplicity) stored on the other side that
-//!   match `m`. An upsert (`+I`/`+U` replacing a stored row with the same primary key, no `-U`
-//!   first) therefore does not count a new match (FLINK-40681 loses the null-padded row there), and a
-//!   duplicate row of a multiset side does count one.
+//!   match `m`: a replacement retracts its match before counting the new one (FLINK-40681 loses the
+//!   null-padded row there), and a duplicate row of a multiset side counts one.
 //! - A retraction of a row that is not in state emits nothing (Flink emits retractions of joined rows
 //!   that were never emitted); it is counted, and fails the batch under [`RetractionPolicy::Fail`].
 //! - A retraction emits the *stored* row (for a primary-key side it is found by primary key), so
 //!   what is retracted downstream is exactly what was emitted.
 //! - A row whose join key has a null column never matches (SQL equality), but is stored, so its
 //!   outer-join null padding is retracted correctly.
+//! - *Unavailable* columns (see `cdcjoin_model::row`: values a change does not carry, such as
+//!   Debezium's placeholder for an unchanged TOASTed value) are never stored nor emitted; Flink's
+//!   `debezium-json` reads the placeholder as the value. On a side with a primary key a `+I`/`+U`
+//!   takes them from the stored row of its primary key and goes on as a replacement, and a
+//!   `-U`/`-D` retracts the stored row as always. A change is *rejected* (not applied, nothing
+//!   emitted, a rejection written to the output for the caller's bad-record policy, see
+//!   [`crate::batch`]) when an unavailable column is part of the join key or the primary key, when
+//!   its side has no primary key, or when a `+I`/`+U` finds no stored row to fill from (first sight
+//!   of the key, or expired).
 //!
 //! TTL follows `table.exec.state.ttl` with `OnCreateAndWrite` / `NeverReturnExpired`: a row expires
-//! `ttl` after its last write (insert, or an update of its match counter), expired rows are invisible
-//! at once, freed when their key is touched or by a periodic sweep, and expiry emits nothing.
+//! `ttl` after its last write (insert, an update of its match counter or of its multiplicity, or an
+//! identical replacement), expired rows are invisible at once, freed when their key is touched or by
+//! a periodic sweep, and expiry emits nothing.
 
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
+use crate::reject::{self, Refusal};
+use crate::snapshot::Definition;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeySlot, KeyTable};
-use cdcjoin_model::value::format_row;
-use cdcjoin_model::{RowKind, RowRef, Value};
+use cdcjoin_model::{RowKind, RowRef};
 use std::ops::Range;
 
 /// Why a batch or a snapshot operation failed. Every message names the record or key group.
@@ -100,6 +120,9 @@ pub struct JoinStats {
     pub absent_retractions: u64,
     /// Rows dropped by TTL.
     pub expired_rows: u64,
+    /// Records rejected (not applied; see [`crate::batch`]), e.g. for unavailable columns that
+    /// cannot be filled.
+    pub rejected: u64,
     /// Rows currently in state (with multiplicity).
     pub stored_rows: u64,
     /// Join keys currently in state.
@@ -107,6 +130,21 @@ pub struct JoinStats {
     /// Bytes of all stored groups (rows and their headers), kept up to date per record.
     pub group_bytes: u64,
 }
+
+/// The names of [`JoinEngine::counters`], in its order: the contract with callers that read the
+/// counters by name (the JNI layer hands both to Java, which looks them up by name once).
+pub const COUNTER_NAMES: [&str; 10] = [
+    "records_in_left",
+    "records_in_right",
+    "rows_out",
+    "absent_retractions",
+    "expired_rows",
+    "rejected",
+    "state_rows",
+    "state_keys",
+    "state_row_bytes",
+    "state_heap_bytes",
+];
 
 /// How much state an engine holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,6 +162,8 @@ pub struct StateSize {
 /// A join instance owning a range of key groups.
 pub struct JoinEngine {
     pub(crate) sides: [ResolvedSide; 2],
+    /// What the state depends on, written into and checked against every snapshot section.
+    pub(crate) definition: Definition,
     pub(crate) range: KeyGroupRange,
     pub(crate) key_groups: Vec<KeyTable>,
     pub(crate) stats: JoinStats,
@@ -133,6 +173,8 @@ pub struct JoinEngine {
     /// The join keys of the batch being processed, end to end (kept for its capacity).
     keys: Vec<u8>,
     row_buf: Vec<u8>,
+    /// A row with its unavailable columns filled from the stored row (kept for its capacity).
+    filled: Vec<u8>,
 }
 
 /// How many records ahead of the one being applied its table bucket is prefetched.
@@ -157,7 +199,10 @@ struct Ctx<'a> {
     mine: &'a mut Group,
     theirs: &'a mut Group,
     null_key: bool,
+    /// Whether the input row has unavailable columns to take from the stored row.
+    fill: bool,
     row_buf: &'a mut Vec<u8>,
+    filled: &'a mut Vec<u8>,
     now: i64,
 }
 
@@ -166,8 +211,12 @@ struct Ctx<'a> {
 enum Applied {
     /// A row was added.
     Added,
-    /// An upsert replaced a stored row.
+    /// A row replaced the stored row of its primary key.
     Replaced,
+    /// A row was the stored row of its primary key again: only its write time changed.
+    Unchanged,
+    /// A row with unavailable columns found no stored row of its primary key to fill them from.
+    Unfillable,
     /// A stored row was retracted.
     Retracted,
     /// A retraction found no such row: nothing happened.
@@ -246,6 +295,7 @@ impl JoinEngine {
                 .map(|_| KeyTable::default())
                 .collect(),
             range: spec.key_groups,
+            definition: Definition::of(spec, &sides),
             sides,
             stats: JoinStats::default(),
             policy: spec.absent_retraction,
@@ -253,12 +303,30 @@ impl JoinEngine {
             last_sweep: i64::MIN,
             keys: Vec::new(),
             row_buf: Vec::new(),
+            filled: Vec::new(),
         })
     }
 
     /// Counters.
     pub fn stats(&self) -> JoinStats {
         self.stats
+    }
+
+    /// Every counter and state size, named by [`COUNTER_NAMES`] at the same position.
+    pub fn counters(&self) -> [u64; COUNTER_NAMES.len()] {
+        let (s, z) = (self.stats, self.state_size());
+        [
+            s.records_in[0],
+            s.records_in[1],
+            s.rows_out,
+            s.absent_retractions,
+            s.expired_rows,
+            s.rejected,
+            z.rows,
+            z.keys,
+            z.group_bytes,
+            z.heap_bytes,
+        ]
     }
 
     /// The resolved declaration of `side`.
@@ -362,7 +430,8 @@ impl JoinEngine {
         }
     }
 
-    /// Applies one prepared record whose join key is `key`.
+    /// Applies one prepared record whose join key is `key`: changes state and emits, or rejects it
+    /// (see [`crate::reject`]).
     fn apply(
         &mut self,
         p: &Prepared<'_>,
@@ -370,12 +439,74 @@ impl JoinEngine {
         now: i64,
         out: &mut OutputWriter<'_>,
     ) -> Result<(), JoinError> {
-        let (index, rec) = (p.index, &p.rec);
+        let rec = &p.rec;
+        let me = &self.sides[rec.side as usize];
+        let unavailable = reject::unavailable_columns(&RowRef::new(&me.row_layout, rec.row));
+        self.stats.records_in[rec.side as usize] += 1;
+        let why = match reject::refusal(me, &unavailable) {
+            Some(why) => why,
+            None => match self.change(p, key, !unavailable.is_empty(), now, out) {
+                Applied::Unfillable => Refusal::NothingStored,
+                Applied::Absent => return self.absent(p),
+                Applied::Added => {
+                    self.stats.stored_rows += 1;
+                    return Ok(());
+                }
+                Applied::Retracted => {
+                    self.stats.stored_rows -= 1;
+                    return Ok(());
+                }
+                Applied::Replaced | Applied::Unchanged => return Ok(()),
+            },
+        };
+        let me = &self.sides[rec.side as usize];
+        let row = RowRef::new(&me.row_layout, rec.row);
+        out.reject(&reject::message(
+            rec.side,
+            me,
+            rec.kind,
+            &row,
+            &unavailable,
+            why,
+        ));
+        self.stats.rejected += 1;
+        Ok(())
+    }
+
+    /// Counts a retraction of a row that is not in state, and fails under
+    /// [`RetractionPolicy::Fail`].
+    fn absent(&mut self, p: &Prepared<'_>) -> Result<(), JoinError> {
+        self.stats.absent_retractions += 1;
+        if self.policy == RetractionPolicy::Ignore {
+            return Ok(());
+        }
+        let rec = &p.rec;
+        let row = RowRef::new(&self.sides[rec.side as usize].row_layout, rec.row);
+        Err(JoinError::AbsentRetraction {
+            index: p.index,
+            side: rec.side,
+            kind: rec.kind,
+            row: reject::print_row(rec.kind, &row),
+        })
+    }
+
+    /// Applies the change of a record whose join key is `key` to the state of its key, with the
+    /// emission table; `fill` when its row has unavailable columns (which the declaration allows)
+    /// to take from the stored row. Keeps the key, byte and expiry counters.
+    fn change(
+        &mut self,
+        p: &Prepared<'_>,
+        key: &[u8],
+        fill: bool,
+        now: i64,
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
+        let rec = &p.rec;
         let s = rec.side as usize;
         let table = &mut self.key_groups[self.range.offset(rec.key_group)];
         let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
-        let (sides, now) = (&self.sides, now);
+        let sides = &self.sides;
         let before = out.rows();
         let (mut expired, mut grown, mut keys) = (0, 0i64, 0i64);
         let mut run = |slot: &mut KeySlot| {
@@ -392,7 +523,9 @@ impl JoinEngine {
                 mine,
                 theirs,
                 null_key: me.join_key.has_null(&row),
+                fill,
                 row_buf: &mut self.row_buf,
+                filled: &mut self.filled,
                 now,
             };
             let bytes = ctx.mine.bytes().len() + ctx.theirs.bytes().len();
@@ -410,6 +543,7 @@ impl JoinEngine {
                 }
                 applied
             }
+            None if rec.kind.is_accumulate() && fill => Applied::Unfillable,
             None if rec.kind.is_accumulate() => {
                 let mut slot = KeySlot::default();
                 let applied = run(&mut slot);
@@ -423,25 +557,8 @@ impl JoinEngine {
         self.stats.stored_rows -= expired;
         self.stats.stored_keys = self.stats.stored_keys.saturating_add_signed(keys);
         self.stats.group_bytes = self.stats.group_bytes.saturating_add_signed(grown);
-        self.stats.records_in[s] += 1;
         self.stats.rows_out += (out.rows() - before) as u64;
-        match applied {
-            Applied::Added => self.stats.stored_rows += 1,
-            Applied::Retracted => self.stats.stored_rows -= 1,
-            Applied::Replaced => {}
-            Applied::Absent => {
-                self.stats.absent_retractions += 1;
-                if self.policy == RetractionPolicy::Fail {
-                    return Err(JoinError::AbsentRetraction {
-                        index,
-                        side: rec.side,
-                        kind: rec.kind,
-                        row: format_row(rec.kind, &Value::read_row(&row)),
-                    });
-                }
-            }
-        }
-        Ok(())
+        applied
     }
 
     /// Drops expired rows everywhere when half the shortest TTL has passed since the last sweep, so
@@ -528,10 +645,52 @@ fn each_match(
     total
 }
 
-/// `+I`/`+U`: rows 1-4 of the table.
+/// `+I`/`+U`: a new row (rows 1-4 of the table), or on a side with a primary key the replacement
+/// of the stored row of its primary key (see the module docs).
 fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
     let stored = ctx.find_stored(row);
-    let replaces = stored.is_some() && ctx.me.layout != StateLayout::NoUniqueKey;
+    match stored {
+        _ if ctx.me.layout == StateLayout::NoUniqueKey => add(ctx, kind, row, stored, out),
+        Some(stored) => replace(ctx, row, &stored, out),
+        None if ctx.fill => Applied::Unfillable,
+        None => add(ctx, kind, row, None, out),
+    }
+}
+
+/// Replaces `stored` (the stored row of `row`'s primary key) by `row`, its unavailable columns
+/// taken from `stored`: nothing but a write when the bytes are the same, otherwise a `-U` of the
+/// stored row and a `+U` of the new one.
+fn replace(ctx: &mut Ctx<'_>, row: &[u8], stored: &Entry, out: &mut OutputWriter<'_>) -> Applied {
+    let mut filled = std::mem::take(ctx.filled);
+    let row = if ctx.fill {
+        filled.clear();
+        let layout = &ctx.me.row_layout;
+        let stored_row = RowRef::new(layout, ctx.mine.row(stored));
+        reject::fill(ctx.me, &RowRef::new(layout, row), &stored_row, &mut filled);
+        &filled[..]
+    } else {
+        row
+    };
+    let applied = if row == ctx.mine.row(stored) {
+        ctx.mine.touch(ctx.me.entry, stored, ctx.now);
+        Applied::Unchanged
+    } else {
+        retract_stored(ctx, RowKind::UpdateBefore, stored, out);
+        add(ctx, RowKind::UpdateAfter, row, None, out);
+        Applied::Replaced
+    };
+    *ctx.filled = filled;
+    applied
+}
+
+/// Rows 1-4 of the table: adds `row`, a copy of `stored` on a side without a primary key.
+fn add(
+    ctx: &mut Ctx<'_>,
+    kind: RowKind,
+    row: &[u8],
+    stored: Option<Entry>,
+    out: &mut OutputWriter<'_>,
+) -> Applied {
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer || other_outer {
         RowKind::Insert
@@ -548,7 +707,7 @@ fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWrit
                 }
                 emit(out, input, out_kind, Some(row), Some(g.row(e)));
             }
-            if other_outer && (m == 0 || !replaces) {
+            if other_outer {
                 g.set_matches(el, e, m + 1, now);
             }
         });
@@ -557,23 +716,18 @@ fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWrit
         emit(out, input, RowKind::Insert, Some(row), None);
     }
     store(ctx, stored, row, total);
-    if replaces {
-        Applied::Replaced
-    } else {
-        Applied::Added
-    }
+    Applied::Added
 }
 
-/// Adds `row` to the input side's rows, replacing or counting up `stored`.
+/// Adds `row` to the input side's rows, counting up `stored` (a copy on a multiset side).
 fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
     let (el, now, g) = (ctx.me.entry, ctx.now, &mut *ctx.mine);
     match stored {
-        Some(e) if ctx.me.layout == StateLayout::NoUniqueKey => {
+        Some(e) => {
             let count = g.count(el, &e) + 1;
             g.set_count(el, &e, count);
             g.set_matches(el, &e, matches, now);
         }
-        Some(e) => g.replace(el, &e, row, matches, now),
         None => g.push(el, row, 1, matches, now),
     }
 }
@@ -583,9 +737,15 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     let Some(stored) = ctx.find_stored(row) else {
         return false;
     };
+    retract_stored(ctx, kind, &stored, out);
+    true
+}
+
+/// Rows 5-8 of the table for the stored row `stored`, retracted by a change of kind `kind`.
+fn retract_stored(ctx: &mut Ctx<'_>, kind: RowKind, stored: &Entry, out: &mut OutputWriter<'_>) {
     let mut stored_row = std::mem::take(ctx.row_buf);
     stored_row.clear();
-    stored_row.extend_from_slice(ctx.mine.row(&stored));
+    stored_row.extend_from_slice(ctx.mine.row(stored));
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer { RowKind::Delete } else { kind };
     let (el, now) = (ctx.other.entry, ctx.now);
@@ -607,15 +767,18 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
         emit(out, input, RowKind::Delete, Some(&stored_row), None);
     }
     *ctx.row_buf = stored_row;
-    unstore(ctx, &stored);
-    true
+    unstore(ctx, stored);
 }
 
-/// Removes one copy of `stored` from the input side's rows.
+/// Removes one copy of `stored` from the input side's rows. Counting a copy down is a write of
+/// the remaining copies, as Flink's state update is: their write time is refreshed.
 fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
     let (el, g) = (ctx.me.entry, &mut *ctx.mine);
     match g.count(el, stored) {
-        c if c > 1 => g.set_count(el, stored, c - 1),
+        c if c > 1 => {
+            g.set_count(el, stored, c - 1);
+            g.touch(el, stored, ctx.now);
+        }
         _ => g.remove(stored),
     }
 }

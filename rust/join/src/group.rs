@@ -12,7 +12,8 @@
 //! `memmove` of the group on insert and delete, cheap for the handful of rows a key usually holds.
 //! The join key itself is not stored: it is projected from the rows when needed.
 
-use cdcjoin_model::RowLayout;
+use cdcjoin_model::{RowLayout, RowRef};
+use std::fmt;
 use std::ops::Range;
 
 /// Which header fields a side keeps per stored row.
@@ -54,6 +55,24 @@ impl EntryLayout {
     /// Encodes the layout in one byte (for snapshots).
     pub fn to_byte(self) -> u8 {
         self.count as u8 | (self.matches as u8) << 1 | (self.ttl as u8) << 2
+    }
+}
+
+/// The header fields in order, as in the format above: `row_len, matches` for an outer side with
+/// a primary key (how a snapshot names the layout it was taken with).
+impl fmt::Display for EntryLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("row_len")?;
+        for (present, name) in [
+            (self.count, "count"),
+            (self.matches, "matches"),
+            (self.ttl, "written_at"),
+        ] {
+            if present {
+                write!(f, ", {name}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -198,15 +217,6 @@ impl Group {
         self.0 = v.into_boxed_slice();
     }
 
-    /// Replaces the entry `e` in place by a new row with the given counters.
-    pub fn replace(&mut self, layout: EntryLayout, e: &Entry, row: &[u8], matches: u32, now: i64) {
-        let mut entry = Vec::with_capacity(layout.header_len() + row.len());
-        Self::encode_entry(layout, row, 1, matches, now, &mut entry);
-        let mut v = std::mem::take(&mut self.0).into_vec();
-        v.splice(e.at..e.row.end, entry);
-        self.0 = v.into_boxed_slice();
-    }
-
     /// Removes the entry `e`.
     pub fn remove(&mut self, e: &Entry) {
         let mut v = std::mem::take(&mut self.0).into_vec();
@@ -236,7 +246,7 @@ impl Group {
     }
 
     /// Rebuilds a group from snapshot bytes, checking every entry so that a corrupt snapshot is an
-    /// error, never an out-of-bounds read later.
+    /// error, never an out-of-bounds read later (nor an unavailable column emitted).
     pub fn from_bytes(
         bytes: Vec<u8>,
         layout: EntryLayout,
@@ -255,6 +265,11 @@ impl Group {
                 .ok_or_else(|| format!("truncated row at byte {at}"))?;
             rows.validate(row_bytes)
                 .map_err(|e| format!("invalid row at byte {at}: {e}"))?;
+            if RowRef::new(rows, row_bytes).has_unavailable() {
+                return Err(format!(
+                    "row at byte {at} has an unavailable column, which state never holds"
+                ));
+            }
             at = row.end;
         }
         if bytes.is_empty() {
@@ -298,9 +313,9 @@ mod tests {
         );
         g.set_matches(l, &es[0], 5, 30);
         assert_eq!((g.matches(l, &es[0]), g.written_at(l, &es[0])), (5, 30));
-        g.replace(l, &es[0], &row(7), 1, 40);
+        g.touch(l, &es[0], 40);
+        assert_eq!((g.matches(l, &es[0]), g.written_at(l, &es[0])), (5, 40));
         let first = g.first(l).unwrap();
-        assert_eq!((g.row(&first).to_vec(), g.count(l, &first)), (row(7), 1));
         g.remove(&first);
         assert_eq!(g.entries(l).count(), 1);
         assert_eq!(g.row(&g.first(l).unwrap()), row(2));
@@ -344,5 +359,10 @@ mod tests {
         let mut huge = good.clone();
         huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(Group::from_bytes(huge, l, &rows()).is_err());
+        let mut unavailable = good.clone();
+        let row_at = l.header_len();
+        unavailable[row_at..].copy_from_slice(&[1, 1, 0, 0, 0]); // null bit, marked slot
+        let err = Group::from_bytes(unavailable, l, &rows()).unwrap_err();
+        assert!(err.contains("unavailable column"), "{err}");
     }
 }

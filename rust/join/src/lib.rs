@@ -7,6 +7,8 @@
 //! - [`group`]: the bytes of all rows stored under one join key, one allocation per key.
 //! - [`state`]: per key group and side, the hash table from join key to its group.
 //! - [`engine`]: the emission rules, in one place, over any layout.
+//! - `reject`: the changes the join refuses without failing the batch (unavailable columns it
+//!   cannot fill), and their messages.
 //! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
 //!   crosses into native code once per batch.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
@@ -15,10 +17,11 @@
 pub mod batch;
 pub mod engine;
 pub mod group;
+mod reject;
 pub mod snapshot;
 pub mod spec;
 pub mod state;
 
-pub use batch::{BatchReader, OutputRow, OutputRows, OutputWriter};
-pub use engine::{JoinEngine, JoinError, JoinStats, StateSize};
+pub use batch::{BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter};
+pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

@@ -1,27 +1,169 @@
-//! Versioned snapshots, one self-delimiting section per key group.
+//! Versioned, self-checking snapshots, one self-delimiting section per key group.
 //!
 //! ```text
-//! section := payload_len u32 | bincode(KeyGroupSnapshot)
+//! section := payload_len u32 | payload
+//! payload := version u32 (= 2) | crc32c u32 (of body) | body
+//! body    := bincode(key_group u16 | fingerprint u64 | definition str | side | side)
+//! side    := entry_layout u8 | groups
 //! groups  := (group_len u32 | group bytes)*      (each side's groups, as one byte string)
 //! ```
-//! Decoding borrows from the input, so a corrupt length can never make it allocate more than the
-//! section holds. A section holds both sides' groups of one key group as their raw bytes (the in-memory format is
-//! already compact and position-independent), plus each side's entry layout so that a snapshot
-//! taken under another declaration is refused rather than misread. Sections restore independently,
-//! so any subset of key groups can go to any instance: that is how Flink rescales keyed state.
+//! A section holds both sides' groups of one key group as their raw bytes (the in-memory format is
+//! already compact and position-independent). Sections restore independently, so any subset of key
+//! groups can go to any instance: that is how Flink rescales keyed state. Decoding borrows from the
+//! input, so a corrupt length can never make it allocate more than the section holds.
+//!
+//! Why the header: rows are stored without their schema, so bytes restored under another
+//! declaration, or flipped on disk, could decode as other valid rows and the join would go on
+//! silently wrong. The CRC32C makes corruption an error; the [`Definition`] (everything the state's
+//! bytes depend on, as a canonical text, plus its fingerprint) makes a changed declaration an error
+//! that names each part that differs.
+//!
+//! Format 1 (release 0.1.0) had neither: `payload := bincode(version u32 (= 1) | key_group u16 |
+//! side | side)`. It is still restored, checked as it was then, by each side's entry layout only.
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
+use crate::spec::{JoinSpec, ResolvedSide};
 use crate::state::{hash_key, KeySlot};
 use bincode::{BorrowDecode, Encode};
-use cdcjoin_model::RowRef;
+use cdcjoin_model::{RowRef, Schema};
+use std::fmt::Write;
 
-/// Current snapshot format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written by this build.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The header-less format of release 0.1.0, still restored.
+const FORMAT_V1: u32 = 1;
+
+/// Bytes before the bincode body: payload length, version, CRC32C.
+const HEADER_LEN: usize = 12;
+
+/// Everything a join's stored bytes depend on, as a canonical text of `name: value` lines (join
+/// type; per side: schema, join key, primary key, state layout, row entry header), and an FNV-1a
+/// fingerprint of that text. TTL durations and the retraction policy are left out: they change
+/// what the join does, not how its state reads (whether rows carry a write time is in the entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Definition {
+    text: String,
+    fingerprint: u64,
+}
+
+impl Definition {
+    /// The definition of `spec`, whose sides resolve to `sides`.
+    pub fn of(spec: &JoinSpec, sides: &[ResolvedSide; 2]) -> Definition {
+        let mut text = format!(
+            "join type: {}\n",
+            format!("{:?}", spec.join_type).to_uppercase()
+        );
+        for ((name, declared), resolved) in [("left", &spec.left), ("right", &spec.right)]
+            .into_iter()
+            .zip(sides)
+        {
+            let pk = declared
+                .primary_key
+                .as_ref()
+                .map_or("none".to_string(), |pk| columns(pk));
+            let _ = write!(
+                text,
+                "{name} schema: {}\n{name} join key: {}\n{name} primary key: {pk}\n\
+                 {name} state layout: {:?}\n{name} row entry: {}\n",
+                schema_text(&declared.schema),
+                columns(&declared.join_key),
+                resolved.layout,
+                resolved.entry,
+            );
+        }
+        Definition::from_text(text)
+    }
+
+    fn from_text(text: String) -> Definition {
+        let fingerprint = fnv1a(text.as_bytes());
+        Definition { text, fingerprint }
+    }
+
+    /// The canonical text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// FNV-1a (64 bit) of [`Definition::text`].
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// What differs between a snapshot's definition text and this one, part by part.
+    fn differences(&self, snapshot: &str) -> String {
+        let parts = |text: &'_ str| -> Vec<(String, String)> {
+            text.lines()
+                .map(|l| l.split_once(": ").unwrap_or((l, "")))
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        let (theirs, ours) = (parts(snapshot), parts(&self.text));
+        let value = |parts: &[(String, String)], name: &str| {
+            parts
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or("(not recorded)".to_string(), |(_, v)| v.clone())
+        };
+        let mut names: Vec<&str> = ours.iter().map(|(n, _)| n.as_str()).collect();
+        for (n, _) in &theirs {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+        let diffs: Vec<String> = names
+            .into_iter()
+            .map(|n| (n, value(&theirs, n), value(&ours, n)))
+            .filter(|(_, theirs, ours)| theirs != ours)
+            .map(|(n, theirs, ours)| {
+                format!("the snapshot was taken for {n} {theirs}, this job declares {ours}")
+            })
+            .collect();
+        diffs.join("; ")
+    }
+}
+
+/// Column names, quoted so that any name reads back unambiguously.
+fn columns(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn schema_text(schema: &Schema) -> String {
+    schema
+        .fields
+        .iter()
+        .map(|f| {
+            let null = if f.nullable { "" } else { " NOT NULL" };
+            format!("{:?} {}{null}", f.name, f.data_type)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// FNV-1a, 64 bit: a stable hash (unlike std's) for the definition's fingerprint.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
 
 #[derive(Encode, BorrowDecode)]
-struct KeyGroupSnapshot<'a> {
-    version: u32,
+struct SectionBody<'a> {
+    key_group: u16,
+    fingerprint: u64,
+    definition: &'a str,
+    sides: [SideSnapshot<'a>; 2],
+}
+
+/// A format-1 payload after its version (written by tests only, to check it still restores).
+#[derive(BorrowDecode)]
+#[cfg_attr(test, derive(Encode))]
+struct SectionV1<'a> {
     key_group: u16,
     sides: [SideSnapshot<'a>; 2],
 }
@@ -55,6 +197,19 @@ fn split_groups(mut bytes: &[u8]) -> impl Iterator<Item = Result<&[u8], String>>
 
 fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_fixed_int_encoding()
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at + 4)?;
+    Some(u32::from_le_bytes(b.try_into().expect("4 bytes")))
+}
+
+/// A snapshot error for a section whose key group is not known (yet).
+fn unreadable(reason: String) -> JoinError {
+    JoinError::Snapshot {
+        key_group: u16::MAX,
+        reason,
+    }
 }
 
 impl JoinEngine {
@@ -96,100 +251,356 @@ impl JoinEngine {
             entry_layout: self.sides[i].entry.to_byte(),
             groups: &groups[i],
         };
-        let snap = KeyGroupSnapshot {
-            version: FORMAT_VERSION,
+        let body = SectionBody {
             key_group: kg,
+            fingerprint: self.definition.fingerprint(),
+            definition: self.definition.text(),
             sides: [side(0), side(1)],
         };
         let at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        bincode::encode_into_std_write(&snap, out, config()).map_err(|e| err(e.to_string()))?;
+        out.extend_from_slice(&[0; HEADER_LEN]);
+        bincode::encode_into_std_write(&body, out, config()).map_err(|e| err(e.to_string()))?;
+        let crc = crc32c::crc32c(&out[at + HEADER_LEN..]);
         let len = (out.len() - at - 4) as u32;
         out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        out[at + 4..at + 8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
         Ok(())
     }
 
-    /// Restores one section from the start of `bytes`, adding to whatever state this instance has;
-    /// returns the bytes consumed. The section's key group must be in this instance's range.
+    /// Restores one section (format 2, or 1 of release 0.1.0) from the start of `bytes`, adding to
+    /// whatever state this instance has; returns the bytes consumed. The section's key group must
+    /// be in this instance's range, its checksum must hold and its join definition must be this
+    /// engine's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, JoinError> {
-        let unknown = |reason: String| JoinError::Snapshot {
-            key_group: u16::MAX,
-            reason,
-        };
-        let len = bytes
-            .get(..4)
-            .ok_or_else(|| unknown("truncated section header".into()))?;
-        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+        let len =
+            u32_at(bytes, 0).ok_or_else(|| unreadable("truncated section header".into()))? as usize;
         let payload = bytes
             .get(4..4 + len)
-            .ok_or_else(|| unknown(format!("section of {len} bytes is truncated")))?;
-        let (snap, _): (KeyGroupSnapshot, usize) =
-            bincode::borrow_decode_from_slice(payload, config())
-                .map_err(|e| unknown(format!("undecodable section: {e}")))?;
-        self.restore_section(snap)?;
+            .ok_or_else(|| unreadable(format!("section of {len} bytes is truncated")))?;
+        match u32_at(payload, 0) {
+            Some(FORMAT_VERSION) => self.restore_v2(payload)?,
+            Some(FORMAT_V1) => self.restore_v1(payload)?,
+            Some(v) => {
+                return Err(unreadable(format!(
+                "format version {v} is not one this build reads ({FORMAT_V1} or {FORMAT_VERSION})"
+            )))
+            }
+            None => return Err(unreadable("no format version".into())),
+        }
         Ok(4 + len)
     }
 
-    fn restore_section(&mut self, snap: KeyGroupSnapshot) -> Result<(), JoinError> {
-        let kg = snap.key_group;
+    fn restore_v2(&mut self, payload: &[u8]) -> Result<(), JoinError> {
+        let stored = u32_at(payload, 4).ok_or_else(|| unreadable("truncated checksum".into()))?;
+        let body = &payload[8..];
+        let computed = crc32c::crc32c(body);
+        if stored != computed {
+            return Err(unreadable(format!(
+                "checksum mismatch: the section records CRC32C {stored:08x}, its {} bytes have \
+                 {computed:08x} (corrupted snapshot)",
+                body.len()
+            )));
+        }
+        let (snap, _): (SectionBody, usize) = bincode::borrow_decode_from_slice(body, config())
+            .map_err(|e| unreadable(format!("undecodable section: {e}")))?;
+        if snap.fingerprint != self.definition.fingerprint() {
+            let what = self.definition.differences(snap.definition);
+            return Err(JoinError::Snapshot {
+                key_group: snap.key_group,
+                reason: format!(
+                    "the join definition differs (fingerprint {:016x}, this job's {:016x}): {}",
+                    snap.fingerprint,
+                    self.definition.fingerprint(),
+                    if what.is_empty() { "same parts" } else { &what }
+                ),
+            });
+        }
+        self.restore_sides(snap.key_group, snap.sides)
+    }
+
+    fn restore_v1(&mut self, payload: &[u8]) -> Result<(), JoinError> {
+        let (snap, _): (SectionV1, usize) =
+            bincode::borrow_decode_from_slice(&payload[4..], config())
+                .map_err(|e| unreadable(format!("undecodable format-1 section: {e}")))?;
+        self.restore_sides(snap.key_group, snap.sides)
+    }
+
+    fn restore_sides(&mut self, kg: u16, sides: [SideSnapshot; 2]) -> Result<(), JoinError> {
         let err = |reason: String| JoinError::Snapshot {
             key_group: kg,
             reason,
         };
-        if snap.version != FORMAT_VERSION {
-            return Err(err(format!(
-                "format version {} is not {FORMAT_VERSION}",
-                snap.version
-            )));
-        }
         if !self.range.contains(kg) {
             return Err(err(format!(
                 "not in this instance's range {}..={}",
                 self.range.start, self.range.end
             )));
         }
-        for (i, side) in snap.sides.into_iter().enumerate() {
-            let spec = &self.sides[i];
-            if side.entry_layout != spec.entry.to_byte() {
-                return Err(err(
-                    "taken under a different join declaration (join type, keys or TTL changed)"
-                        .into(),
-                ));
+        for (i, side) in sides.into_iter().enumerate() {
+            if side.entry_layout != self.sides[i].entry.to_byte() {
+                return Err(err(format!(
+                    "taken under a different join declaration: the {} side's row entries were \
+                     laid out as {:#05b}, this job's as {} ({:#05b}) (join type, keys or TTL changed)",
+                    ["left", "right"][i],
+                    side.entry_layout,
+                    self.sides[i].entry,
+                    self.sides[i].entry.to_byte()
+                )));
             }
             for bytes in split_groups(side.groups) {
-                let g =
-                    Group::from_bytes(bytes.map_err(&err)?.to_vec(), spec.entry, &spec.row_layout)
-                        .map_err(&err)?;
-                let mut key = Vec::new();
-                let first = g
-                    .first(spec.entry)
-                    .expect("from_bytes refuses empty groups");
-                spec.join_key
-                    .write(&RowRef::new(&spec.row_layout, g.row(&first)), &mut key);
-                let rows = g
-                    .entries(spec.entry)
-                    .map(|e| g.count(spec.entry, &e) as u64)
-                    .sum::<u64>();
-                let table = &mut self.key_groups[self.range.offset(kg)];
-                let mut entry = table.entry(&self.sides, hash_key(&key), &key);
-                match entry.occupied() {
-                    Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
-                    Some(_) => {
-                        return Err(err(
-                            "a join key is restored twice (the key group was restored already)"
-                                .into(),
-                        ))
-                    }
-                    None => {
-                        let mut slot = KeySlot::default();
-                        slot.sides[i] = g;
-                        entry.insert(slot);
-                    }
-                }
-                self.stats.stored_rows += rows;
+                self.restore_group(kg, i, bytes.map_err(&err)?)
+                    .map_err(&err)?;
             }
         }
         self.recount_state();
         Ok(())
+    }
+
+    /// Adds one group of side `i` to key group `kg`'s table.
+    fn restore_group(&mut self, kg: u16, i: usize, bytes: &[u8]) -> Result<(), String> {
+        let spec = &self.sides[i];
+        let g = Group::from_bytes(bytes.to_vec(), spec.entry, &spec.row_layout)?;
+        let mut key = Vec::new();
+        let first = g
+            .first(spec.entry)
+            .expect("from_bytes refuses empty groups");
+        spec.join_key
+            .write(&RowRef::new(&spec.row_layout, g.row(&first)), &mut key);
+        let rows = g
+            .entries(spec.entry)
+            .map(|e| g.count(spec.entry, &e) as u64)
+            .sum::<u64>();
+        let table = &mut self.key_groups[self.range.offset(kg)];
+        let mut entry = table.entry(&self.sides, hash_key(&key), &key);
+        match entry.occupied() {
+            Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
+            Some(_) => {
+                return Err(
+                    "a join key is restored twice (the key group was restored already)".into(),
+                )
+            }
+            None => {
+                let mut slot = KeySlot::default();
+                slot.sides[i] = g;
+                entry.insert(slot);
+            }
+        }
+        self.stats.stored_rows += rows;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{write_input, InputRecord};
+    use crate::spec::{JoinType, KeyGroupRange, Side, SideSpec};
+    use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowWriter};
+
+    const KG: u16 = 2;
+
+    fn side(pk: bool) -> SideSpec {
+        SideSpec {
+            schema: Schema::new(vec![
+                Field::not_null("id", DataType::Int),
+                Field::new("k", DataType::Int),
+            ]),
+            join_key: vec!["k".into()],
+            primary_key: pk.then(|| vec!["id".into()]),
+            ttl_ms: None,
+        }
+    }
+
+    fn spec(join_type: JoinType) -> JoinSpec {
+        JoinSpec {
+            left: side(true),
+            right: side(true),
+            join_type,
+            absent_retraction: Default::default(),
+            key_groups: KeyGroupRange { start: 0, end: 3 },
+        }
+    }
+
+    /// An engine of `spec` holding rows `(1, 7)` on the left and `(2, 7)` on the right in [`KG`].
+    fn filled(spec: &JoinSpec) -> JoinEngine {
+        let mut e = JoinEngine::new(spec).unwrap();
+        let layout = RowLayout::new(&spec.left.schema);
+        let mut batch = Vec::new();
+        for (side, id) in [(Side::Left, 1), (Side::Right, 2)] {
+            let mut row = Vec::new();
+            let mut w = RowWriter::new(&layout, &mut row);
+            w.int(id);
+            w.int(7);
+            w.finish();
+            let rec = InputRecord {
+                side,
+                kind: RowKind::Insert,
+                key_group: KG,
+                row: &row,
+            };
+            write_input(&mut batch, &rec);
+        }
+        e.process_batch(&batch, 0, &mut Vec::new()).unwrap();
+        e
+    }
+
+    fn section(e: &JoinEngine) -> Vec<u8> {
+        let mut out = Vec::new();
+        e.snapshot_key_group(KG, &mut out).unwrap();
+        out
+    }
+
+    fn restore_err(spec: &JoinSpec, bytes: &[u8]) -> String {
+        let mut e = JoinEngine::new(spec).unwrap();
+        e.restore_key_group(bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_section_restores_into_the_same_definition() {
+        let spec = spec(JoinType::Left);
+        let original = filled(&spec);
+        let bytes = section(&original);
+        assert_eq!(u32_at(&bytes, 4), Some(FORMAT_VERSION));
+        let mut e = JoinEngine::new(&spec).unwrap();
+        assert_eq!(e.restore_key_group(&bytes).unwrap(), bytes.len());
+        assert_eq!(e.stats().stored_rows, 2);
+        assert_eq!(section(&e), bytes);
+    }
+
+    #[test]
+    fn a_flipped_byte_fails_the_checksum() {
+        let spec = spec(JoinType::Left);
+        let bytes = section(&filled(&spec));
+        for at in HEADER_LEN..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x10;
+            let msg = restore_err(&spec, &bad);
+            assert!(msg.contains("checksum mismatch"), "byte {at}: {msg}");
+            assert!(msg.contains("(corrupted snapshot)"), "{msg}");
+        }
+        let mut bad = bytes.clone();
+        bad[9] ^= 1; // the recorded CRC itself
+        assert!(restore_err(&spec, &bad).contains("checksum mismatch"));
+    }
+
+    #[test]
+    fn another_definition_is_refused_naming_what_differs() {
+        let bytes = section(&filled(&spec(JoinType::Left)));
+        let msg = restore_err(&spec(JoinType::Inner), &bytes);
+        assert!(
+            msg.starts_with("snapshot of key group 2: the join definition differs"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("the snapshot was taken for join type LEFT, this job declares INNER"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(
+                "the snapshot was taken for left row entry row_len, matches, \
+                 this job declares row_len"
+            ),
+            "{msg}"
+        );
+
+        let mut wider = spec(JoinType::Left);
+        wider
+            .right
+            .schema
+            .fields
+            .push(Field::new("name", DataType::String));
+        let msg = restore_err(&wider, &bytes);
+        assert!(
+            msg.contains(
+                "the snapshot was taken for right schema \"id\" INT NOT NULL, \"k\" INT, \
+                 this job declares \"id\" INT NOT NULL, \"k\" INT, \"name\" STRING"
+            ),
+            "{msg}"
+        );
+        assert!(!msg.contains("left"), "only the right side differs: {msg}");
+
+        let mut no_pk = spec(JoinType::Left);
+        no_pk.right.primary_key = None;
+        let msg = restore_err(&no_pk, &bytes);
+        assert!(
+            msg.contains("right primary key \"id\", this job declares none"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("right state layout HasUniqueKey, this job declares NoUniqueKey"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn the_definition_text_names_every_part() {
+        let spec = spec(JoinType::Full);
+        let e = JoinEngine::new(&spec).unwrap();
+        let text = e.definition.text();
+        assert_eq!(text.lines().next(), Some("join type: FULL"), "{text}");
+        for part in [
+            "schema",
+            "join key",
+            "primary key",
+            "state layout",
+            "row entry",
+        ] {
+            assert!(text.contains(&format!("\nleft {part}: ")), "{part}: {text}");
+            assert!(
+                text.contains(&format!("\nright {part}: ")),
+                "{part}: {text}"
+            );
+        }
+        assert_eq!(e.definition.fingerprint(), fnv1a(text.as_bytes()));
+        // Stable across builds: the fingerprint of a fixed text.
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// The state of `e`'s key group [`KG`] as a format-1 section, as release 0.1.0 wrote it.
+    fn v1_section(e: &JoinEngine) -> Vec<u8> {
+        let bytes = section(e);
+        let (body, _): (SectionBody, usize) =
+            bincode::borrow_decode_from_slice(&bytes[HEADER_LEN..], config()).unwrap();
+        let v1 = SectionV1 {
+            key_group: body.key_group,
+            sides: body.sides,
+        };
+        let mut payload = FORMAT_V1.to_le_bytes().to_vec();
+        payload.extend(bincode::encode_to_vec(&v1, config()).unwrap());
+        let mut out = (payload.len() as u32).to_le_bytes().to_vec();
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    #[test]
+    fn format_1_still_restores_and_is_checked_by_entry_layout() {
+        let spec = spec(JoinType::Left);
+        let original = filled(&spec);
+        let old = v1_section(&original);
+        let mut e = JoinEngine::new(&spec).unwrap();
+        assert_eq!(e.restore_key_group(&old).unwrap(), old.len());
+        assert_eq!(section(&e), section(&original));
+
+        let msg = restore_err(&self::spec(JoinType::Inner), &old);
+        assert!(
+            msg.contains(
+                "the left side's row entries were laid out as 0b010, this job's as row_len (0b000)"
+            ),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn truncated_and_unknown_sections_are_errors() {
+        let spec = spec(JoinType::Left);
+        let bytes = section(&filled(&spec));
+        for cut in 0..bytes.len() {
+            assert!(restore_err(&spec, &bytes[..cut]).starts_with("snapshot of key group"));
+        }
+        let mut future = bytes.clone();
+        future[4] = 3;
+        assert!(restore_err(&spec, &future)
+            .contains("format version 3 is not one this build reads (1 or 2)"));
     }
 }

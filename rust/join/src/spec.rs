@@ -145,6 +145,8 @@ pub enum StateLayout {
 /// A side's declaration resolved against its schema: projections, layout, entry format.
 #[derive(Clone, Debug)]
 pub struct ResolvedSide {
+    /// Column names, in schema order, for messages.
+    pub columns: Vec<String>,
     /// Byte layout of this side's rows.
     pub row_layout: RowLayout,
     /// Extracts the join key.
@@ -215,6 +217,7 @@ fn resolve_side(spec: &SideSpec, outer: bool) -> Result<ResolvedSide, String> {
         return Err("ttl_ms must be positive (omit it to keep rows forever)".into());
     }
     Ok(ResolvedSide {
+        columns: spec.schema.fields.iter().map(|f| f.name.clone()).collect(),
         row_layout: RowLayout::new(&spec.schema),
         join_key: KeyProjection::new(&spec.schema, &jk),
         primary_key: pk.map(|pk| KeyProjection::new(&spec.schema, &pk)),

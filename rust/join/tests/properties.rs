@@ -1,7 +1,14 @@
 //! Property tests of the join algebra over random valid CDC traces of two tables, for all four join
-//! types and all three state layouts:
+//! types and all three state layouts. The traces hold what Debezium sends besides plain changes:
+//! replacing `+I`/`+U` of stored primary keys (re-deliveries, upserts; identical or not), updates
+//! and deletes by key with unavailable columns, and changes the join must reject (unavailable
+//! columns it cannot fill, or in a key). Replacements keep the join key, as the decoder guarantees
+//! (a `u` carries `-U(before)` unless in upsert mode, allowed only when the join key contains the
+//! primary key).
 //! - the emitted changelog, applied to an empty multiset, never retracts an absent row and ends as
-//!   the join of the two final tables computed by a simple reference;
+//!   the join of the two final tables computed by a simple reference (the normalized input);
+//! - exactly the changes that must be rejected are, with nothing else emitted for them, and no
+//!   unavailable column is ever emitted or stored;
 //! - after every row is deleted, no state is left;
 //! - snapshot, restore split across two instances by key group, and continue gives exactly the
 //!   output of an uninterrupted run.
@@ -33,6 +40,40 @@ enum Op {
         side: Side,
         idx: usize,
     },
+    /// A lone `+I` (or `+U`) of row `idx`'s primary key: `what` bit 0 changes `v`, bit 1 changes
+    /// `k` where `k` is not the join key; neither is an identical re-delivery.
+    Replace {
+        side: Side,
+        idx: usize,
+        what: u8,
+        k: Option<i32>,
+        v: u8,
+        insert: bool,
+    },
+    /// A lone `+U` of row `idx` with `v` unavailable (an unchanged TOASTed value), `k` changed where
+    /// it is not the join key and `change_k`.
+    Toast {
+        side: Side,
+        idx: usize,
+        change_k: bool,
+        k: Option<i32>,
+    },
+    /// A `-D` of row `idx` carrying its keys only: its other columns unavailable.
+    DeleteByKey {
+        side: Side,
+        idx: usize,
+    },
+    /// A `+U` with `v` unavailable for a primary key never stored: rejected.
+    Unfillable {
+        side: Side,
+        k: Option<i32>,
+    },
+    /// A change of row `idx` whose join key is unavailable: rejected.
+    UnavailableJoinKey {
+        side: Side,
+        idx: usize,
+        kind: RowKind,
+    },
 }
 
 fn side() -> impl Strategy<Value = Side> {
@@ -43,11 +84,25 @@ fn key() -> impl Strategy<Value = Option<i32>> {
     prop_oneof![1 => Just(None), 8 => (0..5).prop_map(Some)]
 }
 
+fn kind() -> impl Strategy<Value = RowKind> {
+    prop_oneof![
+        Just(RowKind::Insert),
+        Just(RowKind::UpdateBefore),
+        Just(RowKind::UpdateAfter),
+        Just(RowKind::Delete)
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (side(), 0..6i32, key(), 0..3u8).prop_map(|(side, id, k, v)| Op::Insert { side, id, k, v }),
         4 => (side(), any::<usize>(), 0..4u8, key(), 0..3u8).prop_map(|(side, idx, what, k, v)| Op::Update { side, idx, what, k, v }),
         2 => (side(), any::<usize>()).prop_map(|(side, idx)| Op::Delete { side, idx }),
+        2 => (side(), any::<usize>(), 0..4u8, key(), 0..3u8, any::<bool>()).prop_map(|(side, idx, what, k, v, insert)| Op::Replace { side, idx, what, k, v, insert }),
+        2 => (side(), any::<usize>(), any::<bool>(), key()).prop_map(|(side, idx, change_k, k)| Op::Toast { side, idx, change_k, k }),
+        1 => (side(), any::<usize>()).prop_map(|(side, idx)| Op::DeleteByKey { side, idx }),
+        1 => (side(), key()).prop_map(|(side, k)| Op::Unfillable { side, k }),
+        1 => (side(), any::<usize>(), kind()).prop_map(|(side, idx, kind)| Op::UnavailableJoinKey { side, idx, kind }),
     ]
 }
 
@@ -71,6 +126,8 @@ struct World {
     tables: [Vec<Row>; 2],
     next_id: i32,
     changes: Vec<Change>,
+    /// Per change, whether the join must reject it.
+    rejected: Vec<bool>,
 }
 
 impl World {
@@ -80,7 +137,20 @@ impl World {
             tables: [vec![], vec![]],
             next_id: 100,
             changes: vec![],
+            rejected: vec![],
         }
+    }
+
+    /// Row `idx` (modulo the table's size) of `side`, if the table has rows.
+    fn pick(&self, side: Side, idx: usize) -> Option<(usize, Row)> {
+        let t = &self.tables[side as usize];
+        (!t.is_empty()).then(|| (idx % t.len(), t[idx % t.len()].clone()))
+    }
+
+    /// Appends `change`, which the join must reject, leaving the tables as they are.
+    fn reject(&mut self, change: Change) {
+        self.changes.push(change);
+        self.rejected.push(true);
     }
 
     fn fresh_id(&mut self, side: Side, suggested: i32) -> i32 {
@@ -92,7 +162,13 @@ impl World {
     }
 
     fn emit(&mut self, side: Side, kind: RowKind, row: Row) {
-        self.changes.push(Change { side, kind, row });
+        self.push(Change::new(side, kind, row));
+    }
+
+    /// Appends `change`, which the join applies.
+    fn push(&mut self, change: Change) {
+        self.changes.push(change);
+        self.rejected.push(false);
     }
 
     fn apply(&mut self, op: &Op) {
@@ -141,6 +217,96 @@ impl World {
                 let row = t.remove(idx % t.len());
                 self.emit(side, RowKind::Delete, row);
             }
+            Op::Replace {
+                side,
+                idx,
+                what,
+                k,
+                v,
+                insert,
+            } => self.replace(side, idx, what, k, v, insert),
+            Op::Toast {
+                side,
+                idx,
+                change_k,
+                k,
+            } => self.toast(side, idx, change_k, k),
+            Op::DeleteByKey { side, idx } => self.delete_by_key(side, idx),
+            Op::Unfillable { side, k } => {
+                let row = Row {
+                    id: self.fresh_id(side, 0),
+                    k,
+                    v: "unknown".into(),
+                };
+                self.reject(Change::new(side, RowKind::UpdateAfter, row).without(&["v"]));
+            }
+            Op::UnavailableJoinKey { side, idx, kind } => {
+                if let Some((_, row)) = self.pick(side, idx) {
+                    let jk: &'static [&'static str] = match self.keys[side as usize] {
+                        Keys::JoinOnPk => &["id"],
+                        _ => &["k"],
+                    };
+                    self.reject(Change::new(side, kind, row).without(jk));
+                }
+            }
+        }
+    }
+
+    /// [`Op::Replace`]: on a side without a primary key there is nothing to replace.
+    fn replace(&mut self, side: Side, idx: usize, what: u8, k: Option<i32>, v: u8, insert: bool) {
+        let keys = self.keys[side as usize];
+        let Some((i, mut row)) = self.pick(side, idx).filter(|_| keys != Keys::NoPk) else {
+            return;
+        };
+        if what & 1 != 0 {
+            row.v = format!("v{v}");
+        }
+        if what & 2 != 0 && keys == Keys::JoinOnPk {
+            row.k = k;
+        }
+        self.tables[side as usize][i] = row.clone();
+        let kind = if insert {
+            RowKind::Insert
+        } else {
+            RowKind::UpdateAfter
+        };
+        self.emit(side, kind, row);
+    }
+
+    /// [`Op::Toast`]: filled on a side with a primary key, rejected on one without.
+    fn toast(&mut self, side: Side, idx: usize, change_k: bool, k: Option<i32>) {
+        let keys = self.keys[side as usize];
+        let Some((i, mut row)) = self.pick(side, idx) else {
+            return;
+        };
+        if change_k && keys == Keys::JoinOnPk {
+            row.k = k;
+        }
+        let change = Change::new(side, RowKind::UpdateAfter, row.clone()).without(&["v"]);
+        if keys == Keys::NoPk {
+            return self.reject(change);
+        }
+        self.tables[side as usize][i] = row;
+        self.push(change);
+    }
+
+    /// [`Op::DeleteByKey`]: every column but the keys unavailable; rejected without a primary key.
+    fn delete_by_key(&mut self, side: Side, idx: usize) {
+        let keys = self.keys[side as usize];
+        let Some((i, row)) = self.pick(side, idx) else {
+            return;
+        };
+        let change = Change::new(side, RowKind::Delete, row);
+        match keys {
+            Keys::NoPk => self.reject(change.without(&["v"])),
+            Keys::Pk => {
+                self.tables[side as usize].remove(i);
+                self.push(change.without(&["v"]));
+            }
+            Keys::JoinOnPk => {
+                self.tables[side as usize].remove(i);
+                self.push(change.without(&["k", "v"]));
+            }
         }
     }
 
@@ -169,11 +335,24 @@ proptest! {
         let mut world = World::new(keys);
         ops.iter().for_each(|o| world.apply(o));
         let mut engine = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
-        let out: Vec<String> = run(&mut engine, keys, &world.changes).into_iter().flatten().collect();
+        let outs = run(&mut engine, keys, &world.changes);
+        for ((out, change), rejected) in outs.iter().zip(&world.changes).zip(&world.rejected) {
+            let rejections = out.iter().filter(|r| r.starts_with(REJECTED)).count();
+            prop_assert_eq!((rejections, out.len()), if *rejected { (1, 1) } else { (0, out.len()) }, "{:?}: {:?}", change, out);
+        }
+        let out: Vec<String> = outs.into_iter().flatten().filter(|r| !r.starts_with(REJECTED)).collect();
         let got = materialize(&out);
         let want = reference(jt, keys, &world.tables[0], &world.tables[1]);
         prop_assert_eq!(got, want);
         prop_assert_eq!(engine.stats().absent_retractions, 0);
+        prop_assert_eq!(engine.stats().rejected, world.rejected.iter().filter(|r| **r).count() as u64);
+        // No unavailable column in state: restoring a snapshot refuses one.
+        let mut copy = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+        for kg in engine.key_groups_with_state() {
+            let mut snapshot = Vec::new();
+            engine.snapshot_key_group(kg, &mut snapshot).unwrap();
+            copy.restore_key_group(&snapshot).unwrap();
+        }
         prop_assert_eq!(engine.stats().stored_rows, (world.tables[0].len() + world.tables[1].len()) as u64);
 
         // Deleting every row leaves an empty result and no state at all.

@@ -161,12 +161,22 @@ impl<'a> RowWriter<'a> {
         self.slot(1)[0] = v as u8;
     }
 
-    /// Writes an INT or DATE.
+    /// Writes a TINYINT.
+    pub fn tiny(&mut self, v: i8) {
+        self.slot(1)[0] = v as u8;
+    }
+
+    /// Writes a SMALLINT.
+    pub fn small(&mut self, v: i16) {
+        self.slot(2).copy_from_slice(&v.to_le_bytes());
+    }
+
+    /// Writes an INT, a DATE (epoch days) or a TIME (milliseconds of the day).
     pub fn int(&mut self, v: i32) {
         self.slot(4).copy_from_slice(&v.to_le_bytes());
     }
 
-    /// Writes a BIGINT, a TIMESTAMP, or a DECIMAL of precision <= 18 (unscaled).
+    /// Writes a BIGINT, a TIMESTAMP, a TIMESTAMP_LTZ, or a DECIMAL of precision <= 18 (unscaled).
     pub fn long(&mut self, v: i64) {
         self.slot(8).copy_from_slice(&v.to_le_bytes());
     }
@@ -276,12 +286,22 @@ impl<'a> RowRef<'a> {
         self.fixed::<1>(i)[0] != 0
     }
 
-    /// INT or DATE at `i`.
+    /// TINYINT at `i`.
+    pub fn get_tiny(&self, i: usize) -> i8 {
+        self.fixed::<1>(i)[0] as i8
+    }
+
+    /// SMALLINT at `i`.
+    pub fn get_small(&self, i: usize) -> i16 {
+        i16::from_le_bytes(self.fixed(i))
+    }
+
+    /// INT, DATE or TIME at `i`.
     pub fn get_int(&self, i: usize) -> i32 {
         i32::from_le_bytes(self.fixed(i))
     }
 
-    /// BIGINT, TIMESTAMP or short DECIMAL at `i`.
+    /// BIGINT, TIMESTAMP, TIMESTAMP_LTZ or short DECIMAL at `i`.
     pub fn get_long(&self, i: usize) -> i64 {
         i64::from_le_bytes(self.fixed(i))
     }
@@ -468,6 +488,39 @@ mod tests {
         let mut dirty = buf.clone();
         dirty[layout.offsets[2]] = 7;
         assert!(layout.validate(&dirty).unwrap_err().contains("null slot"));
+    }
+
+    #[test]
+    fn narrow_and_temporal_slots() {
+        let schema = Schema::new(vec![
+            Field::new("t", DataType::TinyInt),
+            Field::new("s", DataType::SmallInt),
+            Field::new("time", DataType::Time { precision: 3 }),
+            Field::new("ltz", DataType::TimestampLtz { precision: 6 }),
+        ]);
+        let layout = RowLayout::new(&schema);
+        assert_eq!(layout.fixed_len(), 1 + 1 + 2 + 4 + 8);
+        let mut buf = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut buf);
+        w.tiny(-128);
+        w.small(-2);
+        w.int(86_399_999);
+        w.long(-1);
+        w.finish();
+        layout.validate(&buf).unwrap();
+        let r = RowRef::new(&layout, &buf);
+        assert_eq!((r.get_tiny(0), r.get_small(1)), (-128, -2));
+        assert_eq!((r.get_int(2), r.get_long(3)), (86_399_999, -1));
+        assert_eq!(r.column_bytes(1), Some(&[0xfe, 0xff][..]));
+        let mut null_tiny = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut null_tiny);
+        w.unavailable();
+        w.null();
+        w.int(0);
+        w.long(0);
+        w.finish();
+        layout.validate(&null_tiny).unwrap();
+        assert!(RowRef::new(&layout, &null_tiny).is_unavailable(0));
     }
 
     #[test]

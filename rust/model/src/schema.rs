@@ -13,6 +13,10 @@ use std::str::FromStr;
 pub enum DataType {
     /// `BOOLEAN`, one byte.
     Boolean,
+    /// `TINYINT`, 8-bit signed.
+    TinyInt,
+    /// `SMALLINT`, 16-bit signed.
+    SmallInt,
     /// `INT`, 32-bit signed.
     Int,
     /// `BIGINT`, 64-bit signed.
@@ -34,9 +38,21 @@ pub enum DataType {
     Bytes,
     /// `DATE`, days since 1970-01-01.
     Date,
+    /// `TIME(p)`: milliseconds of the day, as Flink's runtime holds TIME (at most 3 fractional
+    /// digits are kept whatever `p` says).
+    Time {
+        /// Declared fractional-second digits, 0..=9.
+        precision: u8,
+    },
     /// `TIMESTAMP(p)` without time zone: microseconds since the epoch for p <= 6, nanoseconds
     /// (years 1677..2262) for p > 6.
     Timestamp {
+        /// Fractional-second digits, 0..=9.
+        precision: u8,
+    },
+    /// `TIMESTAMP_LTZ(p)` (`TIMESTAMP(p) WITH LOCAL TIME ZONE`): an instant, stored like
+    /// `TIMESTAMP(p)` as microseconds (p <= 6) or nanoseconds (p > 6) since the epoch in UTC.
+    TimestampLtz {
         /// Fractional-second digits, 0..=9.
         precision: u8,
     },
@@ -46,9 +62,13 @@ impl DataType {
     /// Width in bytes of this type's fixed slot.
     pub fn slot_width(self) -> usize {
         match self {
-            DataType::Boolean => 1,
-            DataType::Int | DataType::Float | DataType::Date => 4,
-            DataType::BigInt | DataType::Double | DataType::Timestamp { .. } => 8,
+            DataType::Boolean | DataType::TinyInt => 1,
+            DataType::SmallInt => 2,
+            DataType::Int | DataType::Float | DataType::Date | DataType::Time { .. } => 4,
+            DataType::BigInt
+            | DataType::Double
+            | DataType::Timestamp { .. }
+            | DataType::TimestampLtz { .. } => 8,
             DataType::Decimal { precision, .. } if precision <= 18 => 8,
             DataType::Decimal { .. } => 16,
             // (offset u32, length u32) into the row's variable tail.
@@ -66,6 +86,8 @@ impl fmt::Display for DataType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DataType::Boolean => f.write_str("BOOLEAN"),
+            DataType::TinyInt => f.write_str("TINYINT"),
+            DataType::SmallInt => f.write_str("SMALLINT"),
             DataType::Int => f.write_str("INT"),
             DataType::BigInt => f.write_str("BIGINT"),
             DataType::Float => f.write_str("FLOAT"),
@@ -74,7 +96,9 @@ impl fmt::Display for DataType {
             DataType::String => f.write_str("STRING"),
             DataType::Bytes => f.write_str("BYTES"),
             DataType::Date => f.write_str("DATE"),
+            DataType::Time { precision } => write!(f, "TIME({precision})"),
             DataType::Timestamp { precision } => write!(f, "TIMESTAMP({precision})"),
+            DataType::TimestampLtz { precision } => write!(f, "TIMESTAMP_LTZ({precision})"),
         }
     }
 }
@@ -95,9 +119,20 @@ impl TryFrom<String> for DataType {
 impl FromStr for DataType {
     type Err = String;
 
-    /// Parses Flink SQL spellings: `INT`/`INTEGER`, `VARCHAR(n)`, `DECIMAL(p, s)`, `TIMESTAMP(p)`, ...
+    /// Parses Flink SQL spellings: `INT`/`INTEGER`, `VARCHAR(n)`, `DECIMAL(p, s)`, `TIME(p)`,
+    /// `TIMESTAMP(p)`, `TIMESTAMP_LTZ(p)` or `TIMESTAMP(p) WITH LOCAL TIME ZONE`, ...
     fn from_str(s: &str) -> Result<Self, String> {
-        let norm = s.trim().to_ascii_uppercase();
+        let upper = s.trim().to_ascii_uppercase();
+        let words: Vec<&str> = upper.split_whitespace().collect();
+        let norm = words.join(" ");
+        if let Some(ts) = norm.strip_suffix(" WITH LOCAL TIME ZONE") {
+            return match ts.parse::<DataType>() {
+                Ok(DataType::Timestamp { precision }) if ts.starts_with("TIMESTAMP") => {
+                    Ok(DataType::TimestampLtz { precision })
+                }
+                _ => Err(format!("unsupported type '{s}'")),
+            };
+        }
         let (name, args) = match norm.find('(') {
             Some(i) if norm.ends_with(')') => {
                 (norm[..i].trim(), parse_args(&norm[i + 1..norm.len() - 1])?)
@@ -108,6 +143,8 @@ impl FromStr for DataType {
         let arity_err = || format!("wrong number of parameters in type '{s}'");
         let t = match (name, args.as_slice()) {
             ("BOOLEAN", []) => DataType::Boolean,
+            ("TINYINT", []) => DataType::TinyInt,
+            ("SMALLINT", []) => DataType::SmallInt,
             ("INT" | "INTEGER", []) => DataType::Int,
             ("BIGINT", []) => DataType::BigInt,
             ("FLOAT", []) => DataType::Float,
@@ -121,11 +158,21 @@ impl FromStr for DataType {
             },
             ("DECIMAL" | "NUMERIC", [p]) => decimal(*p, 0, s)?,
             ("DECIMAL" | "NUMERIC", [p, sc]) => decimal(*p, *sc, s)?,
+            ("TIME", []) => DataType::Time { precision: 0 },
             ("TIMESTAMP", []) => DataType::Timestamp { precision: 6 },
-            ("TIMESTAMP", [p]) if *p <= 9 => DataType::Timestamp {
-                precision: *p as u8,
+            ("TIMESTAMP_LTZ", []) => DataType::TimestampLtz { precision: 6 },
+            ("TIME", [p]) => DataType::Time {
+                precision: fraction_digits(*p, s)?,
             },
-            ("DECIMAL" | "NUMERIC" | "TIMESTAMP", _) => return Err(arity_err()),
+            ("TIMESTAMP", [p]) => DataType::Timestamp {
+                precision: fraction_digits(*p, s)?,
+            },
+            ("TIMESTAMP_LTZ", [p]) => DataType::TimestampLtz {
+                precision: fraction_digits(*p, s)?,
+            },
+            ("DECIMAL" | "NUMERIC" | "TIME" | "TIMESTAMP" | "TIMESTAMP_LTZ", _) => {
+                return Err(arity_err())
+            }
             _ => return Err(format!("unsupported type '{s}'")),
         };
         Ok(t)
@@ -141,6 +188,14 @@ fn parse_args(inner: &str) -> Result<Vec<u32>, String> {
                 .map_err(|_| format!("bad type parameter '{a}'"))
         })
         .collect()
+}
+
+/// A TIME or TIMESTAMP precision, 0..=9.
+fn fraction_digits(p: u32, src: &str) -> Result<u8, String> {
+    if p > 9 {
+        return Err(format!("invalid precision in '{src}' (0 <= p <= 9)"));
+    }
+    Ok(p as u8)
 }
 
 fn decimal(p: u32, s: u32, src: &str) -> Result<DataType, String> {
@@ -275,11 +330,33 @@ mod tests {
             ("TIMESTAMP", DataType::Timestamp { precision: 6 }),
             ("BYTES", DataType::Bytes),
             ("DATE", DataType::Date),
+            ("tinyint", DataType::TinyInt),
+            ("SMALLINT", DataType::SmallInt),
+            ("TIME", DataType::Time { precision: 0 }),
+            ("TIME(3)", DataType::Time { precision: 3 }),
+            ("TIMESTAMP_LTZ(3)", DataType::TimestampLtz { precision: 3 }),
+            ("TIMESTAMP_LTZ", DataType::TimestampLtz { precision: 6 }),
+            (
+                "timestamp(9)  with local time zone",
+                DataType::TimestampLtz { precision: 9 },
+            ),
+            (
+                "TIMESTAMP WITH LOCAL TIME ZONE",
+                DataType::TimestampLtz { precision: 6 },
+            ),
         ];
         for (s, t) in cases {
             assert_eq!(s.parse::<DataType>().unwrap(), t, "{s}");
             assert_eq!(t.to_string().parse::<DataType>().unwrap(), t);
         }
+        let shown = |s: &str| s.parse::<DataType>().unwrap().to_string();
+        assert_eq!(shown("TIME"), "TIME(0)");
+        assert_eq!(
+            shown("TIMESTAMP(3) WITH LOCAL TIME ZONE"),
+            "TIMESTAMP_LTZ(3)"
+        );
+        assert_eq!(shown("TINYINT"), "TINYINT");
+        assert_eq!(shown("SMALLINT"), "SMALLINT");
     }
 
     #[test]
@@ -288,6 +365,10 @@ mod tests {
             "DECIMAL(39, 2)",
             "DECIMAL(5, 6)",
             "TIMESTAMP(10)",
+            "TIME(10)",
+            "TIMESTAMP_LTZ(3, 1)",
+            "TIME WITH LOCAL TIME ZONE",
+            "DATE WITH LOCAL TIME ZONE",
             "MAP<INT,INT>",
             "INT(",
             "DECIMAL(a)",

@@ -14,6 +14,10 @@ pub enum Value {
     Null,
     /// BOOLEAN.
     Bool(bool),
+    /// TINYINT.
+    TinyInt(i8),
+    /// SMALLINT.
+    SmallInt(i16),
     /// INT.
     Int(i32),
     /// BIGINT.
@@ -30,8 +34,12 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE: days since the epoch.
     Date(i32),
+    /// TIME: milliseconds of the day.
+    Time(i32),
     /// TIMESTAMP: micros (precision <= 6) or nanos (precision > 6) since the epoch, and precision.
     Timestamp(i64, u8),
+    /// TIMESTAMP_LTZ: an instant, stored like [`Value::Timestamp`] (UTC), and precision.
+    TimestampLtz(i64, u8),
 }
 
 impl Value {
@@ -40,8 +48,10 @@ impl Value {
         match self {
             Value::Null => w.null(),
             Value::Bool(b) => w.boolean(*b),
-            Value::Int(v) | Value::Date(v) => w.int(*v),
-            Value::BigInt(v) | Value::Timestamp(v, _) => w.long(*v),
+            Value::TinyInt(v) => w.tiny(*v),
+            Value::SmallInt(v) => w.small(*v),
+            Value::Int(v) | Value::Date(v) | Value::Time(v) => w.int(*v),
+            Value::BigInt(v) | Value::Timestamp(v, _) | Value::TimestampLtz(v, _) => w.long(*v),
             Value::Float(v) => w.float(*v),
             Value::Double(v) => w.double(*v),
             Value::Decimal(v, _) => w.decimal(*v),
@@ -57,6 +67,8 @@ impl Value {
         }
         match row.layout().data_type(i) {
             DataType::Boolean => Value::Bool(row.get_bool(i)),
+            DataType::TinyInt => Value::TinyInt(row.get_tiny(i)),
+            DataType::SmallInt => Value::SmallInt(row.get_small(i)),
             DataType::Int => Value::Int(row.get_int(i)),
             DataType::BigInt => Value::BigInt(row.get_long(i)),
             DataType::Float => Value::Float(row.get_float(i)),
@@ -67,7 +79,9 @@ impl Value {
             }
             DataType::Bytes => Value::Bytes(row.get_bytes(i).to_vec()),
             DataType::Date => Value::Date(row.get_int(i)),
+            DataType::Time { .. } => Value::Time(row.get_int(i)),
             DataType::Timestamp { precision } => Value::Timestamp(row.get_long(i), precision),
+            DataType::TimestampLtz { precision } => Value::TimestampLtz(row.get_long(i), precision),
         }
     }
 
@@ -80,12 +94,15 @@ impl Value {
 }
 
 impl fmt::Display for Value {
-    /// Formats like Java's `toString` of the Flink external type (`Integer`, `BigDecimal`,
-    /// `LocalDate`, `LocalDateTime`, `byte[]` via `Arrays.toString`).
+    /// Formats like Java's `toString` of the Flink external type (`Byte`, `Short`, `Integer`,
+    /// `BigDecimal`, `LocalDate`, `LocalTime`, `LocalDateTime`, `Instant`, `byte[]` via
+    /// `Arrays.toString`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Null => f.write_str("null"),
             Value::Bool(b) => write!(f, "{b}"),
+            Value::TinyInt(v) => write!(f, "{v}"),
+            Value::SmallInt(v) => write!(f, "{v}"),
             Value::Int(v) => write!(f, "{v}"),
             Value::BigInt(v) => write!(f, "{v}"),
             Value::Float(v) => f.write_str(&java_float(*v as f64, v.to_string())),
@@ -100,7 +117,12 @@ impl fmt::Display for Value {
                 let (y, m, dd) = civil_from_days(*d as i64);
                 write!(f, "{y:04}-{m:02}-{dd:02}")
             }
-            Value::Timestamp(t, p) => f.write_str(&format_timestamp(*t, *p)),
+            Value::Time(ms) => {
+                let ms = *ms as i64;
+                f.write_str(&local_time(ms / 1000, ms % 1000 * 1_000_000, false))
+            }
+            Value::Timestamp(t, p) => f.write_str(&format_timestamp(*t, *p, false)),
+            Value::TimestampLtz(t, p) => f.write_str(&format_timestamp(*t, *p, true)),
         }
     }
 }
@@ -155,8 +177,8 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// `LocalDateTime#toString`: seconds only when not zero, fraction in groups of 3 digits.
-fn format_timestamp(t: i64, precision: u8) -> String {
+/// `LocalDateTime#toString` (or, with `instant`, `Instant#toString`: seconds always, then `Z`).
+fn format_timestamp(t: i64, precision: u8, instant: bool) -> String {
     let per_sec: i64 = if precision > 6 {
         1_000_000_000
     } else {
@@ -166,13 +188,17 @@ fn format_timestamp(t: i64, precision: u8) -> String {
     let frac = t.rem_euclid(per_sec);
     let nanos = if precision > 6 { frac } else { frac * 1000 };
     let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
-    let sod = secs.rem_euclid(86_400);
-    let mut s = format!(
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}",
-        sod / 3600,
-        sod / 60 % 60
-    );
-    if sod % 60 != 0 || nanos != 0 {
+    let time = local_time(secs.rem_euclid(86_400), nanos, instant);
+    let zone = if instant { "Z" } else { "" };
+    format!("{y:04}-{mo:02}-{d:02}T{time}{zone}")
+}
+
+/// `LocalTime#toString` of a second of the day and nanos: `HH:mm`, then `:ss` when seconds or
+/// nanos are not zero (or `always_seconds`), then the fraction in groups of 3 digits.
+fn local_time(second_of_day: i64, nanos: i64, always_seconds: bool) -> String {
+    let sod = second_of_day;
+    let mut s = format!("{:02}:{:02}", sod / 3600, sod / 60 % 60);
+    if always_seconds || sod % 60 != 0 || nanos != 0 {
         let _ = write!(s, ":{:02}", sod % 60);
     }
     if nanos != 0 {
@@ -221,6 +247,25 @@ mod tests {
             "2024-01-01T00:00:00.000000001"
         );
         assert_eq!(Value::Bytes(vec![1, 255]).to_string(), "[1, -1]");
+        assert_eq!(Value::TinyInt(-128).to_string(), "-128");
+        assert_eq!(Value::SmallInt(32_767).to_string(), "32767");
+        assert_eq!(Value::Time(0).to_string(), "00:00");
+        assert_eq!(Value::Time(36_900_000).to_string(), "10:15");
+        assert_eq!(Value::Time(36_930_000).to_string(), "10:15:30");
+        assert_eq!(Value::Time(36_900_120).to_string(), "10:15:00.120");
+        assert_eq!(Value::Time(86_399_999).to_string(), "23:59:59.999");
+        assert_eq!(
+            Value::TimestampLtz(1_704_067_200_000_000, 6).to_string(),
+            "2024-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            Value::TimestampLtz(1_704_067_201_500_000, 3).to_string(),
+            "2024-01-01T00:00:01.500Z"
+        );
+        assert_eq!(
+            Value::TimestampLtz(-1, 9).to_string(),
+            "1969-12-31T23:59:59.999999999Z"
+        );
         assert_eq!(
             format_row(RowKind::Insert, &[Value::Int(1), Value::Null]),
             "+I[1, null]"
@@ -249,6 +294,10 @@ mod tests {
             ),
             Field::new("ts", DataType::Timestamp { precision: 3 }),
             Field::new("n", DataType::BigInt),
+            Field::new("tiny", DataType::TinyInt),
+            Field::new("small", DataType::SmallInt),
+            Field::new("time", DataType::Time { precision: 3 }),
+            Field::new("ltz", DataType::TimestampLtz { precision: 9 }),
         ]);
         let layout = RowLayout::new(&schema);
         let vals = vec![
@@ -257,6 +306,10 @@ mod tests {
             Value::Decimal(-1234, 2),
             Value::Timestamp(5_000, 3),
             Value::Null,
+            Value::TinyInt(-7),
+            Value::SmallInt(-300),
+            Value::Time(45_296_789),
+            Value::TimestampLtz(-5, 9),
         ];
         let mut buf = Vec::new();
         let mut w = RowWriter::new(&layout, &mut buf);

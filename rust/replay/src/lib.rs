@@ -7,8 +7,8 @@
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{
-    JoinEngine, JoinSpec, JoinStats, JoinType, KeyGroupRange, OutputRows, RetractionPolicy, Side,
-    SideSpec,
+    JoinEngine, JoinSpec, JoinStats, JoinType, KeyGroupRange, OutputEntries, OutputEntry,
+    RetractionPolicy, Side, SideSpec,
 };
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef, Schema, Value};
@@ -18,26 +18,43 @@ use std::fmt;
 /// Key groups of the single instance the pipeline runs (Flink's default max parallelism).
 pub const MAX_PARALLELISM: u16 = 128;
 
-/// One input as a test vector declares it.
+/// One input as a test vector declares it: its name, join key, and the decoder configuration
+/// (schema, primary key, the connector's encodings, upsert mode...), in one JSON object.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Table {
     /// Table name, used in record positions.
     pub name: String,
-    /// Columns.
-    pub schema: Schema,
     /// Join key columns.
     pub join_key: Vec<String>,
-    /// Primary key columns.
-    #[serde(default)]
-    pub primary_key: Option<Vec<String>>,
+    /// Columns, primary key and decoding settings.
+    #[serde(flatten)]
+    pub decoder: DecoderConfig,
 }
 
 impl Table {
+    /// A table of `schema` with primary key `primary_key` (none when empty), decoded with the
+    /// default settings.
+    pub fn new(name: &str, schema: Schema, join_key: &[&str], primary_key: &[&str]) -> Table {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut decoder = DecoderConfig::new(schema);
+        decoder.primary_key = Some(strings(primary_key)).filter(|k| !k.is_empty());
+        Table {
+            name: name.into(),
+            join_key: strings(join_key),
+            decoder,
+        }
+    }
+
+    /// The columns.
+    pub fn schema(&self) -> &Schema {
+        &self.decoder.schema
+    }
+
     fn side_spec(&self) -> SideSpec {
         SideSpec {
-            schema: self.schema.clone(),
+            schema: self.schema().clone(),
             join_key: self.join_key.clone(),
-            primary_key: self.primary_key.clone(),
+            primary_key: self.decoder.primary_key.clone(),
             ttl_ms: None,
         }
     }
@@ -96,17 +113,20 @@ impl Pipeline {
             },
         };
         let engine = JoinEngine::new(&spec).map_err(|e| Error(e.to_string()))?;
-        let decoder = |t: &Table| Decoder::new(DecoderConfig::new(t.schema.clone())).map_err(Error);
+        let decoder = |t: &Table| Decoder::new(t.decoder.clone()).map_err(Error);
         let decoders = [decoder(&left)?, decoder(&right)?];
         let key = |t: &Table| {
             Ok::<_, Error>(KeyProjection::new(
-                &t.schema,
-                &t.schema.indices_of(&t.join_key).map_err(Error)?,
+                t.schema(),
+                &t.schema().indices_of(&t.join_key).map_err(Error)?,
             ))
         };
         Ok(Pipeline {
             keys: [key(&left)?, key(&right)?],
-            layouts: [RowLayout::new(&left.schema), RowLayout::new(&right.schema)],
+            layouts: [
+                RowLayout::new(left.schema()),
+                RowLayout::new(right.schema()),
+            ],
             tables: [left, right],
             decoders,
             engine,
@@ -153,19 +173,24 @@ impl Pipeline {
         self.engine
             .process_batch(&self.batch, 0, &mut self.out)
             .map_err(|e| Error(format!("{position}: {e}")))?;
-        Ok(self.print_output())
+        self.print_output()
+            .map_err(|e| Error(format!("{position}: rejected by the join: {e}")))
     }
 
-    fn print_output(&self) -> Vec<String> {
+    /// The output printed; a rejected record (the pipeline has no side output) is an error.
+    fn print_output(&self) -> Result<Vec<String>, String> {
         let side = |i: usize, r: Option<&[u8]>| match r {
             Some(b) => Value::read_row(&RowRef::new(&self.layouts[i], b)),
             None => vec![Value::Null; self.layouts[i].arity()],
         };
-        OutputRows::new(&self.out)
-            .map(|r| {
-                let mut vals = side(0, r.left);
-                vals.extend(side(1, r.right));
-                format_row(r.kind, &vals)
+        OutputEntries::new(&self.out)
+            .map(|entry| match entry {
+                OutputEntry::Row(r) => {
+                    let mut vals = side(0, r.left);
+                    vals.extend(side(1, r.right));
+                    Ok(format_row(r.kind, &vals))
+                }
+                OutputEntry::Rejected { message, .. } => Err(message.to_string()),
             })
             .collect()
     }

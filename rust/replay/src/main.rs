@@ -100,12 +100,7 @@ fn replay_generated(
     join: &str,
     print: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let table = |name: &str, schema, jk: &str| Table {
-        name: name.into(),
-        schema,
-        join_key: vec![jk.into()],
-        primary_key: Some(vec!["id".into()]),
-    };
+    let table = |name: &str, schema, jk: &str| Table::new(name, schema, &[jk], &["id"]);
     let mut p = Pipeline::new(
         table("users", users_schema(), "id"),
         table("domains", domains_schema(), "user_id"),

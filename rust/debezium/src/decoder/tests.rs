@@ -19,8 +19,18 @@ pub(super) fn users_schema() -> Schema {
     ])
 }
 
+/// The users table as Debezium's Postgres connector sends it with its defaults
+/// (`decimal.handling.mode=precise`, `time.precision.mode=adaptive`, `created` a `timestamp(3)`).
+pub(super) fn debezium_config(schema: Schema) -> DecoderConfig {
+    let mut config = DecoderConfig::new(schema);
+    config.decimal_handling = Some(DecimalHandling::Precise);
+    config.time_precision = Some(TimePrecision::Adaptive);
+    config.source_precision.insert("created".into(), 3);
+    config
+}
+
 fn decoder_with(mode: UpdateMode) -> Decoder {
-    let mut config = DecoderConfig::new(users_schema());
+    let mut config = debezium_config(users_schema());
     config.update_mode = mode;
     Decoder::new(config).unwrap()
 }
@@ -316,14 +326,16 @@ fn mistyped_columns_name_column_type_and_json() {
     let e = decode(r#"{"op":"c","after":{"id":1,"balance":"12,5"}}"#).unwrap_err();
     assert!(
         e.starts_with(
-            "column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: expected a JSON number"
+            "column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: expected base64 of the \
+             unscaled value"
         ) && e.ends_with("found \"12,5\""),
         "{e}"
     );
     let e = decode(r#"{"op":"c","after":{"id":1,"avatar":"%%%"}}"#).unwrap_err();
     assert_eq!(
         e,
-        "column \"avatar\" (BYTES) of the \"after\" row: expected a base64 string, found \"%%%\""
+        "column \"avatar\" (BYTES) of the \"after\" row: expected a base64 string \
+         (binary.handling.mode=bytes or base64), found \"%%%\""
     );
     let long = format!(
         r#"{{"op":"c","after":{{"id":1,"active":"{}"}}}}"#,
@@ -344,8 +356,8 @@ fn out_of_range_values_name_column_type_and_value() {
         Err("column \"id\" (BIGINT) of the \"after\" row: value 99999999999999999999 is out of range".into())
     );
     assert_eq!(
-        decode(r#"{"op":"c","after":{"id":1,"balance":123456789.5}}"#),
-        Err("column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: value 123456789.5 is out of range".into())
+        decode(r#"{"op":"c","after":{"id":1,"balance":"OtxxEu4="}}"#),
+        Err("column \"balance\" (DECIMAL(10, 2)) of the \"after\" row: value \"OtxxEu4=\" is out of range".into())
     );
     assert_eq!(
         decode(r#"{"op":"c","after":{"id":1,"created":9223372036854775807}}"#),
@@ -355,13 +367,12 @@ fn out_of_range_values_name_column_type_and_value() {
 
 #[test]
 fn every_type_through_the_decoder() {
-    let row = r#"{"id":-9223372036854775808,"name":"","balance":-0.005,"active":false,
-        "score":"NaN","birthday":"1969-12-31","created":"2024-01-31T10:15:30.5",
-        "avatar":"","n":-2147483648}"#;
+    let row = r#"{"id":-9223372036854775808,"name":"","balance":"/w==","active":false,
+        "score":"NaN","birthday":-1,"created":-1,"avatar":"","n":-2147483648}"#;
     assert_eq!(
         decode(&format!(r#"{{"op":"r","after":{row}}}"#)),
         Ok(vec![
-            "+I[-9223372036854775808, , -0.01, false, NaN, 1969-12-31, 2024-01-31T10:15:30.500, [], -2147483648]"
+            "+I[-9223372036854775808, , -0.01, false, NaN, 1969-12-31, 1969-12-31T23:59:59.999, [], -2147483648]"
                 .into()
         ])
     );
@@ -374,66 +385,212 @@ fn every_type_through_the_decoder() {
     );
 }
 
+fn t(s: &str) -> DataType {
+    s.parse().unwrap()
+}
+
+/// Decodes the `after` row `row` of a create with `config`.
+fn create(config: DecoderConfig, row: &str) -> Result<Vec<String>, String> {
+    let mut d = Decoder::new(config).map_err(|e| format!("config: {e}"))?;
+    run(&mut d, &format!(r#"{{"op":"c","after":{row}}}"#))
+}
+
 #[test]
-fn timestamp_units_are_configured_per_column() {
-    let t = |s: &str| s.parse::<DataType>().unwrap();
+fn defaults_read_what_flinks_debezium_json_reads() {
     let schema = Schema::new(vec![
-        Field::new("ms", t("TIMESTAMP(3)")),
-        Field::new("us", t("TIMESTAMP(3)")),
-        Field::new("ns", t("TIMESTAMP(9)")),
+        Field::new("d", t("DECIMAL(10, 2)")),
+        Field::new("day", t("DATE")),
+        Field::new("at", t("TIME(3)")),
+        Field::new("ts", t("TIMESTAMP(3)")),
+        Field::new("ltz", t("TIMESTAMP_LTZ(3)")),
+        Field::new("tiny", t("TINYINT")),
+        Field::new("small", t("SMALLINT")),
     ]);
-    let mut config = DecoderConfig::new(schema);
-    config
-        .timestamp_units
-        .insert("us".into(), TimestampUnit::Micros);
-    let mut d = Decoder::new(config).unwrap();
-    let json =
-        r#"{"op":"c","after":{"ms":1706696130123,"us":1706696130123456,"ns":1706696130123456789}}"#;
+    let config = || DecoderConfig::new(schema.clone());
+    let row = r#"{"d":"1000","day":"2024-01-31","at":"10:15:30.123","ts":"2024-01-31 10:15:30.123456",
+        "ltz":"2024-01-31T10:15:30.5Z","tiny":-8,"small":300}"#;
     assert_eq!(
-        run(&mut d, json),
+        create(config(), row),
         Ok(vec![
-            "+I[2024-01-31T10:15:30.123, 2024-01-31T10:15:30.123456, 2024-01-31T10:15:30.123456789]"
+            "+I[1000.00, 2024-01-31, 10:15:30, 2024-01-31T10:15:30.123, 2024-01-31T10:15:30.500Z, -8, 300]"
                 .into()
         ])
+    );
+    // Debezium's integer encodings are not what Flink reads: named errors, not other values.
+    let e = create(config(), r#"{"ts":1706696130123}"#).unwrap_err();
+    assert!(
+        e.contains("\"ts\" (TIMESTAMP(3))") && e.contains("time_precision=flink"),
+        "{e}"
+    );
+    let e = create(config(), r#"{"d":"BNI="}"#).unwrap_err();
+    assert!(e.contains("decimal_handling=flink"), "{e}");
+}
+
+#[test]
+fn decimal_string_mode_reads_1000_as_1000() {
+    let mut config = DecoderConfig::new(Schema::new(vec![Field::new("d", t("DECIMAL(10, 2)"))]));
+    config.decimal_handling = Some(DecimalHandling::String);
+    assert_eq!(
+        create(config.clone(), r#"{"d":"1000"}"#),
+        Ok(vec!["+I[1000.00]".into()])
+    );
+    let e = create(config, r#"{"d":1000}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "column \"d\" (DECIMAL(10, 2)) of the \"after\" row: expected decimal text in a JSON \
+         string (decimal.handling.mode=string), found 1000"
     );
 }
 
 #[test]
-fn decimal_strings_option() {
-    let schema = Schema::new(vec![Field::new("d", "DECIMAL(10, 2)".parse().unwrap())]);
+fn adaptive_timestamps_need_the_source_precision() {
+    let schema = Schema::new(vec![Field::new("ts", t("TIMESTAMP(3)"))]);
     let mut config = DecoderConfig::new(schema);
-    config.decimal_strings = DecimalStrings::Text;
-    let mut d = Decoder::new(config).unwrap();
+    config.time_precision = Some(TimePrecision::Adaptive);
+    // A Postgres timestamp(6) (MicroTimestamp) declared TIMESTAMP(3): no guess from the 3.
+    let micros = r#"{"ts":1706696130123456}"#;
+    let e = create(config.clone(), micros).unwrap_err();
+    assert!(
+        e.starts_with("column \"ts\" (TIMESTAMP(3)) of the \"after\" row: the integer 1706696130123456 under time.precision.mode=adaptive"),
+        "{e}"
+    );
+    assert!(e.contains("\"source_precision\": {\"ts\": 6}"), "{e}");
     assert_eq!(
-        run(&mut d, r#"{"op":"c","after":{"d":"1000"}}"#),
-        Ok(vec!["+I[1000.00]".into()])
+        create(config.clone(), r#"{"ts":null}"#),
+        Ok(vec!["+I[null]".into()])
+    );
+    config.source_precision.insert("ts".into(), 6);
+    assert_eq!(
+        create(config.clone(), micros),
+        Ok(vec!["+I[2024-01-31T10:15:30.123]".into()])
+    );
+    config.time_precision = Some(TimePrecision::Connect);
+    config.source_precision.clear();
+    assert_eq!(
+        create(config, r#"{"ts":1706696130123}"#),
+        Ok(vec!["+I[2024-01-31T10:15:30.123]".into()])
+    );
+}
+
+#[test]
+fn every_time_precision_mode() {
+    let schema = Schema::new(vec![
+        Field::new("day", t("DATE")),
+        Field::new("at", t("TIME(6)")),
+        Field::new("ts", t("TIMESTAMP(6)")),
+        Field::new("tz", t("TIMESTAMP_LTZ(6)")),
+    ]);
+    let with = |mode| {
+        let mut c = DecoderConfig::new(schema.clone());
+        c.time_precision = Some(mode);
+        c.source_precision.insert("at".into(), 6);
+        c.source_precision.insert("ts".into(), 6);
+        c
+    };
+    let zoned = r#""2024-01-31T10:15:30.123456Z""#;
+    let row = format!(r#"{{"day":19753,"at":36930123456,"ts":1706696130123456,"tz":{zoned}}}"#);
+    let expect =
+        "+I[2024-01-31, 10:15:30.123, 2024-01-31T10:15:30.123456, 2024-01-31T10:15:30.123456Z]";
+    assert_eq!(
+        create(with(TimePrecision::Adaptive), &row),
+        Ok(vec![expect.into()])
+    );
+    assert_eq!(
+        create(with(TimePrecision::AdaptiveTimeMicroseconds), &row),
+        Ok(vec![expect.into()])
+    );
+    let mut connect = with(TimePrecision::Connect);
+    connect.source_precision.clear();
+    let row = format!(r#"{{"day":19753,"at":36930123,"ts":1706696130123,"tz":{zoned}}}"#);
+    assert_eq!(
+        create(connect, &row),
+        Ok(vec![
+            "+I[2024-01-31, 10:15:30.123, 2024-01-31T10:15:30.123, 2024-01-31T10:15:30.123456Z]"
+                .into()
+        ])
+    );
+    let mut iso = with(TimePrecision::Isostring);
+    iso.source_precision.clear();
+    let row = format!(
+        r#"{{"day":"2024-01-31Z","at":"10:15:30.123456Z","ts":"2024-01-31T10:15:30.123456Z","tz":{zoned}}}"#
+    );
+    assert_eq!(create(iso, &row), Ok(vec![expect.into()]));
+}
+
+#[test]
+fn wrapped_messages_take_encodings_from_their_schema() {
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("price", t("DECIMAL(10, 2)")),
+        Field::new("ts", t("TIMESTAMP(3)")),
+    ]);
+    let connect_schema = r#"{"type":"struct","fields":[{"type":"struct","fields":[
+        {"type":"int32","optional":false,"field":"id"},
+        {"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,
+         "parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"price"},
+        {"type":"int64","optional":true,"name":"io.debezium.time.MicroTimestamp","version":1,"field":"ts"}],
+        "optional":true,"name":"pg.public.t.Value","field":"before"},
+        {"type":"struct","fields":[],"optional":true,"name":"pg.public.t.Value","field":"after"},
+        {"type":"string","optional":false,"field":"op"}],"optional":false,"name":"pg.public.t.Envelope"}"#;
+    let message = format!(
+        r#"{{"schema":{connect_schema},"payload":{{"op":"c","after":{{"id":1,"price":"BNI=","ts":1706696130123456}}}}}}"#
+    );
+    let config = DecoderConfig::new(schema);
+    let mut d = Decoder::new(config.clone()).unwrap();
+    let expect = Ok(vec!["+I[1, 12.34, 2024-01-31T10:15:30.123]".to_string()]);
+    assert_eq!(run(&mut d, &message), expect);
+    assert_eq!(run(&mut d, &message), expect, "from the cached readers");
+    // The same values bare are read by the declared (default) settings: named errors.
+    let bare = r#"{"op":"c","after":{"id":1,"price":"BNI="}}"#;
+    assert!(run(&mut d, bare)
+        .unwrap_err()
+        .contains("decimal_handling=flink"));
+    // Settings at their defaults, as the Java layer always sends them, defer to the schema.
+    let mut java = config.clone();
+    java.decimal_handling = Some(DecimalHandling::Flink);
+    java.time_precision = Some(TimePrecision::Flink);
+    java.binary_handling = Some(BinaryHandling::Bytes);
+    assert_eq!(run(&mut Decoder::new(java).unwrap(), &message), expect);
+    // A declared setting the schema contradicts is an error.
+    let mut string_mode = config;
+    string_mode.decimal_handling = Some(DecimalHandling::String);
+    let e = run(&mut Decoder::new(string_mode).unwrap(), &message).unwrap_err();
+    assert!(
+        e.starts_with("the message's Connect schema: column \"price\": the message's schema says org.apache.kafka.connect.data.Decimal"),
+        "{e}"
     );
 }
 
 #[test]
 fn invalid_configurations_are_rejected() {
-    let t = |s: &str| s.parse::<DataType>().unwrap();
-    let err = |fields: Vec<Field>, unit: Option<&str>| {
-        let mut config = DecoderConfig::new(Schema::new(fields));
-        if let Some(c) = unit {
-            config
-                .timestamp_units
-                .insert(c.into(), TimestampUnit::Nanos);
-        }
-        Decoder::new(config).unwrap_err()
-    };
-    assert_eq!(err(vec![], None), "the schema has no column");
+    let err = |config: DecoderConfig| Decoder::new(config).unwrap_err();
+    let of = |fields: Vec<Field>| DecoderConfig::new(Schema::new(fields));
+    assert_eq!(err(of(vec![])), "the schema has no column");
     let dup = vec![Field::new("a", t("INT")), Field::new("a", t("STRING"))];
-    assert_eq!(err(dup, None), "column \"a\" is declared twice");
-    let one = || vec![Field::new("a", t("INT"))];
+    assert_eq!(err(of(dup)), "column \"a\" is declared twice");
+    let one = || of(vec![Field::new("a", t("INT")), Field::new("d", t("DATE"))]);
+    let with_precision = |c: &str, p| {
+        let mut config = one();
+        config.source_precision.insert(c.into(), p);
+        config
+    };
     assert_eq!(
-        err(one(), Some("b")),
-        "timestamp unit given for unknown column \"b\""
+        err(with_precision("b", 3)),
+        "source precision given for unknown column \"b\""
     );
     assert_eq!(
-        err(one(), Some("a")),
-        "timestamp unit given for column \"a\" of type INT"
+        err(with_precision("a", 3)),
+        "source precision given for column \"a\" of type INT"
     );
+    assert!(err(with_precision("d", 3)).contains("does not depend on it"));
+    let mut upsert = one();
+    upsert.upsert = true;
+    assert!(err(upsert.clone()).starts_with("upsert mode needs a primary key"));
+    upsert.primary_key = Some(vec!["x".into()]);
+    assert!(err(upsert).contains("unknown column 'x'"));
+    let mut empty = one();
+    empty.unavailable_placeholder.clear();
+    assert!(err(empty).contains("placeholder is empty"));
 }
 
 #[test]
@@ -441,22 +598,38 @@ fn config_reads_from_json() {
     let config: DecoderConfig = serde_json::from_str(
         r#"{"schema":{"fields":[{"name":"id","type":"BIGINT","nullable":false},
             {"name":"ts","type":"TIMESTAMP(6)"}]},
-            "update_mode":"DeleteInsert","timestamp_units":{"ts":"Millis"}}"#,
+            "update_mode":"DeleteInsert","time_precision":"adaptive","source_precision":{"ts":3},
+            "decimal_handling":"string","binary_handling":"hex",
+            "primary_key":["id"],"upsert":true,"unavailable_placeholder":"??"}"#,
     )
     .unwrap();
     assert_eq!(config.update_mode, UpdateMode::DeleteInsert);
-    assert_eq!(config.decimal_strings, DecimalStrings::Auto);
-    let mut d = Decoder::new(config).unwrap();
+    assert_eq!(config.decimal_handling, Some(DecimalHandling::String));
+    assert_eq!(config.binary_handling, Some(BinaryHandling::Hex));
+    assert_eq!(config.unavailable_placeholder, "??");
+    assert!(config.upsert);
+    let mut d = Decoder::new(config.clone()).unwrap();
     assert_eq!(
         run(
             &mut d,
-            r#"{"op":"u","before":{"id":1},"after":{"id":1,"ts":1000}}"#
+            r#"{"op":"u","before":{"id":1,"ts":null},"after":{"id":1,"ts":1000}}"#
         ),
         Ok(vec![
             "-D[1, null]".into(),
             "+I[1, 1970-01-01T00:00:01]".into()
         ])
     );
+    let defaults: DecoderConfig =
+        serde_json::from_str(r#"{"schema":{"fields":[{"name":"id","type":"INT"}]}}"#).unwrap();
+    assert_eq!(defaults, DecoderConfig::new(defaults.schema.clone()));
+    assert_eq!(defaults.unavailable_placeholder, DEFAULT_PLACEHOLDER);
+    let json = serde_json::to_string(&config).unwrap();
+    assert_eq!(
+        serde_json::from_str::<DecoderConfig>(&json).unwrap(),
+        config
+    );
+    let bad = r#"{"schema":{"fields":[{"name":"id","type":"INT"}]},"decimal_handling":"auto"}"#;
+    assert!(serde_json::from_str::<DecoderConfig>(bad).is_err());
 }
 
 #[test]
@@ -516,4 +689,278 @@ fn a_batch_reuses_the_sink_without_reallocating() {
         (data, entries)
     );
     assert_eq!(sink.len(), 34 + 2 * 33 + 33);
+}
+
+/// A decoder of `schema` with `config` adjusted by `set`.
+fn decoder_of(schema: Schema, set: impl FnOnce(&mut DecoderConfig)) -> Decoder {
+    let mut config = DecoderConfig::new(schema);
+    set(&mut config);
+    Decoder::new(config).unwrap()
+}
+
+/// Decodes `json` into raw changes.
+fn changes(d: &mut Decoder, json: &str) -> Vec<(RowKind, Vec<u8>)> {
+    let mut sink = ChangeSink::new();
+    let decoded = d.decode(json.as_bytes(), &"t", &mut sink).unwrap();
+    assert_eq!(decoded, Decoded::Changes(sink.len()));
+    sink.iter().map(|(k, r)| (k, r.to_vec())).collect()
+}
+
+/// Decodes `json`; which columns of each change are unavailable.
+fn unavailable_in(d: &mut Decoder, json: &str) -> Vec<Vec<usize>> {
+    let c = changes(d, json);
+    unavailable(d, &c)
+}
+
+/// Which columns of each change are unavailable.
+fn unavailable(d: &Decoder, changes: &[(RowKind, Vec<u8>)]) -> Vec<Vec<usize>> {
+    changes
+        .iter()
+        .map(|(_, row)| {
+            let r = RowRef::new(d.layout(), row);
+            (0..d.layout().arity())
+                .filter(|&i| r.is_unavailable(i))
+                .collect()
+        })
+        .collect()
+}
+
+fn toast_schema() -> Schema {
+    Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::not_null("doc", t("STRING")),
+        Field::new("blob", t("BYTES")),
+        Field::new("n", t("INT")),
+    ])
+}
+
+const PLACEHOLDER_B64: &str = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==";
+
+#[test]
+fn the_toast_placeholder_is_unavailable_never_a_value() {
+    let mut d = decoder_of(toast_schema(), |_| {});
+    // An update at REPLICA IDENTITY DEFAULT in upsert-less mode needs a before; use a create.
+    let json = format!(
+        r#"{{"op":"c","after":{{"id":1,"doc":"__debezium_unavailable_value","blob":"{PLACEHOLDER_B64}","n":3}}}}"#
+    );
+    let c = changes(&mut d, &json);
+    assert_eq!(
+        unavailable(&d, &c),
+        vec![vec![1, 2]],
+        "NOT NULL doc is fine"
+    );
+    // Escaped, it is still the placeholder.
+    let json = r#"{"op":"c","after":{"id":1,"doc":"__debezium_unavailable_valu\u0065"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1]]);
+    // Other text is a value; so is the placeholder's base64 in a STRING column.
+    let json = format!(r#"{{"op":"c","after":{{"id":1,"doc":"{PLACEHOLDER_B64}"}}}}"#);
+    assert_eq!(unavailable_in(&mut d, &json), vec![Vec::<usize>::new()]);
+}
+
+#[test]
+fn any_column_sent_as_the_placeholder_text_is_unavailable() {
+    // Debezium falls back to the placeholder text for a TOASTed value of any type its converter
+    // writes as a string (a huge numeric in decimal.handling.mode=string, a jsonb, a uuid...).
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("amount", t("DECIMAL(38, 2)")),
+        Field::new("doc", t("STRING")),
+    ]);
+    let mut d = decoder_of(schema, |c| {
+        c.decimal_handling = Some(DecimalHandling::String)
+    });
+    let json = r#"{"op":"c","after":{"id":1,"amount":"__debezium_unavailable_value",
+        "doc":"__debezium_unavailable_value"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1, 2]]);
+}
+
+#[test]
+fn hex_binary_columns_carry_the_placeholder_text() {
+    let mut d = decoder_of(toast_schema(), |c| {
+        c.binary_handling = Some(BinaryHandling::Hex)
+    });
+    let json = r#"{"op":"c","after":{"id":1,"doc":"x","blob":"__debezium_unavailable_value"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![2]]);
+    let json = format!(r#"{{"op":"c","after":{{"id":1,"doc":"x","blob":"{PLACEHOLDER_B64}"}}}}"#);
+    assert!(run(&mut d, &json)
+        .unwrap_err()
+        .contains("binary.handling.mode=hex"));
+}
+
+#[test]
+fn a_custom_placeholder_replaces_the_default() {
+    let mut d = decoder_of(toast_schema(), |c| {
+        c.unavailable_placeholder = "<toast>".into()
+    });
+    let json = r#"{"op":"c","after":{"id":1,"doc":"<toast>","blob":"PHRvYXN0Pg=="}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1, 2]]);
+    let json = r#"{"op":"c","after":{"id":1,"doc":"__debezium_unavailable_value"}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            "+I[1, __debezium_unavailable_value, null, null]".into()
+        ])
+    );
+}
+
+#[test]
+fn a_full_before_image_supplies_the_unavailable_value() {
+    let mut d = decoder_of(toast_schema(), |_| {});
+    // REPLICA IDENTITY FULL: the before image carries the real value.
+    let json = format!(
+        r#"{{"op":"u","before":{{"id":1,"doc":"long text","blob":"AQI=","n":1}},
+            "after":{{"id":1,"doc":"__debezium_unavailable_value","blob":"{PLACEHOLDER_B64}","n":2}}}}"#
+    );
+    assert_eq!(
+        run(&mut d, &json),
+        Ok(vec![
+            "-U[1, long text, [1, 2], 1]".into(),
+            "+U[1, long text, [1, 2], 2]".into()
+        ])
+    );
+    // A before that does not carry the column (null or absent) leaves it unavailable.
+    let json = r#"{"op":"u","before":{"id":1,"doc":"x","blob":null},
+        "after":{"id":1,"doc":"x","blob":"__debezium_unavailable_value"}}"#;
+    let mut hex = decoder_of(toast_schema(), |c| {
+        c.binary_handling = Some(BinaryHandling::Hex)
+    });
+    let c = changes(&mut hex, json);
+    assert_eq!(unavailable(&hex, &c), vec![vec![], vec![2]]);
+}
+
+fn upsert_decoder(mode: UpdateMode) -> Decoder {
+    decoder_of(toast_schema(), |c| {
+        c.primary_key = Some(vec!["id".into()]);
+        c.upsert = true;
+        c.update_mode = mode;
+    })
+}
+
+#[test]
+fn upsert_updates_without_before_emit_only_the_new_row() {
+    let json = r#"{"op":"u","before":null,"after":{"id":1,"doc":"d","n":2}}"#;
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    assert_eq!(run(&mut d, json), Ok(vec!["+U[1, d, null, 2]".into()]));
+    let mut d = upsert_decoder(UpdateMode::DeleteInsert);
+    assert_eq!(run(&mut d, json), Ok(vec!["+I[1, d, null, 2]".into()]));
+    // With a full before, updates are as always.
+    let json = r#"{"op":"u","before":{"id":1,"doc":"c","n":1},"after":{"id":1,"doc":"d","n":2}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec!["-D[1, c, null, 1]".into(), "+I[1, d, null, 2]".into()])
+    );
+    // Without upsert it stays an error.
+    let json = r#"{"op":"u","before":null,"after":{"id":1,"doc":"d"}}"#;
+    let e = run(&mut decoder_of(toast_schema(), |_| {}), json).unwrap_err();
+    assert!(e.contains("REPLICA IDENTITY to FULL"), "{e}");
+}
+
+#[test]
+fn upsert_deletes_by_key() {
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    // REPLICA IDENTITY DEFAULT: the key, other columns null (or absent).
+    for before in [r#"{"id":7,"doc":null,"blob":null,"n":null}"#, r#"{"id":7}"#] {
+        let json = format!(r#"{{"op":"d","before":{before},"after":null}}"#);
+        let c = changes(&mut d, &json);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].0, RowKind::Delete);
+        assert_eq!(unavailable(&d, &c), vec![vec![1, 2, 3]], "{before}");
+        assert_eq!(RowRef::new(d.layout(), &c[0].1).get_int(0), 7);
+    }
+    // A full before is read as it is, nulls included.
+    let json = r#"{"op":"d","before":{"id":7,"doc":"x","n":null}}"#;
+    assert_eq!(run(&mut d, json), Ok(vec!["-D[7, x, null, null]".into()]));
+    let e = run(&mut d, r#"{"op":"d","before":{"doc":null}}"#).unwrap_err();
+    assert_eq!(
+        e,
+        "the \"before\" row holds only key columns (upsert mode: a delete by key) but its \
+         primary key column \"id\" is missing or null"
+    );
+    // Without upsert a key-only before of a NOT NULL column is an error.
+    let e = run(
+        &mut decoder_of(toast_schema(), |_| {}),
+        r#"{"op":"d","before":{"id":7}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("\"doc\" of the \"before\" row is declared NOT NULL"),
+        "{e}"
+    );
+}
+
+#[test]
+fn postgres_types_as_debezium_sends_them() {
+    // uuid, jsonb, an enum, interval (MicroDuration and string mode), money (precise), smallint,
+    // real, timestamptz, as Debezium's Postgres connector writes them with its defaults.
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("STRING")),
+        Field::new("doc", t("STRING")),
+        Field::new("mood", t("STRING")),
+        Field::new("took", t("BIGINT")),
+        Field::new("took_text", t("STRING")),
+        Field::new("price", t("DECIMAL(19, 2)")),
+        Field::new("qty", t("SMALLINT")),
+        Field::new("ratio", t("FLOAT")),
+        Field::new("at", t("TIMESTAMP_LTZ(6)")),
+    ]);
+    let mut d = decoder_of(schema, |c| {
+        c.decimal_handling = Some(DecimalHandling::Precise);
+        c.time_precision = Some(TimePrecision::Adaptive);
+    });
+    let json = r#"{"op":"c","after":{"id":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        "doc":"{\"tags\": [\"a\"]}","mood":"happy","took":93784000005,
+        "took_text":"P1DT2H3M4.000005S","price":"AYag","qty":-3,"ratio":1.5,
+        "at":"2024-01-31T10:15:30.123456Z"}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            "+I[a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11, {\"tags\": [\"a\"]}, happy, 93784000005, \
+             P1DT2H3M4.000005S, 1000.00, -3, 1.5, 2024-01-31T10:15:30.123456Z]"
+                .into()
+        ])
+    );
+}
+
+#[test]
+fn upsert_kafka_records() {
+    let mut d = upsert_decoder(UpdateMode::Retract);
+    let mut sink = ChangeSink::new();
+    let mut upsert = |key: Option<&str>, value: Option<&str>, sink: &mut ChangeSink| {
+        let r = d.decode_upsert(
+            key.map(str::as_bytes),
+            value.map(str::as_bytes),
+            &"k@1",
+            sink,
+        );
+        r.map_err(|e| e.to_string())
+    };
+    let value = r#"{"id":5,"doc":"d","n":1}"#;
+    assert_eq!(upsert(Some(r#"{"id":5}"#), Some(value), &mut sink), Ok(1));
+    assert_eq!(upsert(Some(r#"{"id":5}"#), None, &mut sink), Ok(1));
+    assert_eq!(upsert(Some(r#"{"id":5}"#), Some("null"), &mut sink), Ok(1));
+    let e = upsert(None, None, &mut sink).unwrap_err();
+    assert!(e.starts_with("k@1: ") && e.contains("\"id\""), "{e}");
+    let e = upsert(Some("[1]"), None, &mut sink).unwrap_err();
+    assert!(e.starts_with("k@1: malformed JSON"), "{e}");
+    let e = upsert(Some(r#"{"id":"x"}"#), None, &mut sink).unwrap_err();
+    assert!(
+        e.contains("column \"id\" (INT) of the \"before\" row"),
+        "{e}"
+    );
+    assert_eq!(sink.len(), 3, "nothing appended on error");
+    let kinds: Vec<RowKind> = sink.iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, [RowKind::Insert, RowKind::Delete, RowKind::Delete]);
+    let rows: Vec<_> = sink.iter().map(|(k, r)| (k, r.to_vec())).collect();
+    assert_eq!(
+        unavailable(&d, &rows),
+        vec![vec![], vec![1, 2, 3], vec![1, 2, 3]]
+    );
+    assert_eq!(RowRef::new(d.layout(), &rows[1].1).get_int(0), 5);
+    let mut plain = decoder_of(toast_schema(), |_| {});
+    let e = plain
+        .decode_upsert(None, Some(value.as_bytes()), &"k@2", &mut sink)
+        .unwrap_err();
+    assert!(e
+        .to_string()
+        .ends_with("need upsert mode (\"upsert\": true and a primary key)"));
 }

@@ -5,7 +5,8 @@
 
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{
-    JoinEngine, JoinSpec, JoinType, KeyGroupRange, OutputRows, RetractionPolicy, Side, SideSpec,
+    JoinEngine, JoinSpec, JoinType, KeyGroupRange, OutputEntries, OutputEntry, RetractionPolicy,
+    Side, SideSpec,
 };
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowRef, RowWriter, Schema, Value};
@@ -82,16 +83,22 @@ pub fn key_group(k: Option<i32>) -> u16 {
     (k.unwrap_or(-1) as u32 % MAX_KG as u32) as u16
 }
 
-pub fn encode(r: &Row) -> Vec<u8> {
+/// The encoded row `r`, the columns named in `unavailable` written as unavailable.
+pub fn encode(r: &Row, unavailable: &[&str]) -> Vec<u8> {
     let layout = RowLayout::new(&schema());
     let mut buf = Vec::new();
     let mut w = RowWriter::new(&layout, &mut buf);
-    w.int(r.id);
-    match r.k {
-        Some(k) => w.int(k),
-        None => w.null(),
+    let values = [
+        Value::Int(r.id),
+        r.k.map_or(Value::Null, Value::Int),
+        Value::String(r.v.clone()),
+    ];
+    for (v, f) in values.iter().zip(&schema().fields) {
+        match unavailable.contains(&f.name.as_str()) {
+            true => w.unavailable(),
+            false => v.write(&mut w),
+        }
     }
-    w.bytes(r.v.as_bytes());
     w.finish();
     buf
 }
@@ -102,15 +109,35 @@ pub struct Change {
     pub side: Side,
     pub kind: RowKind,
     pub row: Row,
+    /// Columns sent as unavailable (their value in `row` is what the source holds).
+    pub unavailable: &'static [&'static str],
 }
 
 impl Change {
+    /// A change of `row`.
+    pub fn new(side: Side, kind: RowKind, row: Row) -> Change {
+        Change {
+            side,
+            kind,
+            row,
+            unavailable: &[],
+        }
+    }
+
+    /// This change with the columns `cols` sent as unavailable.
+    pub fn without(self, cols: &'static [&'static str]) -> Change {
+        Change {
+            unavailable: cols,
+            ..self
+        }
+    }
+
     pub fn key_group(&self, keys: [Keys; 2]) -> u16 {
         key_group(keys[self.side as usize].join_value(&self.row))
     }
 
     pub fn batch(&self, keys: [Keys; 2], out: &mut Vec<u8>) {
-        let row = encode(&self.row);
+        let row = encode(&self.row, self.unavailable);
         let rec = InputRecord {
             side: self.side,
             kind: self.kind,
@@ -121,18 +148,29 @@ impl Change {
     }
 }
 
-/// Prints a joined output row as Flink would: `+I[1, 2, a, null, null, null]`.
+/// How [`print_output`] prints a rejection: this prefix, then the message.
+pub const REJECTED: &str = "REJECTED ";
+
+/// Prints a joined output row as Flink would: `+I[1, 2, a, null, null, null]`, and a rejection as
+/// [`REJECTED`] and its message. Panics on an output row with an unavailable column.
 pub fn print_output(buf: &[u8]) -> Vec<String> {
     let layout = RowLayout::new(&schema());
     let side = |r: Option<&[u8]>| match r {
-        Some(b) => Value::read_row(&RowRef::new(&layout, b)),
+        Some(b) => {
+            let row = RowRef::new(&layout, b);
+            assert!(!row.has_unavailable(), "unavailable column emitted");
+            Value::read_row(&row)
+        }
         None => vec![Value::Null; 3],
     };
-    OutputRows::new(buf)
-        .map(|r| {
-            let mut vals = side(r.left);
-            vals.extend(side(r.right));
-            format_row(r.kind, &vals)
+    OutputEntries::new(buf)
+        .map(|entry| match entry {
+            OutputEntry::Row(r) => {
+                let mut vals = side(r.left);
+                vals.extend(side(r.right));
+                format_row(r.kind, &vals)
+            }
+            OutputEntry::Rejected { message, .. } => format!("{REJECTED}{message}"),
         })
         .collect()
 }
@@ -158,10 +196,12 @@ pub fn run(engine: &mut JoinEngine, keys: [Keys; 2], changes: &[Change]) -> Vec<
     changes.iter().map(|c| run_at(engine, keys, 0, c)).collect()
 }
 
-/// Applies printed changelog rows to a multiset; panics on a retraction of an absent row.
+/// Applies printed changelog rows to a multiset; panics on a retraction of an absent row and on a
+/// rejection.
 pub fn materialize<'a>(rows: impl IntoIterator<Item = &'a String>) -> BTreeMap<String, i64> {
     let mut m = BTreeMap::new();
     for r in rows {
+        assert!(!r.starts_with(REJECTED), "unexpected rejection: {r}");
         let (kind, body) = r.split_at(2);
         let n = m.entry(body.to_string()).or_insert(0i64);
         match kind {

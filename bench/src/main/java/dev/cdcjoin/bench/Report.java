@@ -594,7 +594,7 @@ final class Report {
         if (Files.exists(notes)) {
             md.append(Files.readString(notes).trim()).append("\n");
         }
-        md.append("- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/`; the chart also as `chart.png`.\n");
+        md.append("- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/` (kept where the run was made, not committed); the chart also as `chart.png`.\n");
     }
 
     // -------------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ public final class Runner {
         CdcJoin join = b.build();
         DataStream<Row> rows = o.variant == Variant.NATIVE || o.variant == Variant.NATIVE_5MS
                 ? join.joinJson(users, domains).rows()
-                : JavaJoin.join(users, domains, join.definition());
+                : JavaJoin.join(users, domains, join.spec());
         rows.sinkTo(sink).name("checksum sink");
     }
 

@@ -1,12 +1,21 @@
 package dev.cdcjoin.flink;
 
 import java.nio.charset.StandardCharsets;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.util.OutputTag;
 
 /**
  * An input record that could not be decoded, as sent to the bad-record side output: where it came
  * from, the record itself and why it was rejected. A Flink POJO.
  */
 public final class BadRecord {
+
+    /**
+     * The side output every operator of this library sends bad records to, under {@link
+     * BadRecordPolicy#SIDE_OUTPUT}: records that could not be decoded, and changes a join rejected.
+     */
+    public static final OutputTag<BadRecord> OUTPUT =
+            new OutputTag<>("cdcjoin-bad-records", TypeInformation.of(BadRecord.class));
 
     /** The input's name (the table name given to the decoder). */
     public String source;

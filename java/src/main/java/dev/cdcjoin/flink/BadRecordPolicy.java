@@ -4,6 +4,6 @@ package dev.cdcjoin.flink;
 public enum BadRecordPolicy {
     /** Fail the job with an exception whose message names the record and the reason. */
     FAIL,
-    /** Send it, with the reason, to the side output {@link DebeziumDecoder#BAD_RECORDS}. */
+    /** Send it, with the reason, to the side output {@link BadRecord#OUTPUT}. */
     SIDE_OUTPUT
 }

@@ -23,7 +23,6 @@ import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * A join of two Debezium change streams, decoded and joined in native code, with Flink SQL's
@@ -53,14 +52,14 @@ import org.apache.flink.util.OutputTag;
  */
 public final class CdcJoin {
 
-    private final JoinDefinition definition;
+    private final JoinSpec definition;
     private final BadRecordPolicy policy;
     private final int batchSize;
     private final Duration maxFlushDelay;
     private final boolean deleteInsertUpdates;
     private final Engine engine;
 
-    private CdcJoin(Builder b, JoinDefinition definition) {
+    private CdcJoin(Builder b, JoinSpec definition) {
         this.definition = definition;
         this.policy = b.policy;
         this.batchSize = b.batchSize;
@@ -83,7 +82,7 @@ public final class CdcJoin {
      *
      * @return the definition
      */
-    public JoinDefinition definition() {
+    public JoinSpec spec() {
         return definition;
     }
 
@@ -124,7 +123,7 @@ public final class CdcJoin {
         return decoder(definition.right());
     }
 
-    private DebeziumDecoder decoder(JoinSide side) {
+    private DebeziumDecoder decoder(SideSpec side) {
         return DebeziumDecoder.of(side)
                 .badRecordPolicy(policy)
                 .batchSize(batchSize)
@@ -140,11 +139,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
-        }
-        return join(leftDecoder().decodeJson(left), rightDecoder().decodeJson(right));
+        return decodeAndJoin(backend(), Backend::decodeJson, left, right);
     }
 
     /**
@@ -155,11 +150,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinStrings(DataStream<String> left, DataStream<String> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeft(left), java.decodeRight(right));
-        }
-        return join(leftDecoder().decodeStrings(left), rightDecoder().decodeStrings(right));
+        return decodeAndJoin(backend(), Backend::decodeStrings, left, right);
     }
 
     /**
@@ -170,11 +161,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return javaResult(java, java.decodeLeftRows(left), java.decodeRightRows(right));
-        }
-        return join(leftDecoder().decodeRows(left), rightDecoder().decodeRows(right));
+        return decodeAndJoin(backend(), Backend::decodeRows, left, right);
     }
 
     /**
@@ -187,14 +174,7 @@ public final class CdcJoin {
     public Result join(
             SingleOutputStreamOperator<ChangeRecord> left,
             SingleOutputStreamOperator<ChangeRecord> right) {
-        DataStream<BadRecord> bad =
-                left.getSideOutput(DebeziumDecoder.BAD_RECORDS)
-                        .union(right.getSideOutput(DebeziumDecoder.BAD_RECORDS));
-        return new Result(
-                () -> joinChanges(left, right),
-                () -> joinChangesRaw(left, right),
-                bad,
-                DebeziumDecoder.BAD_RECORDS);
+        return result(new NativeBackend(), left, right);
     }
 
     /**
@@ -208,16 +188,7 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return java.joinChanges(toRows(left, definition.left()), toRows(right, definition.right()));
-        }
-        return withManagedMemory(keyed(left, right)
-                .transform(
-                        operatorName(),
-                        definition.rowTypeInfo(),
-                        NativeJoinOperator.rows(
-                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
+        return rows(backend(), left, right).output;
     }
 
     /**
@@ -230,17 +201,186 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        if (engine == Engine.JAVA) {
-            JavaJoin java = javaJoin();
-            return java.joinChangesRaw(
-                    toRows(left, definition.left()), toRows(right, definition.right()));
+        return raw(backend(), left, right).output;
+    }
+
+    /** The engine's backend: the one place where the engine is chosen. */
+    private Backend<?> backend() {
+        return engine == Engine.JAVA ? new JavaBackend() : new NativeBackend();
+    }
+
+    private <D> Joined<Row> rows(
+            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        return b.rows(
+                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+    }
+
+    private <D> Joined<byte[]> raw(
+            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+        return b.raw(
+                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+    }
+
+    /** How one input is turned into a backend's decoded changes. */
+    @FunctionalInterface
+    private interface Decoding<D, I> {
+        SingleOutputStreamOperator<D> decode(Backend<D> backend, SideSpec side, DataStream<I> in);
+    }
+
+    /** Decodes both inputs with {@code decoding} and joins them (see {@link #result}). */
+    private <D, I> Result decodeAndJoin(
+            Backend<D> b, Decoding<D, I> decoding, DataStream<I> left, DataStream<I> right) {
+        return result(
+                b,
+                decoding.decode(b, definition.left(), left),
+                decoding.decode(b, definition.right(), right));
+    }
+
+    /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
+    private <D> Result result(
+            Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
+        DataStream<BadRecord> bad =
+                l.getSideOutput(BadRecord.OUTPUT).union(r.getSideOutput(BadRecord.OUTPUT));
+        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), bad);
+    }
+
+    /**
+     * A join's output and the changes it rejected.
+     *
+     * @param <T> the output type
+     */
+    private static final class Joined<T> {
+        final SingleOutputStreamOperator<T> output;
+        final DataStream<BadRecord> rejected;
+
+        Joined(SingleOutputStreamOperator<T> output, DataStream<BadRecord> rejected) {
+            this.output = output;
+            this.rejected = rejected;
         }
-        return withManagedMemory(keyed(left, right)
-                .transform(
-                        operatorName() + " (bytes)",
-                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                        NativeJoinOperator.bytes(
-                                definition, batchSize, maxFlushDelay.toMillis(), policy)));
+
+        /** An operator's output with its own side output of rejections. */
+        static <T> Joined<T> of(SingleOutputStreamOperator<T> operator) {
+            return new Joined<>(operator, operator.getSideOutput(BadRecord.OUTPUT));
+        }
+    }
+
+    /**
+     * What an engine does: decode each kind of input into its changes ({@code D}), and join two
+     * change streams into rows or bytes. Chosen once, in {@link #backend()}.
+     */
+    private interface Backend<D> {
+        SingleOutputStreamOperator<D> decodeJson(SideSpec side, DataStream<byte[]> in);
+
+        SingleOutputStreamOperator<D> decodeStrings(SideSpec side, DataStream<String> in);
+
+        SingleOutputStreamOperator<D> decodeRows(SideSpec side, DataStream<Row> in);
+
+        DataStream<D> fromChanges(SideSpec side, DataStream<ChangeRecord> in);
+
+        Joined<Row> rows(DataStream<D> left, DataStream<D> right);
+
+        Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);
+    }
+
+    /**
+     * Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}).
+     */
+    private final class NativeBackend implements Backend<ChangeRecord> {
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeJson(
+                SideSpec side, DataStream<byte[]> in) {
+            return decoder(side).decodeJson(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeStrings(
+                SideSpec side, DataStream<String> in) {
+            return decoder(side).decodeStrings(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeRows(
+                SideSpec side, DataStream<Row> in) {
+            return decoder(side).decodeRows(in);
+        }
+
+        @Override
+        public DataStream<ChangeRecord> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
+            return in;
+        }
+
+        @Override
+        public Joined<Row> rows(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return Joined.of(
+                    withManagedMemory(
+                            keyed(left, right)
+                                    .transform(
+                                            operatorName(),
+                                            definition.rowTypeInfo(),
+                                            NativeJoinOperator.rows(
+                                                    definition,
+                                                    batchSize,
+                                                    maxFlushDelay.toMillis(),
+                                                    policy))));
+        }
+
+        @Override
+        public Joined<byte[]> raw(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            return Joined.of(
+                    withManagedMemory(
+                            keyed(left, right)
+                                    .transform(
+                                            operatorName() + " (bytes)",
+                                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                                            NativeJoinOperator.bytes(
+                                                    definition,
+                                                    batchSize,
+                                                    maxFlushDelay.toMillis(),
+                                                    policy))));
+        }
+    }
+
+    /** Jackson decoding and the pure-Java join ({@link JavaJoin}). */
+    private final class JavaBackend implements Backend<Row> {
+        private final JavaJoin java =
+                JavaJoin.of(definition)
+                        .badRecordPolicy(policy)
+                        .deleteInsertUpdates(deleteInsertUpdates);
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeJson(SideSpec side, DataStream<byte[]> in) {
+            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeStrings(SideSpec side, DataStream<String> in) {
+            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeRows(SideSpec side, DataStream<Row> in) {
+            return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
+        }
+
+        @Override
+        public DataStream<Row> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
+            return toRows(in, side);
+        }
+
+        @Override
+        public Joined<Row> rows(DataStream<Row> left, DataStream<Row> right) {
+            return Joined.of(java.joinChanges(left, right));
+        }
+
+        @Override
+        public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
+            SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
+            return new Joined<>(JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
+        }
+
+        private boolean isLeft(SideSpec side) {
+            return side == definition.left();
+        }
     }
 
     /**
@@ -261,32 +401,16 @@ public final class CdcJoin {
     }
 
     private String operatorName() {
-        return "CdcJoin " + definition.joinType() + ": "
-                + definition.left().name() + " ⋈ " + definition.right().name();
-    }
-
-    private JavaJoin javaJoin() {
-        return JavaJoin.of(definition)
-                .badRecordPolicy(policy)
-                .deleteInsertUpdates(deleteInsertUpdates);
-    }
-
-    private static Result javaResult(
-            JavaJoin java,
-            SingleOutputStreamOperator<Row> left,
-            SingleOutputStreamOperator<Row> right) {
-        DataStream<BadRecord> bad =
-                left.getSideOutput(JavaJoin.BAD_RECORDS)
-                        .union(right.getSideOutput(JavaJoin.BAD_RECORDS));
-        return new Result(
-                () -> java.joinChanges(left, right),
-                () -> java.joinChangesRaw(left, right),
-                bad,
-                JavaJoin.BAD_RECORDS);
+        return "CdcJoin "
+                + definition.joinType()
+                + ": "
+                + definition.left().name()
+                + " ⋈ "
+                + definition.right().name();
     }
 
     /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
-    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, JoinSide side) {
+    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, SideSpec side) {
         SingleOutputStreamOperator<Row> rows =
                 changes.map(new ChangeToRow(side.schema()))
                         .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
@@ -330,22 +454,19 @@ public final class CdcJoin {
      * operators over the same inputs, each holding its own state.
      */
     public static final class Result {
-        private final Supplier<SingleOutputStreamOperator<Row>> rowsFactory;
-        private final Supplier<SingleOutputStreamOperator<byte[]>> rawFactory;
+        private final Supplier<Joined<Row>> rowsFactory;
+        private final Supplier<Joined<byte[]>> rawFactory;
         private final DataStream<BadRecord> decodeErrors;
-        private final OutputTag<BadRecord> joinErrors;
-        private SingleOutputStreamOperator<Row> rows;
-        private SingleOutputStreamOperator<byte[]> raw;
+        private Joined<Row> rows;
+        private Joined<byte[]> raw;
 
         Result(
-                Supplier<SingleOutputStreamOperator<Row>> rows,
-                Supplier<SingleOutputStreamOperator<byte[]>> raw,
-                DataStream<BadRecord> decodeErrors,
-                OutputTag<BadRecord> joinErrors) {
+                Supplier<Joined<Row>> rows,
+                Supplier<Joined<byte[]>> raw,
+                DataStream<BadRecord> decodeErrors) {
             this.rowsFactory = rows;
             this.rawFactory = raw;
             this.decodeErrors = decodeErrors;
-            this.joinErrors = joinErrors;
         }
 
         /**
@@ -357,14 +478,14 @@ public final class CdcJoin {
             if (rows == null) {
                 rows = rowsFactory.get();
             }
-            return rows;
+            return rows.output;
         }
 
         /**
          * The joined changelog as bytes, for sinks that take bytes: one {@code byte[]} per output
          * row, {@code kind u8 | leftLen i32 | left row | rightLen i32 | right row} (little-endian,
-         * length -1 for a null-padded side), each side a whole row of its schema in the compact
-         * row encoding; the output projection is not applied. The native engine emits the bytes it
+         * length -1 for a null-padded side), each side a whole row of its schema in the compact row
+         * encoding; the output projection is not applied. The native engine emits the bytes it
          * computed without building a Java object per row. Read them with {@link RawJoinOutput}.
          *
          * @return the output rows' bytes: the same changelog as {@link #rows()}
@@ -373,14 +494,14 @@ public final class CdcJoin {
             if (raw == null) {
                 raw = rawFactory.get();
             }
-            return raw;
+            return raw.output;
         }
 
         /**
-         * Records of either input that could not be decoded, and changes the join rejected (e.g.
-         * an unchanged TOASTed column with no stored row to take its value from); empty under
-         * {@link BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when
-         * neither was called yet, it adds the join as {@link #rows()} does.
+         * Records of either input that could not be decoded, and changes the join rejected (e.g. an
+         * unchanged TOASTed column with no stored row to take its value from); empty under {@link
+         * BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when neither
+         * was called yet, it adds the join as {@link #rows()} does.
          *
          * @return the bad records
          */
@@ -390,10 +511,10 @@ public final class CdcJoin {
             }
             DataStream<BadRecord> all = decodeErrors;
             if (rows != null) {
-                all = all.union(rows.getSideOutput(joinErrors));
+                all = all.union(rows.rejected);
             }
             if (raw != null) {
-                all = all.union(raw.getSideOutput(joinErrors));
+                all = all.union(raw.rejected);
             }
             return all;
         }
@@ -401,8 +522,8 @@ public final class CdcJoin {
 
     /** Declares a {@link CdcJoin}. */
     public static final class Builder {
-        private JoinSide left;
-        private JoinSide right;
+        private SideSpec left;
+        private SideSpec right;
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
         private Duration rightTtl;
@@ -428,8 +549,9 @@ public final class CdcJoin {
          * @param primaryKey the primary key columns, or {@code null}
          * @return this
          */
-        public Builder left(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
-            this.left = new JoinSide(name, schema, joinKey, primaryKey, null);
+        public Builder left(
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            this.left = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
 
@@ -442,8 +564,9 @@ public final class CdcJoin {
          * @param primaryKey the primary key columns, or {@code null}
          * @return this
          */
-        public Builder right(String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
-            this.right = new JoinSide(name, schema, joinKey, primaryKey, null);
+        public Builder right(
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            this.right = new SideSpec(name, schema, joinKey, primaryKey, null);
             return this;
         }
 
@@ -566,8 +689,8 @@ public final class CdcJoin {
         }
 
         /**
-         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the
-         * pure-Java join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
+         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the pure-Java
+         * join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
          *
          * @param engine the engine
          * @return this
@@ -612,16 +735,15 @@ public final class CdcJoin {
             if (left == null || right == null) {
                 throw new IllegalArgumentException("both left(...) and right(...) are required");
             }
-            JoinSide l = left.withTtl(leftTtl).withFormat(leftFormat);
-            JoinSide r = right.withTtl(rightTtl).withFormat(rightFormat);
+            SideSpec l = left.withTtl(leftTtl).withFormat(leftFormat);
+            SideSpec r = right.withTtl(rightTtl).withFormat(rightFormat);
             int[] indexes = projection.isEmpty() ? null : resolve(l, r);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
             return new CdcJoin(
-                    this,
-                    new JoinDefinition(l, r, joinType, failOnAbsentRetraction, indexes, names));
+                    this, new JoinSpec(l, r, joinType, failOnAbsentRetraction, indexes, names));
         }
 
-        private int[] resolve(JoinSide l, JoinSide r) {
+        private int[] resolve(SideSpec l, SideSpec r) {
             int[] out = new int[projection.size()];
             for (int i = 0; i < out.length; i++) {
                 out[i] = resolve(projection.get(i), l, r);
@@ -629,11 +751,14 @@ public final class CdcJoin {
             return out;
         }
 
-        private static int resolve(String column, JoinSide l, JoinSide r) {
+        private static int resolve(String column, SideSpec l, SideSpec r) {
             int dot = column.indexOf('.');
-            Function<JoinSide, Integer> find =
-                    side -> side.schema().columns().stream().map(c -> c.name()).toList()
-                            .indexOf(dot < 0 ? column : column.substring(dot + 1));
+            Function<SideSpec, Integer> find =
+                    side ->
+                            side.schema().columns().stream()
+                                    .map(c -> c.name())
+                                    .toList()
+                                    .indexOf(dot < 0 ? column : column.substring(dot + 1));
             if (dot >= 0) {
                 String table = column.substring(0, dot);
                 if (table.equals(l.name()) && find.apply(l) >= 0) {

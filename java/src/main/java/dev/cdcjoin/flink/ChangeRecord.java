@@ -62,9 +62,7 @@ public final class ChangeRecord {
             return false;
         }
         ChangeRecord c = (ChangeRecord) o;
-        return kind == c.kind
-                && Objects.equals(key, c.key)
-                && java.util.Arrays.equals(row, c.row);
+        return kind == c.kind && Objects.equals(key, c.key) && java.util.Arrays.equals(row, c.row);
     }
 
     @Override

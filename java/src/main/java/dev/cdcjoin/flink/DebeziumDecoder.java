@@ -9,7 +9,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * Decodes a stream of Debezium change records of one table into {@link ChangeRecord}s, in native
@@ -18,30 +17,26 @@ import org.apache.flink.util.OutputTag;
  * <pre>{@code
  * SingleOutputStreamOperator<ChangeRecord> users =
  *     DebeziumDecoder.of(usersSide).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).decodeJson(kafkaBytes);
- * DataStream<BadRecord> bad = users.getSideOutput(DebeziumDecoder.BAD_RECORDS);
+ * DataStream<BadRecord> bad = users.getSideOutput(BadRecord.OUTPUT);
  * }</pre>
  *
- * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order
- * of each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String}
- * (bare envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op,
- * after)} envelopes whose images are rows of the table's schema.
+ * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order of
+ * each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String} (bare
+ * envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op, after)}
+ * envelopes whose images are rows of the table's schema.
  */
 public final class DebeziumDecoder {
-
-    /** The side output of records that could not be decoded. */
-    public static final OutputTag<BadRecord> BAD_RECORDS =
-            new OutputTag<>("cdcjoin-bad-records", TypeInformation.of(BadRecord.class));
 
     private static final TypeInformation<ChangeRecord> CHANGE_TYPE =
             ChangeRecordSerializer.TYPE_INFO;
 
-    private final JoinSide table;
+    private final SideSpec table;
     private BadRecordPolicy policy = BadRecordPolicy.FAIL;
     private int batchSize = 1024;
     private Duration maxFlushDelay = Duration.ofMillis(100);
     private boolean deleteInsertUpdates;
 
-    private DebeziumDecoder(JoinSide table) {
+    private DebeziumDecoder(SideSpec table) {
         this.table = Objects.requireNonNull(table, "table");
     }
 
@@ -51,14 +46,14 @@ public final class DebeziumDecoder {
      * @param table the table
      * @return the decoder, with policy FAIL, batches of 1024 and a 100 ms max flush delay
      */
-    public static DebeziumDecoder of(JoinSide table) {
+    public static DebeziumDecoder of(SideSpec table) {
         return new DebeziumDecoder(table);
     }
 
     /**
      * Sets what happens to undecodable records.
      *
-     * @param policy fail the job, or send them to {@link #BAD_RECORDS}
+     * @param policy fail the job, or send them to {@link BadRecord#OUTPUT}
      * @return this
      */
     public DebeziumDecoder badRecordPolicy(BadRecordPolicy policy) {
@@ -103,7 +98,7 @@ public final class DebeziumDecoder {
      * Decodes JSON messages given as bytes.
      *
      * @param input the messages ({@code null} or empty ones are tombstones)
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeJson(DataStream<byte[]> input) {
         return apply(input, InputEncoder.jsonBytes());
@@ -113,7 +108,7 @@ public final class DebeziumDecoder {
      * Decodes JSON messages given as strings.
      *
      * @param input the messages
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeStrings(DataStream<String> input) {
         return apply(input, InputEncoder.jsonStrings());
@@ -124,7 +119,7 @@ public final class DebeziumDecoder {
      * {@code c}, {@code r}, {@code u} or {@code d}) into changes.
      *
      * @param input the envelopes
-     * @return the changes; bad records are in its side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeRows(DataStream<Row> input) {
         return apply(input, InputEncoder.rowEnvelopes(table.schema()));
@@ -138,7 +133,7 @@ public final class DebeziumDecoder {
                         table.name(),
                         encoder,
                         policy,
-                        BAD_RECORDS,
+                        BadRecord.OUTPUT,
                         batchSize,
                         maxFlushDelay.toMillis());
         SingleOutputStreamOperator<ChangeRecord> out =

@@ -8,12 +8,12 @@ import java.util.TreeMap;
 
 /**
  * How one topic's Debezium messages encode their values: the connector settings that decide it
- * ({@code decimal.handling.mode}, {@code time.precision.mode}, {@code binary.handling.mode},
- * {@code unavailable.value.placeholder}), declared rather than guessed, plus the upsert mode for
- * tables whose changes do not carry the whole old row (Postgres' {@code REPLICA IDENTITY DEFAULT}).
+ * ({@code decimal.handling.mode}, {@code time.precision.mode}, {@code binary.handling.mode}, {@code
+ * unavailable.value.placeholder}), declared rather than guessed, plus the upsert mode for tables
+ * whose changes do not carry the whole old row (Postgres' {@code REPLICA IDENTITY DEFAULT}).
  *
- * <p>The defaults read what Flink's {@code debezium-json} format reads: decimals as JSON numbers
- * or decimal text, temporal values as SQL or ISO-8601 strings, bytes as base64. Schema-wrapped
+ * <p>The defaults read what Flink's {@code debezium-json} format reads: decimals as JSON numbers or
+ * decimal text, temporal values as SQL or ISO-8601 strings, bytes as base64. Schema-wrapped
  * messages ({@code {"schema", "payload"}}) carry each field's Connect schema, which then decides.
  * Immutable; the {@code with...} methods return copies.
  */
@@ -167,8 +167,8 @@ public final class DebeziumFormat implements Serializable {
     }
 
     /**
-     * This format with another {@code unavailable.value.placeholder}: the value Debezium sends
-     * for an unchanged TOASTed column, which is never taken for the column's value.
+     * This format with another {@code unavailable.value.placeholder}: the value Debezium sends for
+     * an unchanged TOASTed column, which is never taken for the column's value.
      *
      * @param text the connector's placeholder
      * @return a copy
@@ -182,8 +182,8 @@ public final class DebeziumFormat implements Serializable {
      * Turns upsert mode on or off. In upsert mode an update without {@code before} replaces the
      * stored row with the same primary key, and a delete whose {@code before} holds only the key
      * columns deletes the stored row: what Postgres sends at {@code REPLICA IDENTITY DEFAULT}. The
-     * side must have a primary key contained in its join key, so that every change of a row
-     * reaches the state holding its old version.
+     * side's join key must lie within its primary key, so that every change of a row reaches the
+     * state holding its old version.
      *
      * @param on whether to
      * @return a copy
@@ -264,7 +264,12 @@ public final class DebeziumFormat implements Serializable {
     @Override
     public int hashCode() {
         return Objects.hash(
-                decimalHandling, timePrecision, binaryHandling, sourcePrecision, placeholder, upsert);
+                decimalHandling,
+                timePrecision,
+                binaryHandling,
+                sourcePrecision,
+                placeholder,
+                upsert);
     }
 
     @Override

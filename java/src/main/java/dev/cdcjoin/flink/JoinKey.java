@@ -5,8 +5,8 @@ import java.util.Arrays;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
- * A join key: the key columns of a row in the compact row encoding. Equal keys have equal bytes,
- * so {@link #hashCode()} and {@link #equals(Object)} work on the content and the class can be used
+ * A join key: the key columns of a row in the compact row encoding. Equal keys have equal bytes, so
+ * {@link #hashCode()} and {@link #equals(Object)} work on the content and the class can be used
  * with {@code keyBy}. Immutable; the hash is computed once, since Flink asks for it at least twice
  * per record (the partitioner and the keyed operator). Flink serializes it with {@link
  * JoinKeySerializer}.

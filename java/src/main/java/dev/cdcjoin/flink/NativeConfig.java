@@ -24,7 +24,7 @@ final class NativeConfig {
      * A batch decoder's configuration (Rust {@code cdcjoin_debezium::BatchDecoderConfig}, which
      * flattens {@code DecoderConfig}).
      */
-    static String decoder(JoinSide side, boolean deleteInsertUpdates) {
+    static String decoder(SideSpec side, boolean deleteInsertUpdates) {
         DebeziumFormat f = side.format();
         ObjectNode o = JSON.createObjectNode();
         o.set("schema", schema(side.schema()));
@@ -45,7 +45,7 @@ final class NativeConfig {
     }
 
     /** A join's declaration for key groups {@code [start, end]} (Rust {@code JoinSpec}). */
-    static String joinSpec(JoinDefinition def, int start, int end) {
+    static String joinSpec(JoinSpec def, int start, int end) {
         ObjectNode o = JSON.createObjectNode();
         o.set("left", side(def.left()));
         o.set("right", side(def.right()));
@@ -58,7 +58,7 @@ final class NativeConfig {
     }
 
     /** One input of the join (Rust {@code SideSpec}). */
-    private static ObjectNode side(JoinSide side) {
+    private static ObjectNode side(SideSpec side) {
         ObjectNode o = JSON.createObjectNode();
         o.set("schema", schema(side.schema()));
         o.set("join_key", strings(side.joinKey()));

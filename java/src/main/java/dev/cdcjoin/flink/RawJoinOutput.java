@@ -20,11 +20,11 @@ import org.apache.flink.types.RowKind;
  *           rightLen i32 | right row bytes     (the same for the right side)
  * </pre>
  *
- * <p>Each side is a whole row of that side's schema in the compact row encoding ({@link
- * RowCodec}); the join's output projection is not applied. The static methods read a record's
- * parts in place; an instance decodes records into the {@link Row}s that {@link
- * CdcJoin.Result#rows()} emits (kind, projection and names of its {@link JoinDefinition}), e.g.
- * {@code result.rawRows().map(new RawJoinOutput(definition), definition.rowTypeInfo())}.
+ * <p>Each side is a whole row of that side's schema in the compact row encoding ({@link RowCodec});
+ * the join's output projection is not applied. The static methods read a record's parts in place;
+ * an instance decodes records into the {@link Row}s that {@link CdcJoin.Result#rows()} emits (kind,
+ * projection and names of its {@link JoinSpec}), e.g. {@code result.rawRows().map(new
+ * RawJoinOutput(definition), definition.rowTypeInfo())}.
  */
 public final class RawJoinOutput implements MapFunction<byte[], Row> {
 
@@ -42,7 +42,7 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      *
      * @param definition the join that wrote the records
      */
-    public RawJoinOutput(JoinDefinition definition) {
+    public RawJoinOutput(JoinSpec definition) {
         Objects.requireNonNull(definition, "definition");
         this.left = new RowCodec(definition.left().schema());
         this.right = new RowCodec(definition.right().schema());
@@ -138,8 +138,8 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      * Decodes a record into the row {@link CdcJoin.Result#rows()} emits for it.
      *
      * @param record a raw output record of this decoder's join
-     * @return the row, with its kind, projected as the join's output (positional fields, as
-     *     {@link CdcJoin.Result#rows()}; names are those of {@link JoinDefinition#rowTypeInfo()})
+     * @return the row, with its kind, projected as the join's output (positional fields, as {@link
+     *     CdcJoin.Result#rows()}; names are those of {@link JoinSpec#rowTypeInfo()})
      */
     public Row toRow(byte[] record) {
         ByteBuffer buf = buffer(record);

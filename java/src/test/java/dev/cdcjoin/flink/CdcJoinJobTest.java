@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -29,13 +30,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
 class CdcJoinJobTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static final CdcSchema USERS =
-            CdcSchema.of(DataTypes.ROW(
-                    DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
-                    DataTypes.FIELD("name", DataTypes.STRING())));
+            CdcSchema.of(
+                    DataTypes.ROW(
+                            DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
+                            DataTypes.FIELD("name", DataTypes.STRING())));
     static final CdcSchema DOMAINS =
             CdcSchema.of(
                     Column.notNull("id", "BIGINT"),
@@ -57,8 +58,13 @@ class CdcJoinJobTest {
     }
 
     static String domain(long id, long user, String name) {
-        return "{\"op\":\"c\",\"after\":{\"id\":" + id + ",\"user_id\":" + user
-                + ",\"domain\":\"" + name + "\"}}";
+        return "{\"op\":\"c\",\"after\":{\"id\":"
+                + id
+                + ",\"user_id\":"
+                + user
+                + ",\"domain\":\""
+                + name
+                + "\"}}";
     }
 
     static final List<String> BAD_USERS =
@@ -92,14 +98,25 @@ class CdcJoinJobTest {
     void badRecordsGoToTheSideOutputAndGoodOnesAreJoined() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
-        CdcJoin join = usersDomains().badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).batchSize(3).build();
+        CdcJoin join =
+                usersDomains().badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).batchSize(3).build();
         CdcJoin.Result result =
                 join.joinStrings(
                         env.fromData(usersWithBadOnes()).setParallelism(1),
                         env.fromData(domains()).setParallelism(1));
         DataStream<String> all =
-                result.rows().map(Row::toString)
-                        .union(result.badRecords().map(b -> "BAD " + b.source + "|" + b.reason + "|" + b.rawAsString()));
+                result.rows()
+                        .map(Row::toString)
+                        .union(
+                                result.badRecords()
+                                        .map(
+                                                b ->
+                                                        "BAD "
+                                                                + b.source
+                                                                + "|"
+                                                                + b.reason
+                                                                + "|"
+                                                                + b.rawAsString()));
         List<String> rows = new ArrayList<>();
         List<String> bad = new ArrayList<>();
         try (CloseableIterator<String> it = all.executeAndCollect()) {
@@ -107,7 +124,8 @@ class CdcJoinJobTest {
         }
         Map<String, Integer> expected = new TreeMap<>();
         for (int i = 0; i < 20; i++) {
-            expected.put("[" + i + ", u" + i + ", " + (100 + i) + ", " + i + ", d" + i + ".com]", 1);
+            expected.put(
+                    "[" + i + ", u" + i + ", " + (100 + i) + ", " + i + ", d" + i + ".com]", 1);
         }
         assertEquals(expected, Changelogs.materialize(rows));
         Collections.sort(bad);
@@ -119,31 +137,34 @@ class CdcJoinJobTest {
         assertTrue(joined.contains("malformed JSON"), joined);
         assertTrue(joined.contains("unknown \"op\" value \"t\""), joined);
         assertTrue(joined.contains("The \"before\" field of UPDATE message is null"), joined);
-        assertTrue(joined.contains("column \"id\" (BIGINT) of the \"after\" row: expected"), joined);
+        assertTrue(
+                joined.contains("column \"id\" (BIGINT) of the \"after\" row: expected"), joined);
         for (String raw : BAD_USERS) {
             assertTrue(joined.contains("|" + raw), "raw record missing: " + raw);
         }
     }
 
     @Test
-    void badRecordFailsTheJobNamingTheRecord() {
+    void badRecordFailsTheJobNamingTheRecord() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         // Batches of one and records after the bad one: the job fails while the source is still
         // reading, so the first failure Flink reports is the decoder's.
         CdcJoin join = usersDomains().badRecordPolicy(BadRecordPolicy.FAIL).batchSize(1).build();
-        List<String> users = new ArrayList<>(List.of(user("c", 1, "a"), "{\"op\":\"x\",\"after\":{\"id\":2}}"));
+        List<String> users =
+                new ArrayList<>(List.of(user("c", 1, "a"), "{\"op\":\"x\",\"after\":{\"id\":2}}"));
         for (int i = 3; i < 10_000; i++) {
             users.add(user("c", i, "u"));
         }
-        CdcJoin.Result result =
-                join.joinStrings(env.fromData(users), env.fromData(domains()));
-        Exception e =
-                assertThrows(Exception.class, () -> result.rows().executeAndCollect(100));
+        CdcJoin.Result result = join.joinStrings(env.fromData(users), env.fromData(domains()));
+        Exception e = assertThrows(Exception.class, () -> result.rows().executeAndCollect(100));
         String chain = ExceptionUtils.stringifyException(e);
-        assertTrue(chain.contains("Bad Debezium record: users record #1: unknown \"op\" value \"x\""),
+        assertTrue(
+                chain.contains("Bad Debezium record: users record #1: unknown \"op\" value \"x\""),
                 chain);
         assertTrue(chain.contains("record: {\"op\":\"x\",\"after\":{\"id\":2}}"), chain);
+        // A job failing in a native operator leaves the task manager up, its slots free.
+        MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
     }
 
     static Row envelope(Row before, String op, Row after) {
@@ -158,27 +179,34 @@ class CdcJoinJobTest {
         RowTypeInfo domainsType = new RowTypeInfo(Types.LONG, Types.LONG, Types.STRING);
         RowTypeInfo userEnvelope = new RowTypeInfo(usersType, Types.STRING, usersType);
         RowTypeInfo domainEnvelope = new RowTypeInfo(domainsType, Types.STRING, domainsType);
-        List<Row> users = List.of(
-                envelope(null, "r", Row.of(1L, "ana")),
-                envelope(Row.of(1L, "ana"), "u", Row.of(1L, "anna")),
-                envelope(null, "c", Row.of(2L, "bo")),
-                envelope(null, "c", Row.of(null, "no id")));
-        List<Row> domains = List.of(
-                envelope(null, "c", Row.of(10L, 1L, "a.com")),
-                envelope(null, "c", Row.of(11L, 2L, "b.com")),
-                envelope(Row.of(11L, 2L, "b.com"), "d", null));
+        List<Row> users =
+                List.of(
+                        envelope(null, "r", Row.of(1L, "ana")),
+                        envelope(Row.of(1L, "ana"), "u", Row.of(1L, "anna")),
+                        envelope(null, "c", Row.of(2L, "bo")),
+                        envelope(null, "c", Row.of(null, "no id")));
+        List<Row> domains =
+                List.of(
+                        envelope(null, "c", Row.of(10L, 1L, "a.com")),
+                        envelope(null, "c", Row.of(11L, 2L, "b.com")),
+                        envelope(Row.of(11L, 2L, "b.com"), "d", null));
         CdcJoin join = usersDomains().badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT).build();
         CdcJoin.Result result =
-                join.joinRows(env.fromData(users, userEnvelope), env.fromData(domains, domainEnvelope));
-        DataStream<String> all = result.rows().map(Row::toString)
-                .union(result.badRecords().map(b -> "BAD " + b.reason));
+                join.joinRows(
+                        env.fromData(users, userEnvelope), env.fromData(domains, domainEnvelope));
+        DataStream<String> all =
+                result.rows()
+                        .map(Row::toString)
+                        .union(result.badRecords().map(b -> "BAD " + b.reason));
         List<String> out = new ArrayList<>();
         try (CloseableIterator<String> it = all.executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
         List<String> bad = out.stream().filter(s -> s.startsWith("BAD ")).toList();
         assertEquals(1, bad.size(), out.toString());
-        assertTrue(bad.get(0).contains("users record #3: column 'id' is declared NOT NULL"), bad.get(0));
+        assertTrue(
+                bad.get(0).contains("users record #3: column 'id' is declared NOT NULL"),
+                bad.get(0));
         out.removeAll(bad);
         assertEquals(Map.of("[1, anna, 10, 1, a.com]", 1), Changelogs.materialize(out));
     }
@@ -188,11 +216,17 @@ class CdcJoinJobTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
-        CdcJoin join = usersDomains().joinType(JoinType.LEFT)
-                .select("users.id", "uid").select("name").select("domain").build();
-        CdcJoin.Result result = join.joinStrings(
-                env.fromData(List.of(user("c", 1, "a"), user("c", 2, "b"))),
-                env.fromData(List.of(domain(10, 1, "a.com"))));
+        CdcJoin join =
+                usersDomains()
+                        .joinType(JoinType.LEFT)
+                        .select("users.id", "uid")
+                        .select("name")
+                        .select("domain")
+                        .build();
+        CdcJoin.Result result =
+                join.joinStrings(
+                        env.fromData(List.of(user("c", 1, "a"), user("c", 2, "b"))),
+                        env.fromData(List.of(domain(10, 1, "a.com"))));
         Table t = tEnv.fromChangelogStream(result.rows());
         Table counts = tEnv.sqlQuery("SELECT COUNT(*) AS n, COUNT(domain) AS d FROM " + t);
         List<String> out = new ArrayList<>();

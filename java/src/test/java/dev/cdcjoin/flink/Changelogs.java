@@ -81,10 +81,11 @@ public final class Changelogs {
             out.put(type, new ArrayList<>());
         }
         try (CloseableIterator<String> it = tagged.executeAndCollect(jobName)) {
-            it.forEachRemaining(s -> {
-                int bar = s.indexOf('|');
-                out.get(JoinType.valueOf(s.substring(0, bar))).add(s.substring(bar + 1));
-            });
+            it.forEachRemaining(
+                    s -> {
+                        int bar = s.indexOf('|');
+                        out.get(JoinType.valueOf(s.substring(0, bar))).add(s.substring(bar + 1));
+                    });
         }
         return out;
     }

@@ -3,8 +3,8 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
-import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,32 +27,53 @@ class CheckpointChunksTest {
 
     @Test
     void aStateOfManyChunksRestoresWhole() throws Exception {
-        JoinDefinition def = RawOutputTest.usersDomains(JoinType.INNER).build().definition();
+        JoinSpec def = RawOutputTest.usersDomains(JoinType.INNER).build().spec();
         OperatorSubtaskState snapshot;
-        long[] before;
+        NativeCounters before;
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
-                var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), null)) {
+                var h =
+                        harness(
+                                NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL),
+                                null)) {
             for (int i = 0; i < USERS; i++) {
                 h.processElement1(new StreamRecord<>(change(users, user(i))));
             }
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
             op.flush();
             before = op.nativeStats();
-            assertTrue(before[NativeJoin.STAT_STATE_ROW_BYTES] > 2L * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
-                    "state of " + before[NativeJoin.STAT_STATE_ROW_BYTES] + " bytes: fewer than 3 chunks");
+            assertTrue(
+                    before.get(NativeCounters.STATE_ROW_BYTES)
+                            > 2L * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
+                    "state of "
+                            + before.get(NativeCounters.STATE_ROW_BYTES)
+                            + " bytes: fewer than 3 chunks");
             snapshot = h.snapshot(1, 1);
         }
         try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
-                var h = harness(NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL), snapshot)) {
+                var h =
+                        harness(
+                                NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL),
+                                snapshot)) {
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
-            long[] after = op.nativeStats();
-            assertEquals(USERS, after[NativeJoin.STAT_STATE_ROWS]);
-            assertEquals(before[NativeJoin.STAT_STATE_ROW_BYTES], after[NativeJoin.STAT_STATE_ROW_BYTES]);
+            NativeCounters after = op.nativeStats();
+            assertEquals(USERS, after.get(NativeCounters.STATE_ROWS));
+            assertEquals(
+                    before.get(NativeCounters.STATE_ROW_BYTES),
+                    after.get(NativeCounters.STATE_ROW_BYTES));
             List<String> expected = new ArrayList<>();
             for (int i = 0; i < USERS; i += 997) {
-                String domain = "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d" + i + "\"}";
+                String domain =
+                        "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d" + i + "\"}";
                 h.processElement2(new StreamRecord<>(change(domains, domain)));
-                expected.add(Row.ofKind(RowKind.INSERT, (long) i, "user " + i, (long) i, (long) i, "d" + i).toString());
+                expected.add(
+                        Row.ofKind(
+                                        RowKind.INSERT,
+                                        (long) i,
+                                        "user " + i,
+                                        (long) i,
+                                        (long) i,
+                                        "d" + i)
+                                .toString());
             }
             op.flush();
             List<String> joined = new ArrayList<>();
@@ -74,9 +95,15 @@ class CheckpointChunksTest {
      */
     private static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row>
             harness(NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
-        var h = new KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row>(
-                op, ChangeRecord::getKey, ChangeRecord::getKey, dev.cdcjoin.flink.serialization.JoinKeySerializer.TYPE_INFO);
-        h.getStreamConfig().setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
+        var h =
+                new KeyedTwoInputStreamOperatorTestHarness<
+                        JoinKey, ChangeRecord, ChangeRecord, Row>(
+                        op,
+                        ChangeRecord::getKey,
+                        ChangeRecord::getKey,
+                        dev.cdcjoin.flink.serialization.JoinKeySerializer.TYPE_INFO);
+        h.getStreamConfig()
+                .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
         h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
         h.setup();
         if (state != null) {

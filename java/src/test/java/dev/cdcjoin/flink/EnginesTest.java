@@ -27,10 +27,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * {@link CdcJoin.Builder#engine(Engine)}: the pure-Java engine and the native one, built by the same
- * builder calls, give the same changelog (row for row, in order, at parallelism 1 with the inputs
- * read in the vector's order) and the same bytes from {@link CdcJoin.Result#rawRows()} on every
- * shared vector and join type; and the same result on Row envelopes and on natively decoded
+ * {@link CdcJoin.Builder#engine(Engine)}: the pure-Java engine and the native one, built by the
+ * same builder calls, give the same changelog (row for row, in order, at parallelism 1 with the
+ * inputs read in the vector's order) and the same bytes from {@link CdcJoin.Result#rawRows()} on
+ * every shared vector and join type; and the same result on Row envelopes and on natively decoded
  * changes.
  */
 @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
@@ -47,6 +47,7 @@ class EnginesTest {
         return CdcJoin.builder()
                 .left(v.left.name(), v.left.schema(), v.left.joinKey(), v.left.primaryKey())
                 .right(v.right.name(), v.right.schema(), v.right.joinKey(), v.right.primaryKey())
+                .format(v.left.format(), v.right.format())
                 .joinType(type)
                 .batchSize(1)
                 .engine(engine)
@@ -69,8 +70,8 @@ class EnginesTest {
     }
 
     /**
-     * Runs a vector through every join type with one engine, rows and raw output, in one job;
-     * each join reads its inputs in the vector's order.
+     * Runs a vector through every join type with one engine, rows and raw output, in one job; each
+     * join reads its inputs in the vector's order.
      */
     static Map<String, List<String>> run(Vector v, Engine engine) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -86,17 +87,19 @@ class EnginesTest {
         for (JoinType type : JoinType.values()) {
             CdcJoin.Result result = join(v, type, engine).joinStrings(left, right);
             DataStream<String> rows =
-                    result.rows().map(new Changelogs.Tag(type))
+                    result.rows()
+                            .map(new Changelogs.Tag(type))
                             .union(result.rawRows().map(new TagBytes(type)));
             all = all == null ? rows : all.union(rows);
         }
         Map<String, List<String>> out = new java.util.TreeMap<>();
         try (CloseableIterator<String> it = all.executeAndCollect(v.file + " " + engine)) {
-            it.forEachRemaining(s -> {
-                int bar = s.indexOf('|');
-                out.computeIfAbsent(s.substring(0, bar), k -> new ArrayList<>())
-                        .add(s.substring(bar + 1));
-            });
+            it.forEachRemaining(
+                    s -> {
+                        int bar = s.indexOf('|');
+                        out.computeIfAbsent(s.substring(0, bar), k -> new ArrayList<>())
+                                .add(s.substring(bar + 1));
+                    });
         }
         return out;
     }
@@ -109,20 +112,28 @@ class EnginesTest {
         for (JoinType type : JoinType.values()) {
             List<String> expected = v.expected.get(type);
             if (expected != null) {
-                assertEquals(expected, nativeOut.getOrDefault(type.name(), List.of()),
+                assertEquals(
+                        expected,
+                        nativeOut.getOrDefault(type.name(), List.of()),
                         v.file + " " + type + " native");
             }
-            assertEquals(nativeOut.getOrDefault(type.name(), List.of()),
-                    javaOut.getOrDefault(type.name(), List.of()), v.file + " " + type + " rows");
-            assertEquals(nativeOut.getOrDefault("raw " + type, List.of()),
-                    javaOut.getOrDefault("raw " + type, List.of()), v.file + " " + type + " raw");
+            assertEquals(
+                    nativeOut.getOrDefault(type.name(), List.of()),
+                    javaOut.getOrDefault(type.name(), List.of()),
+                    v.file + " " + type + " rows");
+            assertEquals(
+                    nativeOut.getOrDefault("raw " + type, List.of()),
+                    javaOut.getOrDefault("raw " + type, List.of()),
+                    v.file + " " + type + " raw");
             // The raw output decodes to the rows, in order.
-            RawJoinOutput decoder = new RawJoinOutput(join(v, type, Engine.JAVA).definition());
+            RawJoinOutput decoder = new RawJoinOutput(join(v, type, Engine.JAVA).spec());
             List<String> decoded = new ArrayList<>();
             for (String hex : javaOut.getOrDefault("raw " + type, List.of())) {
                 decoded.add(decoder.toRow(HexFormat.of().parseHex(hex)).toString());
             }
-            assertEquals(javaOut.getOrDefault(type.name(), List.of()), decoded,
+            assertEquals(
+                    javaOut.getOrDefault(type.name(), List.of()),
+                    decoded,
                     v.file + " " + type + " raw decoded");
         }
         assertFalse(nativeOut.isEmpty(), "no output for " + v.file);
@@ -140,29 +151,38 @@ class EnginesTest {
             env.setParallelism(1);
             RowTypeInfo usersType = new RowTypeInfo(Types.LONG, Types.STRING);
             RowTypeInfo domainsType = new RowTypeInfo(Types.LONG, Types.LONG, Types.STRING);
-            List<Row> users = List.of(
-                    Row.of(null, "r", Row.of(1L, "ana")),
-                    Row.of(Row.of(1L, "ana"), "u", Row.of(1L, "anna")),
-                    Row.of(null, "c", Row.of(2L, "bo")),
-                    Row.of(null, "c", Row.of(null, "no id")),
-                    Row.of(null, "t", Row.of(3L, "truncate")),
-                    Row.of(null, "u", Row.of(2L, "bob")),
-                    Row.of(Row.of(2L, "bo"), "d", null));
-            List<Row> domains = List.of(
-                    Row.of(null, "c", Row.of(10L, 1L, "a.com")),
-                    Row.of(null, "c", Row.of(11L, 2L, "b.com")),
-                    Row.of(null, "c", Row.of(12L, 3L, "c.com")),
-                    Row.of(Row.of(11L, 2L, "b.com"), "d", null));
-            CdcJoin join = CdcJoinJobTest.usersDomains()
-                    .joinType(JoinType.FULL)
-                    .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
-                    .engine(engine)
-                    .build();
-            CdcJoin.Result result = join.joinRows(
-                    env.fromData(users, new RowTypeInfo(usersType, Types.STRING, usersType)),
-                    env.fromData(domains, new RowTypeInfo(domainsType, Types.STRING, domainsType)));
-            DataStream<String> all = result.rows().map(Row::toString)
-                    .union(result.badRecords().map(b -> "BAD " + b.reason));
+            List<Row> users =
+                    List.of(
+                            Row.of(null, "r", Row.of(1L, "ana")),
+                            Row.of(Row.of(1L, "ana"), "u", Row.of(1L, "anna")),
+                            Row.of(null, "c", Row.of(2L, "bo")),
+                            Row.of(null, "c", Row.of(null, "no id")),
+                            Row.of(null, "t", Row.of(3L, "truncate")),
+                            Row.of(null, "u", Row.of(2L, "bob")),
+                            Row.of(Row.of(2L, "bo"), "d", null));
+            List<Row> domains =
+                    List.of(
+                            Row.of(null, "c", Row.of(10L, 1L, "a.com")),
+                            Row.of(null, "c", Row.of(11L, 2L, "b.com")),
+                            Row.of(null, "c", Row.of(12L, 3L, "c.com")),
+                            Row.of(Row.of(11L, 2L, "b.com"), "d", null));
+            CdcJoin join =
+                    CdcJoinJobTest.usersDomains()
+                            .joinType(JoinType.FULL)
+                            .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                            .engine(engine)
+                            .build();
+            CdcJoin.Result result =
+                    join.joinRows(
+                            env.fromData(
+                                    users, new RowTypeInfo(usersType, Types.STRING, usersType)),
+                            env.fromData(
+                                    domains,
+                                    new RowTypeInfo(domainsType, Types.STRING, domainsType)));
+            DataStream<String> all =
+                    result.rows()
+                            .map(Row::toString)
+                            .union(result.badRecords().map(b -> "BAD " + b.reason));
             List<String> rows = new ArrayList<>();
             try (CloseableIterator<String> it = all.executeAndCollect()) {
                 it.forEachRemaining(rows::add);
@@ -175,7 +195,8 @@ class EnginesTest {
         }
         assertEquals(4, out.get(Engine.NATIVE).size(), out.toString());
         assertEquals(out.get(Engine.NATIVE), out.get(Engine.JAVA));
-        assertEquals("{[1, anna, 10, 1, a.com]=1, [null, null, 12, 3, c.com]=1}",
+        assertEquals(
+                "{[1, anna, 10, 1, a.com]=1, [null, null, 12, 3, c.com]=1}",
                 out.get(Engine.JAVA).get(3));
     }
 
@@ -184,14 +205,27 @@ class EnginesTest {
     void javaEngineJoinsNativelyDecodedChanges() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
-        CdcJoin java = CdcJoinJobTest.usersDomains().joinType(JoinType.LEFT)
-                .engine(Engine.JAVA).ttl(Duration.ofHours(1)).build();
-        DataStream<String> users = env.fromData(CdcJoinJobTest.user("c", 1, "a"),
-                CdcJoinJobTest.user("c", 2, "b"), CdcJoinJobTest.user("d", 2, "b")).setParallelism(1);
-        DataStream<String> domains = env.fromData(CdcJoinJobTest.domain(10, 1, "a.com"),
-                CdcJoinJobTest.domain(11, 3, "c.com")).setParallelism(1);
-        DataStream<Row> rows = java.joinChanges(
-                java.leftDecoder().decodeStrings(users), java.rightDecoder().decodeStrings(domains));
+        CdcJoin java =
+                CdcJoinJobTest.usersDomains()
+                        .joinType(JoinType.LEFT)
+                        .engine(Engine.JAVA)
+                        .ttl(Duration.ofHours(1))
+                        .build();
+        DataStream<String> users =
+                env.fromData(
+                                CdcJoinJobTest.user("c", 1, "a"),
+                                CdcJoinJobTest.user("c", 2, "b"),
+                                CdcJoinJobTest.user("d", 2, "b"))
+                        .setParallelism(1);
+        DataStream<String> domains =
+                env.fromData(
+                                CdcJoinJobTest.domain(10, 1, "a.com"),
+                                CdcJoinJobTest.domain(11, 3, "c.com"))
+                        .setParallelism(1);
+        DataStream<Row> rows =
+                java.joinChanges(
+                        java.leftDecoder().decodeStrings(users),
+                        java.rightDecoder().decodeStrings(domains));
         List<String> out = new ArrayList<>();
         try (CloseableIterator<Row> it = rows.executeAndCollect()) {
             it.forEachRemaining(r -> out.add(r.toString()));
@@ -202,12 +236,15 @@ class EnginesTest {
 
     @Test
     void definitionExposesTtlAndAbsentRetractionPolicy() {
-        CdcJoin j = CdcJoinJobTest.usersDomains()
-                .ttl(Duration.ofMinutes(5), null).failOnAbsentRetraction(true).build();
-        assertEquals(Duration.ofMinutes(5), j.definition().left().ttl());
-        assertEquals(null, j.definition().right().ttl());
-        assertEquals(true, j.definition().failOnAbsentRetraction());
-        assertEquals(false, CdcJoinJobTest.usersDomains().build().definition().failOnAbsentRetraction());
+        CdcJoin j =
+                CdcJoinJobTest.usersDomains()
+                        .ttl(Duration.ofMinutes(5), null)
+                        .failOnAbsentRetraction(true)
+                        .build();
+        assertEquals(Duration.ofMinutes(5), j.spec().left().ttl());
+        assertEquals(null, j.spec().right().ttl());
+        assertEquals(true, j.spec().failOnAbsentRetraction());
+        assertEquals(false, CdcJoinJobTest.usersDomains().build().spec().failOnAbsentRetraction());
         assertEquals(Engine.NATIVE, CdcJoinJobTest.usersDomains().build().engine());
         assertThrows(NullPointerException.class, () -> CdcJoinJobTest.usersDomains().engine(null));
     }

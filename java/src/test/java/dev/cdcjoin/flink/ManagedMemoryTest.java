@@ -3,6 +3,7 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.configuration.Configuration;
@@ -35,13 +36,13 @@ class ManagedMemoryTest {
                             .build());
 
     private static Configuration tinyManagedMemory() {
-        Configuration c = new Configuration();
+        Configuration c = MiniClusters.configuration();
         c.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, SLOT_MANAGED_MEMORY);
         return c;
     }
 
     @Test
-    void aStateBeyondTheManagedMemoryFailsTheJobSayingWhatToConfigure() {
+    void aStateBeyondTheManagedMemoryFailsTheJobSayingWhatToConfigure() throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         List<String> users = new ArrayList<>();
@@ -60,5 +61,7 @@ class ManagedMemoryTest {
         assertTrue(chain.contains("the native join state needs"), chain);
         assertTrue(chain.contains("more than the 2.0 MiB of Flink managed memory"), chain);
         assertTrue(chain.contains("taskmanager.memory.managed.size"), chain);
+        // The failed job released its slot (and its managed memory) on a task manager still up.
+        MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
     }
 }

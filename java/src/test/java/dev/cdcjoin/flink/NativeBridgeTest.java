@@ -9,6 +9,7 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
@@ -40,8 +41,8 @@ class NativeBridgeTest {
                     Column.nullable("blob", "BYTES"),
                     Column.nullable("n", "INT"));
 
-    static final JoinSide SIDE =
-            new JoinSide("t", ALL_TYPES, List.of("name", "id"), List.of("id"), null);
+    static final SideSpec SIDE =
+            new SideSpec("t", ALL_TYPES, List.of("name", "id"), List.of("id"), null);
 
     static Object[] sample(long id, String name) {
         return new Object[] {
@@ -107,11 +108,13 @@ class NativeBridgeTest {
             assertEquals("#0 0 7/héllo", shown.get(0));
             assertEquals("#1 1 7/héllo", shown.get(1));
             assertEquals("#1 2 7/null", shown.get(2));
-            assertTrue(shown.get(3).startsWith("#2 error: t record #42: the \"before\" row is not"),
+            assertTrue(
+                    shown.get(3).startsWith("#2 error: t record #42: the \"before\" row is not"),
                     shown.get(3));
             assertArrayEquals(a, rows.get(0));
             assertArrayEquals(b, rows.get(2));
-            Object[] back = codec.decode(ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
+            Object[] back =
+                    codec.decode(ByteBuffer.wrap(a).order(java.nio.ByteOrder.LITTLE_ENDIAN), 0);
             Object[] expect = sample(7, "héllo");
             for (int i = 0; i < expect.length; i++) {
                 if (expect[i] instanceof byte[]) {
@@ -141,7 +144,8 @@ class NativeBridgeTest {
             List<String> shown = entries(out, new RowCodec(ALL_TYPES), new ArrayList<>());
             assertEquals("#0 0 1/x", shown.get(0));
             assertTrue(shown.get(1).startsWith("#1 error: t record #1: malformed JSON"));
-            assertTrue(shown.get(2).startsWith("#4 error: t record #4: column \"id\""), shown.get(2));
+            assertTrue(
+                    shown.get(2).startsWith("#4 error: t record #4: column \"id\""), shown.get(2));
             assertEquals("#5 0 1/x", shown.get(3));
         }
     }
@@ -168,7 +172,8 @@ class NativeBridgeTest {
         ByteBuffer heap = ByteBuffer.allocate(16);
         IllegalArgumentException notDirect =
                 assertThrows(IllegalArgumentException.class, () -> d.decodeJson(heap, 0, 0));
-        assertTrue(notDirect.getMessage().contains("not a direct ByteBuffer"), notDirect.getMessage());
+        assertTrue(
+                notDirect.getMessage().contains("not a direct ByteBuffer"), notDirect.getMessage());
         ByteBuffer direct = DirectBuffers.allocate(16);
         IllegalArgumentException tooLong =
                 assertThrows(IllegalArgumentException.class, () -> d.decodeJson(direct, 17, 0));
@@ -195,10 +200,10 @@ class NativeBridgeTest {
                     Column.nullable("user_id", "BIGINT"),
                     Column.nullable("domain", "STRING"));
 
-    static JoinDefinition usersDomains(JoinType type) {
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
-                new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
+    static JoinSpec usersDomains(JoinType type) {
+        return new JoinSpec(
+                new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
                 type,
                 false,
                 null,
@@ -239,11 +244,14 @@ class NativeBridgeTest {
         assertEquals(
                 List.of("0 [1, alice]null", "3 [1, alice]null", "0 [1, alice][10, 1, a.com]"),
                 rows);
-        long[] stats = new long[NativeJoin.STATS_LENGTH];
+        NativeCounters stats = new NativeCounters();
         j.stats(stats);
-        assertEquals(1, stats[NativeJoin.STAT_RECORDS_LEFT]);
-        assertEquals(3, stats[NativeJoin.STAT_ROWS_OUT]);
-        assertEquals(2, stats[NativeJoin.STAT_STATE_ROWS]);
+        assertEquals(1, stats.get(NativeCounters.RECORDS_IN_LEFT));
+        assertEquals(3, stats.get(NativeCounters.ROWS_OUT));
+        assertEquals(2, stats.get(NativeCounters.STATE_ROWS));
+        IllegalStateException unknown =
+                assertThrows(IllegalStateException.class, () -> stats.get("no_such_counter"));
+        assertTrue(unknown.getMessage().contains("out of step"), unknown.getMessage());
 
         ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
         assertEquals(3, snap.getInt(0));
@@ -261,7 +269,9 @@ class NativeBridgeTest {
                 List.of("3 [1, alice][10, 1, a.com]", "0 [1, alice]null"),
                 joined(restored.processBatch(b.buffer(), b.length(), 0)));
         IllegalArgumentException twice =
-                assertThrows(IllegalArgumentException.class, () -> restored.restore(section, 4 + length));
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> restored.restore(section, 4 + length));
         assertTrue(twice.getMessage().contains("restored twice"), twice.getMessage());
 
         NativeJoin elsewhere = new NativeJoin(usersDomains(JoinType.LEFT).specJson(50, 60));
@@ -269,7 +279,9 @@ class NativeBridgeTest {
         b.clear();
         record(b, 0, 0, 3, new byte[] {1, 2});
         IllegalStateException invalid =
-                assertThrows(IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length(), 0));
+                assertThrows(
+                        IllegalStateException.class,
+                        () -> j.processBatch(b.buffer(), b.length(), 0));
         assertTrue(invalid.getMessage().contains("invalid row"), invalid.getMessage());
         b.clear();
         b.put((byte) 9);

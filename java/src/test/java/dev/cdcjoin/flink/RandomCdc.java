@@ -30,6 +30,14 @@ final class RandomCdc {
 
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * How {@link #image} writes temporal values: Debezium's adaptive mode (DATE as epoch days; the
+     * TIMESTAMP(3) columns, declared with source precision 3, as epoch millis). Decimals are
+     * decimal strings, which the default decimal handling reads.
+     */
+    static final DebeziumFormat EPOCH_TIMES =
+            DebeziumFormat.defaults().withTimePrecision(DebeziumFormat.TimePrecision.ADAPTIVE);
+
     /** The two tables of a trace, how they are joined, and how their rows change. */
     enum Shape {
         /**
@@ -37,7 +45,7 @@ final class RandomCdc {
          * user_id INT, domain) PK id, on users.id = domains.user_id.
          */
         USERS_DOMAINS(
-                new JoinSide(
+                new SideSpec(
                         "users",
                         CdcSchema.of(
                                 Column.notNull("id", "INT"),
@@ -46,7 +54,7 @@ final class RandomCdc {
                         List.of("id"),
                         List.of("id"),
                         null),
-                new JoinSide(
+                new SideSpec(
                         "domains",
                         CdcSchema.of(
                                 Column.notNull("id", "INT"),
@@ -76,37 +84,48 @@ final class RandomCdc {
          * TIMESTAMP(3)) without a primary key (duplicate rows), on (region, acct).
          */
         COMPOSITE(
-                new JoinSide(
-                        "accounts",
-                        CdcSchema.of(
-                                Column.notNull("region", "STRING"),
-                                Column.notNull("acct", "BIGINT"),
-                                Column.nullable("owner", "STRING"),
-                                Column.nullable("opened", "DATE"),
-                                Column.nullable("credit", "DECIMAL(12, 2)")),
-                        List.of("region", "acct"),
-                        List.of("region", "acct"),
-                        null),
-                new JoinSide(
-                        "lines",
-                        CdcSchema.of(
-                                Column.nullable("region", "STRING"),
-                                Column.nullable("acct", "BIGINT"),
-                                Column.nullable("sku", "STRING"),
-                                Column.nullable("qty", "INT"),
-                                Column.nullable("at", "TIMESTAMP(3)")),
-                        List.of("region", "acct"),
-                        null,
-                        null),
+                new SideSpec(
+                                "accounts",
+                                CdcSchema.of(
+                                        Column.notNull("region", "STRING"),
+                                        Column.notNull("acct", "BIGINT"),
+                                        Column.nullable("owner", "STRING"),
+                                        Column.nullable("opened", "DATE"),
+                                        Column.nullable("credit", "DECIMAL(12, 2)")),
+                                List.of("region", "acct"),
+                                List.of("region", "acct"),
+                                null)
+                        .withFormat(EPOCH_TIMES),
+                new SideSpec(
+                                "lines",
+                                CdcSchema.of(
+                                        Column.nullable("region", "STRING"),
+                                        Column.nullable("acct", "BIGINT"),
+                                        Column.nullable("sku", "STRING"),
+                                        Column.nullable("qty", "INT"),
+                                        Column.nullable("at", "TIMESTAMP(3)")),
+                                List.of("region", "acct"),
+                                null,
+                                null)
+                        .withFormat(EPOCH_TIMES.withSourcePrecision("at", 3)),
                 rnd ->
                         new Object[] {
-                            region(rnd), (long) rnd.nextInt(12), "owner" + rnd.nextInt(50),
-                            LocalDate.ofEpochDay(19_000 + rnd.nextInt(400)), money(rnd, 8)
+                            region(rnd),
+                            (long) rnd.nextInt(12),
+                            "owner" + rnd.nextInt(50),
+                            LocalDate.ofEpochDay(19_000 + rnd.nextInt(400)),
+                            money(rnd, 8)
                         },
                 (rnd, a) ->
                         switch (rnd.nextInt(5)) {
-                            case 0 -> new Object[] {region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]};
-                            case 1 -> new Object[] {a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]};
+                            case 0 ->
+                                    new Object[] {
+                                        region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]
+                                    };
+                            case 1 ->
+                                    new Object[] {
+                                        a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]
+                                    };
                             case 2 -> new Object[] {a[0], a[1], a[2], null, a[4]};
                             default -> new Object[] {a[0], a[1], a[2], a[3], money(rnd, 8)};
                         },
@@ -114,25 +133,33 @@ final class RandomCdc {
                         new Object[] {
                             rnd.nextInt(25) == 0 ? null : region(rnd),
                             rnd.nextInt(25) == 0 ? null : (long) rnd.nextInt(14),
-                            "sku" + rnd.nextInt(5), rnd.nextInt(4), at(rnd)
+                            "sku" + rnd.nextInt(5),
+                            rnd.nextInt(4),
+                            at(rnd)
                         },
                 (rnd, l) ->
                         switch (rnd.nextInt(3)) {
-                            case 0 -> new Object[] {region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]};
+                            case 0 ->
+                                    new Object[] {
+                                        region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]
+                                    };
                             case 1 -> new Object[] {l[0], l[1], l[2], rnd.nextInt(4), l[4]};
-                            default -> new Object[] {l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)};
+                            default ->
+                                    new Object[] {
+                                        l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)
+                                    };
                         });
 
-        final JoinSide left;
-        final JoinSide right;
+        final SideSpec left;
+        final SideSpec right;
         final Function<Random, Object[]> newLeft;
         final BiFunction<Random, Object[], Object[]> changeLeft;
         final Function<Random, Object[]> newRight;
         final BiFunction<Random, Object[], Object[]> changeRight;
 
         Shape(
-                JoinSide left,
-                JoinSide right,
+                SideSpec left,
+                SideSpec right,
                 Function<Random, Object[]> newLeft,
                 BiFunction<Random, Object[], Object[]> changeLeft,
                 Function<Random, Object[]> newRight,
@@ -150,6 +177,7 @@ final class RandomCdc {
             return CdcJoin.builder()
                     .left(left.name(), left.schema(), left.joinKey(), left.primaryKey())
                     .right(right.name(), right.schema(), right.joinKey(), right.primaryKey())
+                    .format(left.format(), right.format())
                     .joinType(type);
         }
     }
@@ -178,11 +206,11 @@ final class RandomCdc {
 
     /** One table's rows, in insertion order (a multiset when it has no primary key). */
     static final class Table {
-        final JoinSide side;
+        final SideSpec side;
         final int[] primaryKey;
         final List<Object[]> rows = new ArrayList<>();
 
-        Table(JoinSide side) {
+        Table(SideSpec side) {
             this.side = side;
             this.primaryKey =
                     side.primaryKey() == null
@@ -257,7 +285,7 @@ final class RandomCdc {
             return out;
         }
 
-        private static int[] keyColumns(JoinSide side) {
+        private static int[] keyColumns(SideSpec side) {
             return side.joinKey().stream().mapToInt(side.schema()::indexOf).toArray();
         }
 
@@ -308,7 +336,8 @@ final class RandomCdc {
                     continue;
                 }
                 table.rows.add(row);
-                t.events.add(tag + envelope(rnd, table.side, step < snapshot ? "r" : "c", null, row));
+                t.events.add(
+                        tag + envelope(rnd, table.side, step < snapshot ? "r" : "c", null, row));
             } else if (choice < 80) { // update
                 if (table.rows.isEmpty()) {
                     continue;
@@ -335,7 +364,8 @@ final class RandomCdc {
         return t;
     }
 
-    private static String envelope(Random rnd, JoinSide side, String op, Object[] before, Object[] after) {
+    private static String envelope(
+            Random rnd, SideSpec side, String op, Object[] before, Object[] after) {
         ObjectNode env = JSON.createObjectNode();
         env.set("before", before == null ? null : image(side, before));
         env.set("after", after == null ? null : image(side, after));
@@ -352,7 +382,7 @@ final class RandomCdc {
     }
 
     /** A row image as Debezium writes it (DATE as epoch days, TIMESTAMP(3) as epoch millis). */
-    private static ObjectNode image(JoinSide side, Object[] row) {
+    private static ObjectNode image(SideSpec side, Object[] row) {
         ObjectNode n = JSON.createObjectNode();
         List<Column> columns = side.schema().columns();
         for (int i = 0; i < columns.size(); i++) {

@@ -40,8 +40,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
 class RawOutputTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static CdcJoin.Builder usersDomains(JoinType type) {
         return CdcJoin.builder()
@@ -76,8 +75,9 @@ class RawOutputTest {
     }
 
     /** A harness around one native join operator. */
-    static <OUT> KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT>
-            harness(NativeJoinOperator<OUT> op) throws Exception {
+    static <OUT>
+            KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT>
+                    harness(NativeJoinOperator<OUT> op) throws Exception {
         KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
         KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT> h =
                 new KeyedTwoInputStreamOperatorTestHarness<>(
@@ -93,16 +93,20 @@ class RawOutputTest {
         CdcJoin all = usersDomains(type).build();
         // The Row output projected (and reordered); the raw output always carries whole sides.
         CdcJoin projected =
-                usersDomains(type).select("domain").select("users.id", "uid").select("name").build();
-        JoinDefinition def = projected.definition();
-        NativeJoinOperator<Row> rowsOp = NativeJoinOperator.rows(def, 7, 1000, BadRecordPolicy.FAIL);
-        NativeJoinOperator<byte[]> rawOp = NativeJoinOperator.bytes(def, 7, 1000, BadRecordPolicy.FAIL);
+                usersDomains(type)
+                        .select("domain")
+                        .select("users.id", "uid")
+                        .select("name")
+                        .build();
+        JoinSpec def = projected.spec();
+        NativeJoinOperator<Row> rowsOp =
+                NativeJoinOperator.rows(def, 7, 1000, BadRecordPolicy.FAIL);
+        NativeJoinOperator<byte[]> rawOp =
+                NativeJoinOperator.bytes(def, 7, 1000, BadRecordPolicy.FAIL);
         List<Row> rows;
         List<byte[]> raw;
-        try (NativeDecoder users =
-                        new NativeDecoder(def.left().decoderConfigJson(false));
-                NativeDecoder domains =
-                        new NativeDecoder(def.right().decoderConfigJson(false));
+        try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
+                NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
                 var rowsHarness = harness(rowsOp);
                 var rawHarness = harness(rawOp)) {
             for (UsersDomainsTrace.Event e : trace.events()) {
@@ -127,7 +131,7 @@ class RawOutputTest {
         RowCodec left = new RowCodec(def.left().schema());
         RowCodec right = new RowCodec(def.right().schema());
         RawJoinOutput decoder = new RawJoinOutput(def);
-        RawJoinOutput decoderAll = new RawJoinOutput(all.definition());
+        RawJoinOutput decoderAll = new RawJoinOutput(all.spec());
         int[] projection = def.projection();
         List<String> wholeRows = new ArrayList<>();
         boolean sawNullSide = false;
@@ -147,8 +151,11 @@ class RawOutputTest {
             byte[] r = RawJoinOutput.right(record);
             if (l == null || r == null) {
                 sawNullSide = true;
-                assertEquals(RawJoinOutput.NULL_SIDE,
-                        l == null ? RawJoinOutput.leftLength(record) : RawJoinOutput.rightLength(record));
+                assertEquals(
+                        RawJoinOutput.NULL_SIDE,
+                        l == null
+                                ? RawJoinOutput.leftLength(record)
+                                : RawJoinOutput.rightLength(record));
             }
             if (l != null) {
                 assertArrayEquals(
@@ -157,34 +164,48 @@ class RawOutputTest {
                 assertNull(whole.getField(0));
             }
             if (r != null) {
-                assertArrayEquals(right.encode(Arrays.copyOfRange(rowValues(whole), left.arity(),
-                        left.arity() + right.arity())), r);
+                assertArrayEquals(
+                        right.encode(
+                                Arrays.copyOfRange(
+                                        rowValues(whole),
+                                        left.arity(),
+                                        left.arity() + right.arity())),
+                        r);
             }
             wholeRows.add(whole.toString());
         }
-        assertEquals(type != JoinType.INNER, sawNullSide, "null-padded rows in a " + type + " join");
+        assertEquals(
+                type != JoinType.INNER, sawNullSide, "null-padded rows in a " + type + " join");
         assertEquals(ReferenceJoin.usersDomains(trace, type), Changelogs.materialize(wholeRows));
     }
 
     /**
-     * Each output row carries the timestamp of the input record that caused it (none if that
-     * record had none), in both output forms, although rows are emitted after the batch's native
-     * call: as in Flink's own join operator.
+     * Each output row carries the timestamp of the input record that caused it (none if that record
+     * had none), in both output forms, although rows are emitted after the batch's native call: as
+     * in Flink's own join operator.
      */
     @Test
     void everyOutputRowHasTheTimestampOfTheRecordThatCausedIt() throws Exception {
-        JoinDefinition def = usersDomains(JoinType.LEFT).build().definition();
+        JoinSpec def = usersDomains(JoinType.LEFT).build().spec();
         for (NativeJoinOperator<?> op :
-                List.of(NativeJoinOperator.rows(def, 16, 1000, BadRecordPolicy.FAIL), NativeJoinOperator.bytes(def, 16, 1000, BadRecordPolicy.FAIL))) {
+                List.of(
+                        NativeJoinOperator.rows(def, 16, 1000, BadRecordPolicy.FAIL),
+                        NativeJoinOperator.bytes(def, 16, 1000, BadRecordPolicy.FAIL))) {
             try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
-                    NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
+                    NativeDecoder domains =
+                            new NativeDecoder(def.right().decoderConfigJson(false));
                     var h = harness(op)) {
-                h.processElement1(new StreamRecord<>(change(users, "{\"id\":1,\"name\":\"a\"}"), 100));
-                h.processElement2(new StreamRecord<>(
-                        change(domains, "{\"id\":10,\"user_id\":1,\"domain\":\"x\"}"), 200));
-                h.processElement2(new StreamRecord<>(
-                        change(domains, "{\"id\":11,\"user_id\":1,\"domain\":\"y\"}")));
-                h.processElement1(new StreamRecord<>(change(users, "{\"id\":2,\"name\":\"b\"}"), 50));
+                h.processElement1(
+                        new StreamRecord<>(change(users, "{\"id\":1,\"name\":\"a\"}"), 100));
+                h.processElement2(
+                        new StreamRecord<>(
+                                change(domains, "{\"id\":10,\"user_id\":1,\"domain\":\"x\"}"),
+                                200));
+                h.processElement2(
+                        new StreamRecord<>(
+                                change(domains, "{\"id\":11,\"user_id\":1,\"domain\":\"y\"}")));
+                h.processElement1(
+                        new StreamRecord<>(change(users, "{\"id\":2,\"name\":\"b\"}"), 50));
                 op.flush();
                 List<String> stamped = new ArrayList<>();
                 for (Object o : h.getOutput()) {
@@ -199,7 +220,8 @@ class RawOutputTest {
 
     private static ChangeRecord change(NativeDecoder decoder, String after) {
         List<ChangeRecord> changes =
-                NativeChanges.decode(decoder, "{\"before\":null,\"after\":" + after + ",\"op\":\"c\"}");
+                NativeChanges.decode(
+                        decoder, "{\"before\":null,\"after\":" + after + ",\"op\":\"c\"}");
         assertEquals(1, changes.size());
         return changes.get(0);
     }
@@ -223,9 +245,10 @@ class RawOutputTest {
         CdcJoin join = usersDomains(JoinType.FULL).batchSize(50).build();
         CdcJoin.Result result =
                 join.joinStrings(
-                        env.fromData(users).setParallelism(1), env.fromData(domains).setParallelism(1));
-        RowCodec left = new RowCodec(join.definition().left().schema());
-        RowCodec right = new RowCodec(join.definition().right().schema());
+                        env.fromData(users).setParallelism(1),
+                        env.fromData(domains).setParallelism(1));
+        RowCodec left = new RowCodec(join.spec().left().schema());
+        RowCodec right = new RowCodec(join.spec().right().schema());
         DataStream<String> raw =
                 result.rawRows().map(b -> "RAW" + decodeWithRowCodec(b, left, right));
         DataStream<String> rows = result.rows().map(Row::toString);
@@ -233,13 +256,14 @@ class RawOutputTest {
         List<String> rawOut = new ArrayList<>();
         List<String> rowsOut = new ArrayList<>();
         try (CloseableIterator<String> it = raw.union(rows).executeAndCollect()) {
-            it.forEachRemaining(s -> {
-                if (s.startsWith("RAW")) {
-                    rawOut.add(s.substring(3));
-                } else {
-                    rowsOut.add(s);
-                }
-            });
+            it.forEachRemaining(
+                    s -> {
+                        if (s.startsWith("RAW")) {
+                            rawOut.add(s.substring(3));
+                        } else {
+                            rowsOut.add(s);
+                        }
+                    });
         }
         assertFalse(rawOut.isEmpty());
         Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);

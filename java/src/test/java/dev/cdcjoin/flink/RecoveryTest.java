@@ -24,8 +24,8 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
-import org.apache.flink.types.Row;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
@@ -36,8 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
 class RecoveryTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static final AtomicLong ROWS_SEEN = new AtomicLong();
     static final AtomicInteger FAILURES = new AtomicInteger();
@@ -92,8 +91,8 @@ class RecoveryTest {
     }
 
     static SingleOutputStreamOperator<Row> pipeline(CdcJoin join, DataStream<String> events) {
-        CdcJoin.Result r = join.joinStrings(
-                VectorsTest.pick(events, "L|"), VectorsTest.pick(events, "R|"));
+        CdcJoin.Result r =
+                join.joinStrings(VectorsTest.pick(events, "L|"), VectorsTest.pick(events, "R|"));
         return r.rows();
     }
 
@@ -109,15 +108,20 @@ class RecoveryTest {
         env.enableCheckpointing(100);
         env.setParallelism(2);
         List<String> events = encoded(trace);
-        DataStream<String> source = env.fromSequence(0, events.size() - 1).setParallelism(1)
-                .map(new Emit(events)).setParallelism(1);
+        DataStream<String> source =
+                env.fromSequence(0, events.size() - 1)
+                        .setParallelism(1)
+                        .map(new Emit(events))
+                        .setParallelism(1);
         DataStream<String> out = pipeline(join(JoinType.FULL), source).map(new FailTwice());
         List<String> changelog = new ArrayList<>();
         try (CloseableIterator<String> it = out.executeAndCollect("exactly-once")) {
             it.forEachRemaining(changelog::add);
         }
         assertEquals(2, FAILURES.get(), "the job should have failed twice");
-        assertEquals(ReferenceJoin.usersDomains(trace, JoinType.FULL), Changelogs.materialize(changelog));
+        assertEquals(
+                ReferenceJoin.usersDomains(trace, JoinType.FULL),
+                Changelogs.materialize(changelog));
     }
 
     static final Queue<String> RESCALED = new ConcurrentLinkedQueue<>();
@@ -146,7 +150,8 @@ class RecoveryTest {
     }
 
     /** Runs one slice at {@code parallelism}, from {@code savepoint} if given. */
-    static JobClient runSlice(List<String> slice, int k, int parallelism, String savepoint, boolean bounded)
+    static JobClient runSlice(
+            List<String> slice, int k, int parallelism, String savepoint, boolean bounded)
             throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         if (savepoint != null) {
@@ -157,9 +162,13 @@ class RecoveryTest {
         }
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
-        DataStream<String> source = env.fromSequence(0, bounded ? slice.size() - 1 : Long.MAX_VALUE)
-                .uid("source-" + k).setParallelism(1)
-                .flatMap(new Slice(slice, k)).uid("slice-" + k).setParallelism(1);
+        DataStream<String> source =
+                env.fromSequence(0, bounded ? slice.size() - 1 : Long.MAX_VALUE)
+                        .uid("source-" + k)
+                        .setParallelism(1)
+                        .flatMap(new Slice(slice, k))
+                        .uid("slice-" + k)
+                        .setParallelism(1);
         CdcJoin join = join(JoinType.FULL);
         SingleOutputStreamOperator<ChangeRecord> l =
                 join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
@@ -167,11 +176,13 @@ class RecoveryTest {
                 join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
         l.uid("decode-users");
         r.uid("decode-domains");
-        join.joinChanges(l, r).uid("join")
-                .map(row -> {
-                    RESCALED.add(row.toString());
-                    return row.toString();
-                })
+        join.joinChanges(l, r)
+                .uid("join")
+                .map(
+                        row -> {
+                            RESCALED.add(row.toString());
+                            return row.toString();
+                        })
                 .sinkTo(new DiscardingSink<>());
         return env.executeAsync("rescale-" + k);
     }
@@ -188,10 +199,12 @@ class RecoveryTest {
     static String stopWithSavepoint(JobClient job, Path dir) throws Exception {
         for (int attempt = 0; ; attempt++) {
             try {
-                return job.stopWithSavepoint(false, dir.toUri().toString(), SavepointFormatType.CANONICAL)
+                return job.stopWithSavepoint(
+                                false, dir.toUri().toString(), SavepointFormatType.CANONICAL)
                         .get(60, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException e) {
-                if (attempt >= 50 || !String.valueOf(e.getMessage()).contains("not being executed")) {
+                if (attempt >= 50
+                        || !String.valueOf(e.getMessage()).contains("not being executed")) {
                     throw e;
                 }
                 Thread.sleep(200);
@@ -204,9 +217,11 @@ class RecoveryTest {
         UsersDomainsTrace trace = UsersDomainsTrace.generate(7, 3000, 200);
         List<String> events = encoded(trace);
         int third = events.size() / 3;
-        List<List<String>> slices = List.of(
-                events.subList(0, third), events.subList(third, 2 * third),
-                events.subList(2 * third, events.size()));
+        List<List<String>> slices =
+                List.of(
+                        events.subList(0, third),
+                        events.subList(third, 2 * third),
+                        events.subList(2 * third, events.size()));
         String savepoint = null;
         int[] parallelism = {2, 3, 1};
         for (int k = 0; k < 2; k++) {
@@ -222,7 +237,8 @@ class RecoveryTest {
         }
         JobClient last = runSlice(slices.get(2), 2, parallelism[2], savepoint, true);
         last.getJobExecutionResult().get(120, TimeUnit.SECONDS);
-        assertEquals(ReferenceJoin.usersDomains(trace, JoinType.FULL),
+        assertEquals(
+                ReferenceJoin.usersDomains(trace, JoinType.FULL),
                 Changelogs.materialize(new ArrayList<>(RESCALED)));
     }
 }

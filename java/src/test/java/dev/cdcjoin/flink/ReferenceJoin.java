@@ -34,9 +34,20 @@ final class ReferenceJoin {
         return rows;
     }
 
-    private static void add(Map<String, Integer> rows, Long uid, String name, Long did, Object[] d) {
-        String row = "[" + uid + ", " + name + ", " + did + ", " + (d == null ? null : d[0]) + ", "
-                + (d == null ? null : d[1]) + "]";
+    private static void add(
+            Map<String, Integer> rows, Long uid, String name, Long did, Object[] d) {
+        String row =
+                "["
+                        + uid
+                        + ", "
+                        + name
+                        + ", "
+                        + did
+                        + ", "
+                        + (d == null ? null : d[0])
+                        + ", "
+                        + (d == null ? null : d[1])
+                        + "]";
         rows.merge(row, 1, Integer::sum);
     }
 

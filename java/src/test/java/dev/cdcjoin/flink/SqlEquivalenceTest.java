@@ -31,15 +31,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Random CDC traces (the users/domains shape and a composite-key shape with a side without a
  * primary key), every join type, parallelism 1 and 4, in one job per case: the native operator's
- * materialized output equals the reference join of the final tables AND the materialized output
- * of Flink SQL's own regular join over the same decoded changelogs (turned into tables with {@code
+ * materialized output equals the reference join of the final tables AND the materialized output of
+ * Flink SQL's own regular join over the same decoded changelogs (turned into tables with {@code
  * fromChangelogStream}, primary keys declared where the tables have them).
  */
 @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
 class SqlEquivalenceTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> cases() {
         return Stream.of(
@@ -72,39 +71,51 @@ class SqlEquivalenceTest {
         DataStream<String> all = null;
         for (JoinType type : JoinType.values()) {
             DataStream<String> nativeRows =
-                    shape.join(type).batchSize(32).build().joinChanges(left, right)
-                            .map(new Changelogs.Tag(type)).map(s -> "native|" + s);
+                    shape.join(type)
+                            .batchSize(32)
+                            .build()
+                            .joinChanges(left, right)
+                            .map(new Changelogs.Tag(type))
+                            .map(s -> "native|" + s);
             Table sql = tEnv.sqlQuery(sql(shape, type));
             DataStream<String> sqlRows =
                     tEnv.toChangelogStream(sql).map(new Changelogs.Tag(type)).map(s -> "sql|" + s);
             DataStream<String> both = nativeRows.union(sqlRows);
             all = all == null ? both : all.union(both);
         }
-        Map<String, Map<JoinType, List<String>>> out = Map.of(
-                "native", new EnumMap<>(JoinType.class), "sql", new EnumMap<>(JoinType.class));
+        Map<String, Map<JoinType, List<String>>> out =
+                Map.of(
+                        "native",
+                        new EnumMap<>(JoinType.class),
+                        "sql",
+                        new EnumMap<>(JoinType.class));
         try (CloseableIterator<String> it = all.executeAndCollect(shape + " seed " + seed)) {
-            it.forEachRemaining(s -> {
-                String[] parts = s.split("\\|", 3);
-                out.get(parts[0])
-                        .computeIfAbsent(JoinType.valueOf(parts[1]), t -> new ArrayList<>())
-                        .add(parts[2]);
-            });
+            it.forEachRemaining(
+                    s -> {
+                        String[] parts = s.split("\\|", 3);
+                        out.get(parts[0])
+                                .computeIfAbsent(JoinType.valueOf(parts[1]), t -> new ArrayList<>())
+                                .add(parts[2]);
+                    });
         }
         for (JoinType type : JoinType.values()) {
             Map<String, Integer> expected = trace.expected(type);
             assertTrue(expected.size() > 20, "too small a result: " + expected.size());
             List<String> nativeLog = out.get("native").getOrDefault(type, List.of());
             List<String> sqlLog = out.get("sql").getOrDefault(type, List.of());
-            assertEquals(expected, Changelogs.materialize(nativeLog), shape + " " + type + " native");
-            assertEquals(expected, Changelogs.materialize(sqlLog), shape + " " + type + " Flink SQL");
+            assertEquals(
+                    expected, Changelogs.materialize(nativeLog), shape + " " + type + " native");
+            assertEquals(
+                    expected, Changelogs.materialize(sqlLog), shape + " " + type + " Flink SQL");
         }
     }
 
     /**
-     * The decoded changes of one table as a Flink table: rows of its schema with their kinds,
-     * exact column types and its primary key (if any) declared.
+     * The decoded changes of one table as a Flink table: rows of its schema with their kinds, exact
+     * column types and its primary key (if any) declared.
      */
-    static Table table(StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, JoinSide side) {
+    static Table table(
+            StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, SideSpec side) {
         DataStream<Row> rows =
                 changes.map(new CdcJoin.ChangeToRow(side.schema()))
                         .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
@@ -119,20 +130,23 @@ class SqlEquivalenceTest {
     /** The regular join in SQL, output columns left then right, as the native join's. */
     static String sql(Shape shape, JoinType type) {
         String select =
-                Stream.concat(
-                                columns(shape.left, "l").stream(),
-                                columns(shape.right, "r").stream())
+                Stream.concat(columns(shape.left, "l").stream(), columns(shape.right, "r").stream())
                         .collect(Collectors.joining(", "));
         String on =
                 java.util.stream.IntStream.range(0, shape.left.joinKey().size())
-                        .mapToObj(i -> "l.`" + shape.left.joinKey().get(i) + "` = r.`"
-                                + shape.right.joinKey().get(i) + "`")
+                        .mapToObj(
+                                i ->
+                                        "l.`"
+                                                + shape.left.joinKey().get(i)
+                                                + "` = r.`"
+                                                + shape.right.joinKey().get(i)
+                                                + "`")
                         .collect(Collectors.joining(" AND "));
         String join = type == JoinType.INNER ? "INNER JOIN" : type + " OUTER JOIN";
         return "SELECT " + select + " FROM l_t AS l " + join + " r_t AS r ON " + on;
     }
 
-    static List<String> columns(JoinSide side, String alias) {
+    static List<String> columns(SideSpec side, String alias) {
         List<String> out = new ArrayList<>();
         for (Column c : side.schema().columns()) {
             out.add(alias + ".`" + c.name() + "` AS `" + alias + "_" + c.name() + "`");

@@ -50,18 +50,19 @@ class TtlJobTest {
 
     @Test
     void expiredRowsAreGoneAndExpiryEmitsNothing() throws Exception {
-        List<String> events = List.of(
-                // phase 1
-                "L|" + CdcJoinJobTest.user("c", 1, "a"),
-                "L|" + CdcJoinJobTest.user("c", 2, "b"),
-                "L|" + CdcJoinJobTest.user("c", 3, "c"),
-                "R|" + CdcJoinJobTest.domain(10, 1, "a.com"),
-                // phase 2, after the pause: everything above has expired
-                "R|" + CdcJoinJobTest.domain(20, 2, "b.com"),
-                "L|" + CdcJoinJobTest.user("d", 3, "c"),
-                "L|" + CdcJoinJobTest.user("c", 4, "d"),
-                "R|" + CdcJoinJobTest.domain(40, 4, "d.com"),
-                "R|" + CdcJoinJobTest.domain(50, 9, "e.com"));
+        List<String> events =
+                List.of(
+                        // phase 1
+                        "L|" + CdcJoinJobTest.user("c", 1, "a"),
+                        "L|" + CdcJoinJobTest.user("c", 2, "b"),
+                        "L|" + CdcJoinJobTest.user("c", 3, "c"),
+                        "R|" + CdcJoinJobTest.domain(10, 1, "a.com"),
+                        // phase 2, after the pause: everything above has expired
+                        "R|" + CdcJoinJobTest.domain(20, 2, "b.com"),
+                        "L|" + CdcJoinJobTest.user("d", 3, "c"),
+                        "L|" + CdcJoinJobTest.user("c", 4, "d"),
+                        "R|" + CdcJoinJobTest.domain(40, 4, "d.com"),
+                        "R|" + CdcJoinJobTest.domain(50, 9, "e.com"));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         env.setBufferTimeout(0);
@@ -75,59 +76,66 @@ class TtlJobTest {
         DataStream<String> all = null;
         for (Engine engine : Engine.values()) {
             for (JoinType type : JoinType.values()) {
-                CdcJoin join = CdcJoinJobTest.usersDomains()
-                        .joinType(type)
-                        .ttl(TTL)
-                        .batchSize(1)
-                        .engine(engine)
-                        .build();
+                CdcJoin join =
+                        CdcJoinJobTest.usersDomains()
+                                .joinType(type)
+                                .ttl(TTL)
+                                .batchSize(1)
+                                .engine(engine)
+                                .build();
                 String tag = engine + " " + type + "|";
-                DataStream<String> rows =
-                        join.joinStrings(left, right).rows().map(r -> tag + r);
+                DataStream<String> rows = join.joinStrings(left, right).rows().map(r -> tag + r);
                 all = all == null ? rows : all.union(rows);
             }
         }
         Map<Engine, Map<JoinType, List<String>>> out = new EnumMap<>(Engine.class);
         try (CloseableIterator<String> it = all.executeAndCollect("ttl")) {
-            it.forEachRemaining(s -> {
-                int bar = s.indexOf('|');
-                String[] tag = s.substring(0, bar).split(" ");
-                out.computeIfAbsent(Engine.valueOf(tag[0]), e -> new EnumMap<>(JoinType.class))
-                        .computeIfAbsent(JoinType.valueOf(tag[1]), t -> new ArrayList<>())
-                        .add(s.substring(bar + 1));
-            });
+            it.forEachRemaining(
+                    s -> {
+                        int bar = s.indexOf('|');
+                        String[] tag = s.substring(0, bar).split(" ");
+                        out.computeIfAbsent(
+                                        Engine.valueOf(tag[0]), e -> new EnumMap<>(JoinType.class))
+                                .computeIfAbsent(JoinType.valueOf(tag[1]), t -> new ArrayList<>())
+                                .add(s.substring(bar + 1));
+                    });
         }
         Map<JoinType, List<String>> expected = new EnumMap<>(JoinType.class);
-        expected.put(JoinType.INNER, List.of(
-                "+I[1, a, 10, 1, a.com]",
-                "+I[4, d, 40, 4, d.com]"));
-        expected.put(JoinType.LEFT, List.of(
-                "+I[1, a, null, null, null]",
-                "+I[2, b, null, null, null]",
-                "+I[3, c, null, null, null]",
-                "-D[1, a, null, null, null]",
-                "+I[1, a, 10, 1, a.com]",
-                // domain 20 finds no user 2, and emits no -D[2, b, null...]: it has expired;
-                // the delete of user 3 retracts nothing: it has expired
-                "+I[4, d, null, null, null]",
-                "-D[4, d, null, null, null]",
-                "+I[4, d, 40, 4, d.com]"));
-        expected.put(JoinType.RIGHT, List.of(
-                "+I[1, a, 10, 1, a.com]",
-                "+I[null, null, 20, 2, b.com]",
-                "+I[4, d, 40, 4, d.com]",
-                "+I[null, null, 50, 9, e.com]"));
-        expected.put(JoinType.FULL, List.of(
-                "+I[1, a, null, null, null]",
-                "+I[2, b, null, null, null]",
-                "+I[3, c, null, null, null]",
-                "-D[1, a, null, null, null]",
-                "+I[1, a, 10, 1, a.com]",
-                "+I[null, null, 20, 2, b.com]",
-                "+I[4, d, null, null, null]",
-                "-D[4, d, null, null, null]",
-                "+I[4, d, 40, 4, d.com]",
-                "+I[null, null, 50, 9, e.com]"));
+        expected.put(JoinType.INNER, List.of("+I[1, a, 10, 1, a.com]", "+I[4, d, 40, 4, d.com]"));
+        expected.put(
+                JoinType.LEFT,
+                List.of(
+                        "+I[1, a, null, null, null]",
+                        "+I[2, b, null, null, null]",
+                        "+I[3, c, null, null, null]",
+                        "-D[1, a, null, null, null]",
+                        "+I[1, a, 10, 1, a.com]",
+                        // domain 20 finds no user 2, and emits no -D[2, b, null...]: it has
+                        // expired;
+                        // the delete of user 3 retracts nothing: it has expired
+                        "+I[4, d, null, null, null]",
+                        "-D[4, d, null, null, null]",
+                        "+I[4, d, 40, 4, d.com]"));
+        expected.put(
+                JoinType.RIGHT,
+                List.of(
+                        "+I[1, a, 10, 1, a.com]",
+                        "+I[null, null, 20, 2, b.com]",
+                        "+I[4, d, 40, 4, d.com]",
+                        "+I[null, null, 50, 9, e.com]"));
+        expected.put(
+                JoinType.FULL,
+                List.of(
+                        "+I[1, a, null, null, null]",
+                        "+I[2, b, null, null, null]",
+                        "+I[3, c, null, null, null]",
+                        "-D[1, a, null, null, null]",
+                        "+I[1, a, 10, 1, a.com]",
+                        "+I[null, null, 20, 2, b.com]",
+                        "+I[4, d, null, null, null]",
+                        "-D[4, d, null, null, null]",
+                        "+I[4, d, 40, 4, d.com]",
+                        "+I[null, null, 50, 9, e.com]"));
         for (Engine engine : Engine.values()) {
             assertEquals(expected, out.get(engine), engine.toString());
         }

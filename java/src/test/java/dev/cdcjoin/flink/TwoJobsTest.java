@@ -48,7 +48,7 @@ class TwoJobsTest {
 
     @BeforeAll
     static void startCluster() throws Exception {
-        Configuration conf = new Configuration();
+        Configuration conf = MiniClusters.configuration();
         conf.set(CoreOptions.CLASSLOADER_RESOLVE_ORDER, "child-first");
         cluster =
                 new MiniCluster(
@@ -76,7 +76,12 @@ class TwoJobsTest {
         Set<String> seen = new HashSet<>();
         try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
             for (Class<?> fromDir : List.of(NativeLibrary.class, TwoJobsTest.class)) {
-                Path root = Paths.get(fromDir.getProtectionDomain().getCodeSource().getLocation().getPath());
+                Path root =
+                        Paths.get(
+                                fromDir.getProtectionDomain()
+                                        .getCodeSource()
+                                        .getLocation()
+                                        .getPath());
                 assertTrue(Files.isDirectory(root), "expected a classes directory: " + root);
                 try (Stream<Path> files = Files.walk(root)) {
                     for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
@@ -91,15 +96,18 @@ class TwoJobsTest {
             }
         }
         assertTrue(
-                seen.stream().anyMatch(
-                        n -> n.startsWith("dev/cdcjoin/flink/nativelib/") && n.contains("libcdcjoin_jni")),
+                seen.stream()
+                        .anyMatch(
+                                n ->
+                                        n.startsWith("dev/cdcjoin/flink/nativelib/")
+                                                && n.contains("libcdcjoin_jni")),
                 "the native library is not in the job JAR");
         return jar;
     }
 
     /**
-     * Passes rows on as strings and, once per subtask, says which class loader defined the
-     * cdcjoin classes of this job and where its native library was loaded from.
+     * Passes rows on as strings and, once per subtask, says which class loader defined the cdcjoin
+     * classes of this job and where its native library was loaded from.
      */
     static final class Describe extends RichFlatMapFunction<Row, String> {
         private static final long serialVersionUID = 1L;
@@ -110,9 +118,15 @@ class TwoJobsTest {
             if (!described) {
                 described = true;
                 ClassLoader loader = NativeLibrary.class.getClassLoader();
-                out.collect("loader|" + loader.getClass().getName() + "@"
-                        + Integer.toHexString(System.identityHashCode(loader))
-                        + "|" + NativeLibrary.isLoaded() + "|" + NativeLibrary.loadedFrom());
+                out.collect(
+                        "loader|"
+                                + loader.getClass().getName()
+                                + "@"
+                                + Integer.toHexString(System.identityHashCode(loader))
+                                + "|"
+                                + NativeLibrary.isLoaded()
+                                + "|"
+                                + NativeLibrary.loadedFrom());
             }
             out.collect("row|" + row);
         }
@@ -133,32 +147,42 @@ class TwoJobsTest {
         List<String> users = new ArrayList<>();
         List<String> domains = new ArrayList<>();
         trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
-        CdcJoin join = CdcJoin.builder()
-                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
-                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(type)
-                .batchSize(64)
-                .build();
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
+                        .right(
+                                "domains",
+                                UsersDomainsTrace.DOMAINS,
+                                List.of("user_id"),
+                                List.of("id"))
+                        .joinType(type)
+                        .batchSize(64)
+                        .build();
         DataStream<String> out =
-                join.joinStrings(env.fromData(users).setParallelism(1), env.fromData(domains).setParallelism(1))
+                join.joinStrings(
+                                env.fromData(users).setParallelism(1),
+                                env.fromData(domains).setParallelism(1))
                         .rows()
                         .flatMap(new Describe());
         Set<String> loaders = new TreeSet<>();
         Set<String> libraries = new TreeSet<>();
         List<String> rows = new ArrayList<>();
         try (CloseableIterator<String> it = out.executeAndCollect("job with seed " + seed)) {
-            it.forEachRemaining(s -> {
-                String[] parts = s.split("\\|", 4);
-                if (parts[0].equals("loader")) {
-                    loaders.add(parts[1]);
-                    assertEquals("true", parts[2], s);
-                    libraries.add(parts[3]);
-                } else {
-                    rows.add(s.substring(4));
-                }
-            });
+            it.forEachRemaining(
+                    s -> {
+                        String[] parts = s.split("\\|", 4);
+                        if (parts[0].equals("loader")) {
+                            loaders.add(parts[1]);
+                            assertEquals("true", parts[2], s);
+                            libraries.add(parts[3]);
+                        } else {
+                            rows.add(s.substring(4));
+                        }
+                    });
         }
-        assertEquals(ReferenceJoin.usersDomains(trace, type), Changelogs.materialize(rows),
+        assertEquals(
+                ReferenceJoin.usersDomains(trace, type),
+                Changelogs.materialize(rows),
                 "job with seed " + seed);
         return new JobReport(loaders, libraries, rows);
     }
@@ -174,8 +198,11 @@ class TwoJobsTest {
             assertEquals(1, r.libraries().size(), r.toString());
             String loader = r.loaders().iterator().next();
             assertTrue(loader.contains("ChildFirstClassLoader"), loader);
-            assertNotEquals(NativeLibrary.class.getClassLoader().getClass().getName() + "@"
-                    + Integer.toHexString(System.identityHashCode(NativeLibrary.class.getClassLoader())),
+            assertNotEquals(
+                    NativeLibrary.class.getClassLoader().getClass().getName()
+                            + "@"
+                            + Integer.toHexString(
+                                    System.identityHashCode(NativeLibrary.class.getClassLoader())),
                     loader);
             assertTrue(r.rows().size() > 100, "rows: " + r.rows().size());
         }

@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The shared vectors through the full Flink path (JSON strings → native decode → keyBy → native
- * join), all four join types in one job: exact changelog at parallelism 1, same materialized
- * result at parallelism 4.
+ * join), all four join types in one job: exact changelog at parallelism 1, same materialized result
+ * at parallelism 4.
  */
 class VectorsTest {
 
@@ -33,8 +33,8 @@ class VectorsTest {
     }
 
     /**
-     * Emits event {@code i}; in ordered mode, only once every join has received all changes of
-     * the events before it, so both inputs reach the joins in the events' order.
+     * Emits event {@code i}; in ordered mode, only once every join has received all changes of the
+     * events before it, so both inputs reach the joins in the events' order.
      */
     static final class EventAt extends RichMapFunction<Long, String> {
         private static final long serialVersionUID = 1L;
@@ -67,8 +67,11 @@ class VectorsTest {
         @Override
         public String map(Long i) throws Exception {
             if (ordered) {
-                await(() -> JoinInputCounters.counters(jobId) >= 2 * joins
-                        && JoinInputCounters.received(jobId) >= joins * changesBefore[i.intValue()]);
+                await(
+                        () ->
+                                JoinInputCounters.counters(jobId) >= 2 * joins
+                                        && JoinInputCounters.received(jobId)
+                                                >= joins * changesBefore[i.intValue()]);
             }
             return events[i.intValue()];
         }
@@ -101,7 +104,8 @@ class VectorsTest {
     }
 
     /** Runs the vector through one job; the changelog of each join type, in emission order. */
-    static Map<JoinType, List<String>> run(Vector v, int parallelism, boolean ordered) throws Exception {
+    static Map<JoinType, List<String>> run(Vector v, int parallelism, boolean ordered)
+            throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
         env.setBufferTimeout(0);
@@ -113,12 +117,13 @@ class VectorsTest {
         DataStream<String> left = pick(events, "L|");
         DataStream<String> right = pick(events, "R|");
         CdcJoin any = join(v, JoinType.INNER);
-        SingleOutputStreamOperator<ChangeRecord> l = any.leftDecoder().batchSize(1).decodeStrings(left);
-        SingleOutputStreamOperator<ChangeRecord> r = any.rightDecoder().batchSize(1).decodeStrings(right);
+        SingleOutputStreamOperator<ChangeRecord> l =
+                any.leftDecoder().batchSize(1).decodeStrings(left);
+        SingleOutputStreamOperator<ChangeRecord> r =
+                any.rightDecoder().batchSize(1).decodeStrings(right);
         DataStream<String> all = null;
         for (JoinType type : JoinType.values()) {
-            DataStream<String> rows =
-                    join(v, type).joinChanges(l, r).map(new Changelogs.Tag(type));
+            DataStream<String> rows = join(v, type).joinChanges(l, r).map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }
         return Changelogs.collectByType(all, v.file);
@@ -135,6 +140,7 @@ class VectorsTest {
         return CdcJoin.builder()
                 .left(v.left.name(), v.left.schema(), v.left.joinKey(), v.left.primaryKey())
                 .right(v.right.name(), v.right.schema(), v.right.joinKey(), v.right.primaryKey())
+                .format(v.left.format(), v.right.format())
                 .joinType(type)
                 .build();
     }

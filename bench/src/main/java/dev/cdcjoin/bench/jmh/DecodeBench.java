@@ -3,7 +3,7 @@ package dev.cdcjoin.bench.jmh;
 import dev.cdcjoin.bench.Workload;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
@@ -98,7 +98,7 @@ public class DecodeBench {
                 return SimpleUserCodeClassLoader.create(DecodeBench.class.getClassLoader());
             }
         });
-        JoinSide side = new JoinSide("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"), null);
+        SideSpec side = new SideSpec("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"), null);
         nativeDecoder = new NativeDecoder(side.decoderConfigJson(false));
         batches = new BatchBuffer[N / BATCH];
         for (int b = 0; b < batches.length; b++) {

@@ -65,9 +65,9 @@ public class JniCrossingBench {
                 .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
                 .joinType(JoinType.LEFT)
                 .build();
-        join = new NativeJoin(def.definition().specJson(0, MAX_PARALLELISM - 1));
+        join = new NativeJoin(def.spec().specJson(0, MAX_PARALLELISM - 1));
         // Real ChangeRecords: -D of users that were never inserted, decoded natively.
-        decoder = new NativeDecoder(def.definition().left().decoderConfigJson(false));
+        decoder = new NativeDecoder(def.spec().left().decoderConfigJson(false));
         BatchBuffer json = new BatchBuffer(1 << 20);
         for (int i = 0; i < batch; i++) {
             String m = "{\"before\":{\"id\":" + (1_000_000 + i) + ",\"firstname\":\"Ana\","

@@ -183,7 +183,9 @@ public final class ColumnType implements Serializable {
                         ? bad(text)
                         : decimal(args.length > 0 ? args[0] : 10, args.length > 1 ? args[1] : 0);
             case "TIME":
-                return args.length > 1 ? bad(text) : temporal(Kind.TIME, args.length > 0 ? args[0] : 0);
+                return args.length > 1
+                        ? bad(text)
+                        : temporal(Kind.TIME, args.length > 0 ? args[0] : 0);
             case "TIMESTAMP":
             case "TIMESTAMP_LTZ":
                 Kind kind = name.equals("TIMESTAMP") ? Kind.TIMESTAMP : Kind.TIMESTAMP_LTZ;

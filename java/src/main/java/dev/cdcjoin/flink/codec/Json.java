@@ -1,6 +1,5 @@
 package dev.cdcjoin.flink.codec;
 
-
 /** JSON quoting for the values quoted in the Java decoder's error messages. */
 public final class Json {
 

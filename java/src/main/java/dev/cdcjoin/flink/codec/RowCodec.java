@@ -27,14 +27,14 @@ import org.apache.flink.types.Row;
  *
  * TINYINT and SMALLINT are one and two bytes; DECIMAL is its unscaled value (i64 up to precision
  * 18, else i128); TIMESTAMP and TIMESTAMP_LTZ are micros since the epoch for precision up to 6,
- * else nanos, truncated to the precision; TIME is milliseconds of the day (Flink's runtime keeps
- * no finer TIME), truncated to the precision; DATE is epoch days; FLOAT/DOUBLE have NaN
- * canonical. The encoding is canonical, so equal values give equal bytes (keys compare as bytes).
+ * else nanos, truncated to the precision; TIME is milliseconds of the day (Flink's runtime keeps no
+ * finer TIME), truncated to the precision; DATE is epoch days; FLOAT/DOUBLE have NaN canonical. The
+ * encoding is canonical, so equal values give equal bytes (keys compare as bytes).
  *
  * <p>A null column whose slot's first byte is {@link #UNAVAILABLE} is <em>unavailable</em>: the
  * change did not carry its value (Debezium's placeholder for an unchanged TOASTed column). Such
- * rows only travel from the decoder to the join, which fills or rejects them; reading such a
- * column here is an error, never a null.
+ * rows only travel from the decoder to the join, which fills or rejects them; reading such a column
+ * here is an error, never a null.
  */
 public final class RowCodec implements Serializable {
 
@@ -260,7 +260,9 @@ public final class RowCodec implements Serializable {
         return unit;
     }
 
-    /** The stored value of a TIMESTAMP(_LTZ) column: micros or nanos, truncated to the precision. */
+    /**
+     * The stored value of a TIMESTAMP(_LTZ) column: micros or nanos, truncated to the precision.
+     */
     private long epochValue(int i, long seconds, int nanos) {
         int precision = types[i].precision();
         int kept = nanos - nanos % nanosUnit(precision);

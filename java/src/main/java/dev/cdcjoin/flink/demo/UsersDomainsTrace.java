@@ -1,6 +1,6 @@
 package dev.cdcjoin.flink.demo;
 
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.Serializable;
@@ -15,8 +15,8 @@ import java.util.TreeMap;
 /**
  * A deterministic Debezium trace of two tables, {@code users(id, name)} and {@code domains(id,
  * user_id, domain)}: snapshot reads, inserts, renames, domains moved between users (join-key
- * changes), deletes, domains of users that do not exist (yet), and Kafka tombstones after
- * deletes. The final tables are kept, so a test can compute the expected join.
+ * changes), deletes, domains of users that do not exist (yet), and Kafka tombstones after deletes.
+ * The final tables are kept, so a test can compute the expected join.
  */
 public final class UsersDomainsTrace implements Serializable {
 
@@ -34,12 +34,12 @@ public final class UsersDomainsTrace implements Serializable {
                     Column.nullable("domain", "STRING"));
 
     /** The users side: join key and primary key {@code id}. */
-    public static final JoinSide USERS_SIDE =
-            new JoinSide("users", USERS, List.of("id"), List.of("id"), null);
+    public static final SideSpec USERS_SIDE =
+            new SideSpec("users", USERS, List.of("id"), List.of("id"), null);
 
     /** The domains side: join key {@code user_id}, primary key {@code id}. */
-    public static final JoinSide DOMAINS_SIDE =
-            new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null);
+    public static final SideSpec DOMAINS_SIDE =
+            new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null);
 
     /** One message: which table, and the JSON ({@code "null"} for a tombstone). */
     public static final class Event implements Serializable {
@@ -60,8 +60,10 @@ public final class UsersDomainsTrace implements Serializable {
     private final List<Event> events = new ArrayList<>();
     private final Map<Long, String> users = new TreeMap<>();
     private final Map<Long, Object[]> domains = new TreeMap<>();
+
     /** Ids of {@link #domains}, for picking one at random in O(1). */
     private final List<Long> domainIds = new ArrayList<>();
+
     private final Map<Long, Integer> domainIndex = new HashMap<>();
     private final SplittableRandom random;
     private final int userIds;
@@ -195,11 +197,22 @@ public final class UsersDomainsTrace implements Serializable {
     private void emit(boolean isUsers, String op, String before, String after) {
         ts += 1 + random.nextInt(5);
         String table = isUsers ? "users" : "domains";
-        events.add(new Event(isUsers,
-                "{\"before\":" + before + ",\"after\":" + after
-                        + ",\"source\":{\"connector\":\"postgresql\",\"db\":\"demo\",\"table\":\""
-                        + table + "\",\"ts_ms\":" + ts + "},\"op\":\"" + op + "\",\"ts_ms\":" + ts
-                        + "}"));
+        events.add(
+                new Event(
+                        isUsers,
+                        "{\"before\":"
+                                + before
+                                + ",\"after\":"
+                                + after
+                                + ",\"source\":{\"connector\":\"postgresql\",\"db\":\"demo\",\"table\":\""
+                                + table
+                                + "\",\"ts_ms\":"
+                                + ts
+                                + "},\"op\":\""
+                                + op
+                                + "\",\"ts_ms\":"
+                                + ts
+                                + "}"));
     }
 
     /**

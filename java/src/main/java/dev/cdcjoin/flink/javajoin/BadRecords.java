@@ -4,15 +4,15 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import java.io.Serializable;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.streaming.api.functions.ProcessFunction;
 
 /**
- * What a decode function does with a record it cannot decode, under its {@link BadRecordPolicy}:
- * count it in the {@code badRecords} metric, then fail the job or send it to {@link
- * JavaJoin#BAD_RECORDS}.
+ * What a function does with a record it cannot use (a message the decoder cannot decode, a change
+ * the join cannot apply), under its {@link BadRecordPolicy}: count it in the {@code badRecords}
+ * metric, then fail the job or send it to {@link BadRecord#OUTPUT}.
  */
 final class BadRecords implements Serializable {
 
@@ -32,25 +32,18 @@ final class BadRecords implements Serializable {
     }
 
     /**
-     * Counts a record that could not be decoded, then rethrows {@code e} ({@link
-     * BadRecordPolicy#FAIL}) or emits it to {@link JavaJoin#BAD_RECORDS}.
+     * Counts a bad record, then rethrows {@code e} ({@link BadRecordPolicy#FAIL}) or emits the
+     * record to the side output.
      *
      * @param e why the record was rejected
-     * @param ctx the function's context, for the side output
-     * @param source the table's name
-     * @param index the record's number in its input
-     * @param raw the record's bytes (asked for only when it goes to the side output)
+     * @param sideOutput the function's {@link BadRecord#OUTPUT} output
+     * @param record the record as reported (asked for only when it goes to the side output)
      */
-    void reject(
-            DebeziumDecodeException e,
-            ProcessFunction<?, ?>.Context ctx,
-            String source,
-            long index,
-            Supplier<byte[]> raw) {
+    void reject(RuntimeException e, Consumer<BadRecord> sideOutput, Supplier<BadRecord> record) {
         counter.inc();
         if (policy == BadRecordPolicy.FAIL) {
             throw e;
         }
-        ctx.output(JavaJoin.BAD_RECORDS, new BadRecord(source, index, raw.get(), e.getMessage()));
+        sideOutput.accept(record.get());
     }
 }

@@ -1,7 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.SideSpec;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -10,14 +11,13 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog
- * rows with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a
- * row's changes keep their order.
+ * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog rows
+ * with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a row's
+ * changes keep their order.
  *
  * <p>Records that cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
- * DebeziumDecodeException} naming the record) or go to the side output {@link
- * JavaJoin#BAD_RECORDS} ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code
- * badRecords}.
+ * DebeziumDecodeException} naming the record) or go to the side output {@link BadRecord#OUTPUT}
+ * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
  *
  * @param <T> {@code byte[]} or {@code String}
  */
@@ -38,15 +38,15 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
     /**
      * A decode function.
      *
-     * @param source the table's name (in error messages and bad records)
-     * @param schema its columns
-     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
-     *     -U}/{@code +U}
+     * @param side the table: name (in error messages and bad records), columns, primary key and
+     *     Debezium format
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code -U}/{@code
+     *     +U}
      * @param policy what to do with records that cannot be decoded
      */
     public DebeziumDecodeFunction(
-            String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.table = new TableInput(source, schema, deleteInsertUpdates);
+            SideSpec side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+        this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }
 
@@ -66,12 +66,16 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
                 tombstones.inc();
             }
         } catch (DebeziumDecodeException e) {
-            badRecords.reject(e, ctx, table.source, i, () -> raw(message));
+            badRecords.reject(
+                    e,
+                    r -> ctx.output(BadRecord.OUTPUT, r),
+                    () -> new BadRecord(table.source, i, raw(message), e.getMessage()));
         }
     }
 
     /** Decodes a {@code byte[]} or {@code String} message. */
-    static int decodeOne(DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
+    static int decodeOne(
+            DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
         if (message == null || message instanceof byte[]) {
             return decoder.decode((byte[]) message, index, out);
         }

@@ -2,12 +2,11 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.javajoin.JoinPlan.SidePlan;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.util.Objects;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.EitherTypeInfo;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
@@ -15,21 +14,20 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Either;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.OutputTag;
 
 /**
  * The pure-Java join of two Debezium change streams: the same decoding and the same changelog as
- * the native operator ({@link dev.cdcjoin.flink.CdcJoin}), with Jackson and Flink keyed state
- * only. It is the fallback where the native library is not available, and the baseline the
- * benchmark compares the native operator with.
+ * the native operator ({@link dev.cdcjoin.flink.CdcJoin}), with Jackson and Flink keyed state only.
+ * It is the fallback where the native library is not available, and the baseline the benchmark
+ * compares the native operator with.
  *
  * <pre>{@code
- * JoinDefinition def = CdcJoin.builder()
+ * JoinSpec def = CdcJoin.builder()
  *     .left("users", usersSchema, List.of("id"), List.of("id"))
  *     .right("domains", domainsSchema, List.of("user_id"), List.of("id"))
  *     .joinType(JoinType.LEFT)
  *     .build()
- *     .definition();
+ *     .spec();
  * DataStream<Row> joined = JavaJoin.join(usersBytes, domainsBytes, def);
  * tableEnv.fromChangelogStream(joined);
  * }</pre>
@@ -41,32 +39,36 @@ import org.apache.flink.util.OutputTag;
  * right columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their
  * {@link org.apache.flink.types.RowKind}.
  *
- * <p>Semantics (identical to the native join; see the README): Flink SQL's regular-join emission
- * rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code +I}/{@code -D} except
- * the inner side's retraction, FLINK-17337), with match counts that always equal the number of
- * matching rows (an upsert does not count a new match, unlike FLINK-40681), retractions of absent
- * rows counted (metric {@code absentRetractions}) or failed, retractions emitting the stored row,
- * and null join keys that never match but are stored. State per side follows its keys ({@link
- * StateLayout}); per-side TTL uses {@code StateTtlConfig} ({@code OnCreateAndWrite}, {@code
- * NeverReturnExpired}), and expiry emits nothing.
+ * <p>Decoding reads each side's values in the encodings its {@link
+ * dev.cdcjoin.flink.DebeziumFormat} declares (a schema-wrapped message's Connect schema decides for
+ * itself), never guessing; a Debezium placeholder for an unchanged TOASTed value becomes {@link
+ * Unavailable}, which the join fills from its state or rejects.
+ *
+ * <p>Semantics (identical to the native join; see the README and {@link JoinCore}): Flink SQL's
+ * regular-join emission rules (inner joins forward {@code -U}/{@code +U}; outer joins emit {@code
+ * +I}/{@code -D} except the inner side's retraction, FLINK-17337); on primary-key sides a {@code
+ * +I}/{@code +U} for a stored primary key replaces the stored row (identical: nothing emitted;
+ * otherwise its joined rows retracted first), so match counts always equal the number of matching
+ * rows (unlike FLINK-40681) and re-deliveries leave no stale row; retractions of absent rows
+ * counted (metric {@code absentRetractions}) or failed; retractions emitting the stored row; null
+ * join keys that never match but are stored; changes the join cannot apply without guessing (an
+ * unavailable column with no stored row to take it from, or in a key) go to the bad-record policy.
+ * State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code StateTtlConfig}
+ * ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits nothing.
  *
  * <p>The state TTL of each side and the absent-retraction policy are taken from the definition.
  * Instances are immutable; the {@code with}-style setters return copies.
  */
 public final class JavaJoin {
 
-    /** Records that could not be decoded, under {@link BadRecordPolicy#SIDE_OUTPUT}. */
-    public static final OutputTag<BadRecord> BAD_RECORDS =
-            new OutputTag<>("cdcjoin-java-bad-records", TypeInformation.of(BadRecord.class));
-
-    private final JoinDefinition definition;
-    private final JoinPlan plan;
+    private final JoinSpec definition;
+    private final ResolvedJoin plan;
     private final BadRecordPolicy policy;
     private final boolean deleteInsertUpdates;
 
     private JavaJoin(
-            JoinDefinition definition,
-            JoinPlan plan,
+            JoinSpec definition,
+            ResolvedJoin plan,
             BadRecordPolicy policy,
             boolean deleteInsertUpdates) {
         this.definition = definition;
@@ -78,14 +80,14 @@ public final class JavaJoin {
     /**
      * A Java join of a definition (bad records fail the job; updates are {@code -U}/{@code +U}).
      *
-     * @param definition the join, e.g. {@code CdcJoin.builder()...build().definition()}
+     * @param definition the join, e.g. {@code CdcJoin.builder()...build().spec()}
      * @return the join
      * @throws IllegalArgumentException if the join keys differ in length or type
      */
-    public static JavaJoin of(JoinDefinition definition) {
+    public static JavaJoin of(JoinSpec definition) {
         return new JavaJoin(
                 Objects.requireNonNull(definition, "definition"),
-                JoinPlan.of(definition),
+                ResolvedJoin.of(definition),
                 BadRecordPolicy.FAIL,
                 false);
     }
@@ -100,18 +102,22 @@ public final class JavaJoin {
      * @return the joined changelog
      */
     public static SingleOutputStreamOperator<Row> join(
-            DataStream<byte[]> left, DataStream<byte[]> right, JoinDefinition definition) {
+            DataStream<byte[]> left, DataStream<byte[]> right, JoinSpec definition) {
         return of(definition).joinJson(left, right).rows();
     }
 
     /**
      * This join with another bad-record policy (default {@link BadRecordPolicy#FAIL}).
      *
-     * @param policy fail the job, or send bad records to {@link #BAD_RECORDS}
+     * @param policy fail the job, or send bad records to {@link BadRecord#OUTPUT}
      * @return a copy
      */
     public JavaJoin badRecordPolicy(BadRecordPolicy policy) {
-        return new JavaJoin(definition, plan, Objects.requireNonNull(policy), deleteInsertUpdates);
+        return new JavaJoin(
+                definition,
+                plan.withPolicy(Objects.requireNonNull(policy)),
+                policy,
+                deleteInsertUpdates);
     }
 
     /**
@@ -129,7 +135,7 @@ public final class JavaJoin {
      *
      * @return the join definition
      */
-    public JoinDefinition definition() {
+    public JoinSpec spec() {
         return definition;
     }
 
@@ -148,7 +154,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo leftRowTypeInfo() {
-        return plan.left.rowType;
+        return plan.left.changeType;
     }
 
     /**
@@ -157,7 +163,7 @@ public final class JavaJoin {
      * @return the row type information
      */
     public RowTypeInfo rightRowTypeInfo() {
-        return plan.right.rowType;
+        return plan.right.changeType;
     }
 
     /**
@@ -224,8 +230,8 @@ public final class JavaJoin {
     }
 
     /** A side's table as decode functions take it. */
-    private TableInput input(SidePlan side) {
-        return new TableInput(side.name, side.schema, deleteInsertUpdates);
+    private TableInput input(ResolvedSide side) {
+        return new TableInput(side.side, deleteInsertUpdates);
     }
 
     /**
@@ -233,7 +239,7 @@ public final class JavaJoin {
      *
      * @param messages Debezium JSON as {@code byte[]} or {@code String}
      * @param <T> {@code byte[]} or {@code String}
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeLeft(DataStream<T> messages) {
         return decode(plan.left, messages);
@@ -244,18 +250,18 @@ public final class JavaJoin {
      *
      * @param messages Debezium JSON as {@code byte[]} or {@code String}
      * @param <T> {@code byte[]} or {@code String}
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeRight(DataStream<T> messages) {
         return decode(plan.right, messages);
     }
 
-    private <T> SingleOutputStreamOperator<Row> decode(SidePlan side, DataStream<T> messages) {
+    private <T> SingleOutputStreamOperator<Row> decode(ResolvedSide side, DataStream<T> messages) {
         SingleOutputStreamOperator<Row> out =
                 messages.process(
                                 new DebeziumDecodeFunction<T>(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
-                                side.rowType)
+                                        side.side, deleteInsertUpdates, policy),
+                                side.changeType)
                         .name("JavaJoin decode " + side.name);
         if (messages.getParallelism() > 0) {
             out.setParallelism(messages.getParallelism()); // chained: a row's changes stay in order
@@ -264,11 +270,11 @@ public final class JavaJoin {
     }
 
     /**
-     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the
-     * input's parallelism ({@link RowEnvelopeDecodeFunction}).
+     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the input's
+     * parallelism ({@link RowEnvelopeDecodeFunction}).
      *
      * @param envelopes the envelopes
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<Row> decodeLeftRows(DataStream<Row> envelopes) {
         return decodeRows(plan.left, envelopes);
@@ -279,17 +285,19 @@ public final class JavaJoin {
      * input's parallelism ({@link RowEnvelopeDecodeFunction}).
      *
      * @param envelopes the envelopes
-     * @return the changes; bad records are in the side output {@link #BAD_RECORDS}
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<Row> decodeRightRows(DataStream<Row> envelopes) {
         return decodeRows(plan.right, envelopes);
     }
 
-    private SingleOutputStreamOperator<Row> decodeRows(SidePlan side, DataStream<Row> envelopes) {
+    private SingleOutputStreamOperator<Row> decodeRows(
+            ResolvedSide side, DataStream<Row> envelopes) {
         SingleOutputStreamOperator<Row> out =
-                envelopes.process(
+                envelopes
+                        .process(
                                 new RowEnvelopeDecodeFunction(
-                                        side.name, side.schema, deleteInsertUpdates, policy),
+                                        side.side, deleteInsertUpdates, policy),
                                 side.rowType)
                         .name("JavaJoin split " + side.name);
         if (envelopes.getParallelism() > 0) {
@@ -333,9 +341,13 @@ public final class JavaJoin {
 
     private Result joinDecoded(
             SingleOutputStreamOperator<Row> left, SingleOutputStreamOperator<Row> right) {
+        SingleOutputStreamOperator<Row> joined = joinChanges(left, right);
         return new Result(
-                joinChanges(left, right),
-                left.getSideOutput(BAD_RECORDS).union(right.getSideOutput(BAD_RECORDS)));
+                joined,
+                left.getSideOutput(BadRecord.OUTPUT)
+                        .union(
+                                right.getSideOutput(BadRecord.OUTPUT),
+                                joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**
@@ -346,9 +358,13 @@ public final class JavaJoin {
      * @param right the right table's changes
      * @return the joined changelog
      */
-    public SingleOutputStreamOperator<Row> joinChanges(DataStream<Row> left, DataStream<Row> right) {
+    public SingleOutputStreamOperator<Row> joinChanges(
+            DataStream<Row> left, DataStream<Row> right) {
         return left.connect(right)
-                .keyBy(new JoinKeySelector(plan.left), new JoinKeySelector(plan.right), plan.keyType)
+                .keyBy(
+                        new JoinKeySelector(plan.left),
+                        new JoinKeySelector(plan.right),
+                        plan.keyType)
                 .process(new JavaJoinFunction(plan), plan.outputType)
                 .name(operatorName());
     }
@@ -365,12 +381,35 @@ public final class JavaJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<Row> left, DataStream<Row> right) {
-        JoinPlan raw = plan.withRawOutput();
-        SingleOutputStreamOperator<Row> rows =
-                left.connect(right)
-                        .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
-                        .process(new JavaJoinFunction(raw), raw.outputType)
-                        .name(operatorName() + " (bytes)");
+        return rawBytes(joinRawRows(left, right));
+    }
+
+    /**
+     * The join of {@link #joinChangesRaw} before its rows become bytes: each output row holds the
+     * raw record in its only field. Its side output {@link BadRecord#OUTPUT} holds the changes the
+     * join rejected.
+     *
+     * @param left the left table's changes
+     * @param right the right table's changes
+     * @return the join operator's output
+     */
+    public SingleOutputStreamOperator<Row> joinRawRows(
+            DataStream<Row> left, DataStream<Row> right) {
+        ResolvedJoin raw = plan.withRawOutput();
+        return left.connect(right)
+                .keyBy(new JoinKeySelector(raw.left), new JoinKeySelector(raw.right), raw.keyType)
+                .process(new JavaJoinFunction(raw), raw.outputType)
+                .name(operatorName() + " (bytes)");
+    }
+
+    /**
+     * The raw records of {@link #joinRawRows}, as {@code byte[]}.
+     *
+     * @param rows the join's output
+     * @return one {@code byte[]} per output row
+     */
+    public static SingleOutputStreamOperator<byte[]> rawBytes(
+            SingleOutputStreamOperator<Row> rows) {
         return rows.map(new RawField())
                 .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
                 .setParallelism(rows.getParallelism())
@@ -401,12 +440,16 @@ public final class JavaJoin {
                 messages.process(
                                 new OrderedDecodeFunction<T>(
                                         input(plan.left), input(plan.right), policy),
-                                new EitherTypeInfo<>(plan.left.rowType, plan.right.rowType))
+                                new EitherTypeInfo<>(plan.left.changeType, plan.right.changeType))
                         .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name);
         if (messages.getParallelism() > 0) {
             changes.setParallelism(messages.getParallelism());
         }
-        return new Result(joinChangesInOrder(changes), changes.getSideOutput(BAD_RECORDS));
+        SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
+        return new Result(
+                joined,
+                changes.getSideOutput(BadRecord.OUTPUT)
+                        .union(joined.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /**
@@ -416,7 +459,8 @@ public final class JavaJoin {
      * @param changes both tables' changes
      * @return the joined changelog
      */
-    public SingleOutputStreamOperator<Row> joinChangesInOrder(DataStream<Either<Row, Row>> changes) {
+    public SingleOutputStreamOperator<Row> joinChangesInOrder(
+            DataStream<Either<Row, Row>> changes) {
         return changes.keyBy(new EitherKeySelector(plan.left, plan.right), plan.keyType)
                 .process(new OrderedJavaJoinFunction(plan), plan.outputType)
                 .name(operatorName() + " (ordered)");
@@ -429,9 +473,9 @@ public final class JavaJoin {
     /** Selects a change's join key: a row of the key columns. */
     static final class JoinKeySelector implements KeySelector<Row, Row> {
         private static final long serialVersionUID = 1L;
-        private final SidePlan side;
+        private final ResolvedSide side;
 
-        JoinKeySelector(SidePlan side) {
+        JoinKeySelector(ResolvedSide side) {
             this.side = side;
         }
 
@@ -444,10 +488,10 @@ public final class JavaJoin {
     /** Selects the join key of either side's change. */
     static final class EitherKeySelector implements KeySelector<Either<Row, Row>, Row> {
         private static final long serialVersionUID = 1L;
-        private final SidePlan left;
-        private final SidePlan right;
+        private final ResolvedSide left;
+        private final ResolvedSide right;
 
-        EitherKeySelector(SidePlan left, SidePlan right) {
+        EitherKeySelector(ResolvedSide left, ResolvedSide right) {
             this.left = left;
             this.right = right;
         }
@@ -478,8 +522,8 @@ public final class JavaJoin {
         }
 
         /**
-         * Records of either input that could not be decoded (empty under {@link
-         * BadRecordPolicy#FAIL}).
+         * Records of either input that could not be decoded, and changes the join rejected (empty
+         * under {@link BadRecordPolicy#FAIL}).
          *
          * @return the bad records
          */

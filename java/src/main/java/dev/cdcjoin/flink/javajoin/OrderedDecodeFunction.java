@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -63,7 +64,10 @@ class OrderedDecodeFunction<T> extends ProcessFunction<Either<T, T>, Either<Row,
             }
         } catch (DebeziumDecodeException e) {
             String source = (isLeft ? leftInput : rightInput).source;
-            badRecords.reject(e, ctx, source, i, () -> DebeziumDecodeFunction.raw(m));
+            badRecords.reject(
+                    e,
+                    r -> ctx.output(BadRecord.OUTPUT, r),
+                    () -> new BadRecord(source, i, DebeziumDecodeFunction.raw(m), e.getMessage()));
         }
     }
 }

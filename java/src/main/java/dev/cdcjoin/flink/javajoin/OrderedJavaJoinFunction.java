@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
-import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.JoinSpec;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -34,11 +35,11 @@ public class OrderedJavaJoinFunction extends KeyedProcessFunction<Row, Either<Ro
      *
      * @param definition the join
      */
-    public OrderedJavaJoinFunction(JoinDefinition definition) {
-        this(JoinPlan.of(definition));
+    public OrderedJavaJoinFunction(JoinSpec definition) {
+        this(ResolvedJoin.of(definition));
     }
 
-    OrderedJavaJoinFunction(JoinPlan plan) {
+    OrderedJavaJoinFunction(ResolvedJoin plan) {
         this.core = new JoinCore(plan);
     }
 
@@ -50,11 +51,12 @@ public class OrderedJavaJoinFunction extends KeyedProcessFunction<Row, Either<Ro
     @Override
     public void processElement(Either<Row, Row> change, Context ctx, Collector<Row> out)
             throws Exception {
-        if (change.isLeft()) {
-            core.process(true, change.left(), out);
-        } else {
-            core.process(false, change.right(), out);
-        }
+        boolean left = change.isLeft();
+        core.process(
+                left,
+                left ? change.left() : change.right(),
+                out,
+                r -> ctx.output(BadRecord.OUTPUT, r));
     }
 
     @Override

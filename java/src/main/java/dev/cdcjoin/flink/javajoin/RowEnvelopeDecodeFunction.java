@@ -1,7 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -20,16 +21,16 @@ import org.apache.flink.util.Collector;
  *
  * <p>The envelope's fields are read by the names {@code before}, {@code op}, {@code after} when it
  * has names, else by position 0, 1, 2; {@code op} is a {@code Character} or {@code String} {@code
- * c}, {@code r}, {@code u} or {@code d}; each image is a {@link Row} of the table's schema (by
- * name or by position), or {@code null}. Both images are checked against the schema (NOT NULL
- * columns, value classes, DECIMAL range) and normalised through the compact row encoding, so the
- * emitted values are exactly those the native decoder would give (DECIMALs at the column's scale,
+ * c}, {@code r}, {@code u} or {@code d}; each image is a {@link Row} of the table's schema (by name
+ * or by position), or {@code null}. Both images are checked against the schema (NOT NULL columns,
+ * value classes, DECIMAL range) and normalised through the compact row encoding, so the emitted
+ * values are exactly those the native decoder would give (DECIMALs at the column's scale,
  * timestamps at its precision). Run it at the source's parallelism (chained), so a row's changes
  * keep their order.
  *
  * <p>Bad records fail the job ({@link BadRecordPolicy#FAIL}, with a {@link DebeziumDecodeException}
- * naming the record) or go to the side output {@link JavaJoin#BAD_RECORDS} with the envelope's
- * {@code toString} as the raw record. Metric: {@code badRecords}.
+ * naming the record) or go to the side output {@link BadRecord#OUTPUT} with the envelope's {@code
+ * toString} as the raw record. Metric: {@code badRecords}.
  */
 public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
 
@@ -47,21 +48,21 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
     /**
      * A decode function.
      *
-     * @param source the table's name (in error messages and bad records)
-     * @param schema its columns
-     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code
-     *     -U}/{@code +U}
+     * @param side the table: name (in error messages and bad records), columns, primary key and
+     *     Debezium format
+     * @param deleteInsertUpdates emit updates as {@code -D}/{@code +I} instead of {@code -U}/{@code
+     *     +U}
      * @param policy what to do with records that cannot be decoded
      */
     public RowEnvelopeDecodeFunction(
-            String source, CdcSchema schema, boolean deleteInsertUpdates, BadRecordPolicy policy) {
-        this.table = new TableInput(source, schema, deleteInsertUpdates);
+            SideSpec side, boolean deleteInsertUpdates, BadRecordPolicy policy) {
+        this.table = new TableInput(side, deleteInsertUpdates);
         this.badRecords = new BadRecords(policy);
     }
 
     @Override
     public void open(OpenContext openContext) {
-        codec = new RowCodec(table.schema);
+        codec = new RowCodec(table.side.schema());
         badRecords.open(getRuntimeContext());
         index = 0;
     }
@@ -73,12 +74,11 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
         try {
             changes = split(envelope, i);
         } catch (DebeziumDecodeException e) {
+            byte[] raw = String.valueOf(envelope).getBytes(StandardCharsets.UTF_8);
             badRecords.reject(
                     e,
-                    ctx,
-                    table.source,
-                    i,
-                    () -> String.valueOf(envelope).getBytes(StandardCharsets.UTF_8));
+                    r -> ctx.output(BadRecord.OUTPUT, r),
+                    () -> new BadRecord(table.source, i, raw, e.getMessage()));
             return;
         }
         for (Row change : changes) {
@@ -135,7 +135,9 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
                 return new Row[] {Row.ofKind(RowKind.DELETE, need(before, "before", "DELETE"))};
             default:
                 throw new IllegalArgumentException(
-                        "unknown \"op\" value \"" + op + "\" (expected \"c\", \"r\", \"u\" or \"d\")");
+                        "unknown \"op\" value \""
+                                + op
+                                + "\" (expected \"c\", \"r\", \"u\" or \"d\")");
         }
     }
 
@@ -152,7 +154,8 @@ public class RowEnvelopeDecodeFunction extends ProcessFunction<Row, Row> {
                             + " please check the Postgres table has been set REPLICA IDENTITY to"
                             + " FULL level.");
         }
-        throw new IllegalArgumentException("The \"after\" field of " + opName + " message is null.");
+        throw new IllegalArgumentException(
+                "The \"after\" field of " + opName + " message is null.");
     }
 
     /** An image checked and normalised through the compact encoding, or null. */

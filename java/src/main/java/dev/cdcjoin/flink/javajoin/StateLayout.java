@@ -1,8 +1,8 @@
 package dev.cdcjoin.flink.javajoin;
 
 /**
- * How one side's rows are kept in Flink keyed state (keyed by the join key), chosen from the
- * side's keys as Flink SQL's {@code JoinInputSideSpec} chooses, and as the native join does.
+ * How one side's rows are kept in Flink keyed state (keyed by the join key), chosen from the side's
+ * keys as Flink SQL's {@code JoinInputSideSpec} chooses, and as the native join does.
  *
  * <p>Outer sides keep, next to each row, its number of matches on the other side; map layouts keep
  * an insertion sequence number so that a key's matches are emitted in insertion order (what the

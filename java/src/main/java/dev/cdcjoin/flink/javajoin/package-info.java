@@ -7,7 +7,7 @@
  * their own: {@link dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder} (Jackson streaming decoder),
  * {@link dev.cdcjoin.flink.javajoin.DebeziumDecodeFunction} (the decoder as a Flink function),
  * {@link dev.cdcjoin.flink.javajoin.JavaJoinFunction} (the join as a {@code
- * KeyedCoProcessFunction}) and {@link dev.cdcjoin.flink.javajoin.OrderedJavaJoinFunction} (the
- * same join over one stream carrying both sides in their global order).
+ * KeyedCoProcessFunction}) and {@link dev.cdcjoin.flink.javajoin.OrderedJavaJoinFunction} (the same
+ * join over one stream carrying both sides in their global order).
  */
 package dev.cdcjoin.flink.javajoin;

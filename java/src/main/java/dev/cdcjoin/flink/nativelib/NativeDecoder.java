@@ -6,8 +6,8 @@ import java.nio.ByteBuffer;
  * A native Debezium batch decoder (Rust {@code cdcjoin_debezium::batch::BatchDecoder}): one native
  * call decodes a whole batch of messages.
  *
- * <p>Input batches are direct buffers: JSON batches as {@code (len u32 | bytes)*} with {@code len
- * = 0xFFFFFFFF} for a null message; row batches as {@code (op u8 | before | after)*}, each image
+ * <p>Input batches are direct buffers: JSON batches as {@code (len u32 | bytes)*} with {@code len =
+ * 0xFFFFFFFF} for a null message; row batches as {@code (op u8 | before | after)*}, each image
  * {@code len u32 | compact row} or {@code 0xFFFFFFFF} for null. The output, little-endian, is
  * {@code changes u32 | errors u32 | tombstones u32} then per change {@code 0 u8 | index u32 | kind
  * u8 | keyLen u32 | key | rowLen u32 | row} and per rejected message {@code 1 u8 | index u32 |
@@ -26,8 +26,8 @@ public final class NativeDecoder implements AutoCloseable {
     /**
      * Creates a decoder. Loads the native library if needed.
      *
-     * @param configJson {@code {"schema": {...}, "join_key": [...], "source": "...",
-     *     "update_mode": "Retract"|"DeleteInsert", ...}}
+     * @param configJson {@code {"schema": {...}, "join_key": [...], "source": "...", "update_mode":
+     *     "Retract"|"DeleteInsert", ...}}
      * @throws IllegalArgumentException if the configuration is invalid
      */
     public NativeDecoder(String configJson) {

@@ -17,28 +17,6 @@ import java.nio.ByteBuffer;
  */
 public final class NativeJoin implements AutoCloseable {
 
-    /** Number of values {@link #stats(long[])} writes. */
-    public static final int STATS_LENGTH = 9;
-
-    /** Index in {@link #stats(long[])}: records in from the left input. */
-    public static final int STAT_RECORDS_LEFT = 0;
-    /** Index in {@link #stats(long[])}: records in from the right input. */
-    public static final int STAT_RECORDS_RIGHT = 1;
-    /** Index in {@link #stats(long[])}: rows emitted. */
-    public static final int STAT_ROWS_OUT = 2;
-    /** Index in {@link #stats(long[])}: retractions of rows that were not in state. */
-    public static final int STAT_ABSENT_RETRACTIONS = 3;
-    /** Index in {@link #stats(long[])}: rows dropped by TTL. */
-    public static final int STAT_EXPIRED_ROWS = 4;
-    /** Index in {@link #stats(long[])}: rows in state (with multiplicity). */
-    public static final int STAT_STATE_ROWS = 5;
-    /** Index in {@link #stats(long[])}: distinct join keys in state. */
-    public static final int STAT_STATE_KEYS = 6;
-    /** Index in {@link #stats(long[])}: bytes of the rows in state with their per-row headers. */
-    public static final int STAT_STATE_ROW_BYTES = 7;
-    /** Index in {@link #stats(long[])}: heap bytes held by the state. */
-    public static final int STAT_STATE_HEAP_BYTES = 8;
-
     /** The kind byte of an output entry that reports a rejected input change, not a row. */
     public static final byte OUTPUT_REJECTED = (byte) 0xFF;
 
@@ -104,12 +82,12 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     /**
-     * Reads the counters (see the {@code STAT_*} indexes).
+     * Reads the counters.
      *
-     * @param into an array of at least {@link #STATS_LENGTH} longs
+     * @param into where to put them
      */
-    public void stats(long[] into) {
-        stats(open(), into);
+    public void stats(NativeCounters into) {
+        stats(open(), into.values);
     }
 
     private ByteBuffer collect(long h, long result) {
@@ -135,6 +113,8 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     static native long create(String specJson);
+
+    static native String counterNames();
 
     static native long processBatch(
             long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);

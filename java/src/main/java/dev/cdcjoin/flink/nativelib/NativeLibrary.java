@@ -1,7 +1,9 @@
 package dev.cdcjoin.flink.nativelib;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,19 +14,26 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * Loader of, and entry points into, the native library {@code cdcjoin_jni} (Rust crate
- * {@code cdcjoin-jni}).
+ * Loader of, and entry points into, the native library {@code cdcjoin_jni} (Rust crate {@code
+ * cdcjoin-jni}).
  *
- * <p>Call {@link #load()} before any native method, typically from an operator's {@code open()}.
- * It first tries {@link System#loadLibrary(String)} so a library installed in Flink's {@code lib/}
- * or on {@code java.library.path} wins. Otherwise it extracts the copy bundled in the JAR at
- * {@code /dev/cdcjoin/flink/nativelib/<os>/<arch>/libcdcjoin_jni.so} into a fresh temporary
- * directory and loads it from there.
+ * <p>Call {@link #load()} before any native method, typically from an operator's {@code open()}. A
+ * library file named by the system property {@value #PATH_PROPERTY} is loaded if set. Otherwise it
+ * tries {@link System#loadLibrary(String)} so a library installed in Flink's {@code lib/} or on
+ * {@code java.library.path} wins. Otherwise it extracts the copy bundled in the JAR at {@code
+ * /dev/cdcjoin/flink/nativelib/<os>/<arch>/libcdcjoin_jni.so} into a fresh temporary directory and
+ * loads it from there.
+ *
+ * <p>Whichever library is loaded must report (through {@link #version()}) the version the JAR was
+ * built for, recorded at build time in {@value #PKGID_RESOURCE} (the crate's {@code cargo pkgid}).
+ * A library of another version is refused with an {@link UnsatisfiedLinkError} naming both versions
+ * and where it was found: a stale library left on {@code java.library.path} would otherwise be
+ * bound to Java code whose native signatures and state formats it does not share.
  *
  * <p>Why a fresh directory per load: the JVM refuses to load one library path from two class
  * loaders, and Flink gives every job (and a TaskManager that lost all of a job's slots) a new
- * user-code class loader, each with its own copy of this class and so its own call to
- * {@link #load()}. Each copy is extracted to {@code <tmp>/cdcjoin-jni-<pid>-<random>/}, marked
+ * user-code class loader, each with its own copy of this class and so its own call to {@link
+ * #load()}. Each copy is extracted to {@code <tmp>/cdcjoin-jni-<pid>-<random>/}, marked
  * delete-on-exit, and directories left by processes that are no longer alive are removed on the
  * next extraction. The temporary root is {@code java.io.tmpdir}, or the system property {@value
  * #TMPDIR_PROPERTY} (for hosts whose {@code /tmp} is mounted {@code noexec}).
@@ -37,6 +46,15 @@ public final class NativeLibrary {
 
     /** Name of the library as given to {@link System#loadLibrary(String)}. */
     public static final String LIBRARY_NAME = "cdcjoin_jni";
+
+    /**
+     * System property naming a library file to load instead of searching {@code java.library.path}
+     * and the JAR; its version is checked all the same.
+     */
+    public static final String PATH_PROPERTY = "cdcjoin.native.path";
+
+    /** Classpath resource holding the {@code cargo pkgid} of the library the JAR was built for. */
+    static final String PKGID_RESOURCE = "/dev/cdcjoin/flink/nativelib/cdcjoin_jni.pkgid";
 
     /** System property naming the directory under which bundled copies are extracted. */
     public static final String TMPDIR_PROPERTY = "cdcjoin.native.tmpdir";
@@ -58,9 +76,10 @@ public final class NativeLibrary {
      * Loads the native library into this class loader, once; later calls return at once. Safe to
      * call from several threads.
      *
-     * @throws UnsatisfiedLinkError if the library is neither installed ({@code
-     *     java.library.path}) nor bundled for this platform, or cannot be loaded; the message names
-     *     {@code os.name}, {@code os.arch} and the resource path looked for
+     * @throws UnsatisfiedLinkError if the library is neither named by {@value #PATH_PROPERTY},
+     *     installed ({@code java.library.path}) nor bundled for this platform, cannot be loaded, or
+     *     is not of the JAR's version; the message names what was looked for, or both versions and
+     *     where the library was found
      */
     public static void load() {
         if (loadedFrom != null) {
@@ -83,8 +102,9 @@ public final class NativeLibrary {
     }
 
     /**
-     * Describes where the library was loaded from, for logs: {@code "java.library.path"} or the
-     * absolute path of the extracted file.
+     * Describes where the library was loaded from, for logs: {@code "java.library.path"}, or the
+     * path of the file named by {@value #PATH_PROPERTY}, or the absolute path of the extracted
+     * file.
      *
      * @return the origin, or {@code null} if {@link #load()} has not succeeded yet
      */
@@ -110,14 +130,36 @@ public final class NativeLibrary {
     // Loading
 
     private static String doLoad() {
-        UnsatisfiedLinkError fromLibraryPath;
+        String expected = expectedVersion();
+        String override = System.getProperty(PATH_PROPERTY);
+        if (override != null && !override.isBlank()) {
+            return loadOverride(Paths.get(override).toAbsolutePath(), expected);
+        }
+        UnsatisfiedLinkError notInstalled = loadInstalled();
+        if (notInstalled == null) {
+            requireVersion(expected, "java.library.path (" + foundOnLibraryPath() + ")");
+            return "java.library.path";
+        }
+        return loadBundled(expected, notInstalled);
+    }
+
+    /**
+     * Loads the library from {@code java.library.path}.
+     *
+     * @return {@code null} once loaded, else why not (not installed, or already loaded from that
+     *     path by another class loader)
+     */
+    private static UnsatisfiedLinkError loadInstalled() {
         try {
             System.loadLibrary(LIBRARY_NAME);
-            return "java.library.path";
+            return null;
         } catch (UnsatisfiedLinkError e) {
-            // Not installed, or already loaded from that path by another class loader.
-            fromLibraryPath = e;
+            return e;
         }
+    }
+
+    /** Extracts the bundled copy, loads it and checks its version. */
+    private static String loadBundled(String expected, UnsatisfiedLinkError fromLibraryPath) {
         Path file;
         try {
             file = extractBundled(platformOs(), platformArch(), tempRoot());
@@ -144,13 +186,114 @@ public final class NativeLibrary {
             error.addSuppressed(fromLibraryPath);
             throw error;
         }
+        requireVersion(expected, "the copy bundled in the JAR, extracted to " + file);
+        return file.toString();
+    }
+
+    /** Loads the file named by {@value #PATH_PROPERTY} and checks its version. */
+    private static String loadOverride(Path file, String expected) {
+        try {
+            System.load(file.toString());
+        } catch (UnsatisfiedLinkError e) {
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError(
+                            "cdcjoin: cannot load the native library "
+                                    + file
+                                    + " named by -D"
+                                    + PATH_PROPERTY
+                                    + " ("
+                                    + platformDescription()
+                                    + "): "
+                                    + e.getMessage());
+            error.initCause(e);
+            throw error;
+        }
+        requireVersion(expected, file + " (named by -D" + PATH_PROPERTY + ")");
         return file.toString();
     }
 
     /**
+     * Fails unless the library just loaded reports version {@code expected}.
+     *
+     * @param where where the library was found, for the message
+     */
+    private static void requireVersion(String expected, String where) {
+        String actual;
+        try {
+            actual = version();
+        } catch (UnsatisfiedLinkError e) {
+            actual = "unknown (it has no version(): " + e.getMessage() + ")";
+        }
+        checkVersion(expected, actual, where);
+    }
+
+    /** Throws an {@link UnsatisfiedLinkError} unless {@code actual} equals {@code expected}. */
+    static void checkVersion(String expected, String actual, String where) {
+        if (!expected.equals(actual)) {
+            throw new UnsatisfiedLinkError(
+                    "cdcjoin: the native library found at "
+                            + where
+                            + " is version "
+                            + actual
+                            + ", but this JAR needs version "
+                            + expected
+                            + ". Remove the stale library, or point -D"
+                            + PATH_PROPERTY
+                            + " at a "
+                            + expected
+                            + " build of "
+                            + System.mapLibraryName(LIBRARY_NAME)
+                            + ".");
+        }
+    }
+
+    /** The version the JAR was built for, from {@value #PKGID_RESOURCE}. */
+    static String expectedVersion() {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(PKGID_RESOURCE)) {
+            if (in == null) {
+                throw new UnsatisfiedLinkError(
+                        "cdcjoin: the JAR has no " + PKGID_RESOURCE + " (a broken build)");
+            }
+            return versionOfPkgid(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            UnsatisfiedLinkError error =
+                    new UnsatisfiedLinkError("cdcjoin: cannot read " + PKGID_RESOURCE + ": " + e);
+            error.initCause(e);
+            throw error;
+        }
+    }
+
+    /**
+     * The version in a {@code cargo pkgid}: {@code path+file:///…/jni#cdcjoin-jni@0.1.0} or {@code
+     * …#0.1.0}.
+     */
+    static String versionOfPkgid(String pkgid) {
+        String id = pkgid.strip();
+        int hash = id.lastIndexOf('#');
+        String fragment = id.substring(hash + 1);
+        String version = fragment.substring(fragment.lastIndexOf('@') + 1);
+        if (hash < 0 || !version.matches("[0-9]+\\.[0-9]+\\.[0-9]+([-+][0-9A-Za-z.+-]*)?")) {
+            throw new UnsatisfiedLinkError(
+                    "cdcjoin: " + PKGID_RESOURCE + " holds no cargo package id: \"" + id + "\"");
+        }
+        return version;
+    }
+
+    /** The first {@code java.library.path} entry holding the library file, for messages. */
+    private static String foundOnLibraryPath() {
+        String name = System.mapLibraryName(LIBRARY_NAME);
+        for (String dir : System.getProperty("java.library.path", "").split(File.pathSeparator)) {
+            if (!dir.isEmpty() && Files.isRegularFile(Paths.get(dir, name))) {
+                return Paths.get(dir, name).toAbsolutePath().toString();
+            }
+        }
+        return name + " on java.library.path=" + System.getProperty("java.library.path");
+    }
+
+    /**
      * Copies the bundled library for {@code os}/{@code arch} into a new directory {@code
-     * cdcjoin-jni-<pid>-<random>} under {@code tempRoot}, marked delete-on-exit, after removing
-     * the directories of dead processes there.
+     * cdcjoin-jni-<pid>-<random>} under {@code tempRoot}, marked delete-on-exit, after removing the
+     * directories of dead processes there.
      */
     static Path extractBundled(String os, String arch, Path tempRoot) {
         String resource = resourcePath(os, arch);
@@ -266,7 +409,9 @@ public final class NativeLibrary {
         return RESOURCE_ROOT + "/" + os + "/" + arch + "/" + System.mapLibraryName(LIBRARY_NAME);
     }
 
-    /** This JVM's {@code os.name} normalised: {@code linux}, {@code darwin}, {@code windows}, ... */
+    /**
+     * This JVM's {@code os.name} normalised: {@code linux}, {@code darwin}, {@code windows}, ...
+     */
     static String platformOs() {
         return normalizeOs(System.getProperty("os.name", ""));
     }

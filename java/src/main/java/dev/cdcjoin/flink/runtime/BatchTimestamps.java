@@ -3,9 +3,9 @@ package dev.cdcjoin.flink.runtime;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
- * The timestamps of the input records of a batch, so that what a record causes is emitted with
- * that record's timestamp (or none), as Flink's own operators do, although it is emitted after
- * the batch's native call.
+ * The timestamps of the input records of a batch, so that what a record causes is emitted with that
+ * record's timestamp (or none), as Flink's own operators do, although it is emitted after the
+ * batch's native call.
  */
 final class BatchTimestamps {
 

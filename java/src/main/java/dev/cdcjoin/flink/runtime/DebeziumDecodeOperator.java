@@ -18,12 +18,11 @@ import org.apache.flink.util.OutputTag;
 /**
  * Decodes Debezium change records natively, a batch per native call, into {@link ChangeRecord}s.
  *
- * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max
- * flush delay has passed since its first record (processing time), before a watermark, in {@code
- * prepareSnapshotPreBarrier} and at end of input, so no record crosses a checkpoint barrier.
- * Output records keep their input record's timestamp. Undecodable records go to the side output
- * {@code badRecords} or fail the job, per {@link BadRecordPolicy}; tombstones are counted and
- * dropped.
+ * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max flush
+ * delay has passed since its first record (processing time), before a watermark, in {@code
+ * prepareSnapshotPreBarrier} and at end of input, so no record crosses a checkpoint barrier. Output
+ * records keep their input record's timestamp. Undecodable records go to the side output {@code
+ * badRecords} or fail the job, per {@link BadRecordPolicy}; tombstones are counted and dropped.
  *
  * @param <IN> the input type ({@code byte[]}, {@code String} or {@code Row} envelopes)
  */
@@ -159,7 +158,10 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
             } else {
                 byte[] message = bytes(out, p + 4, out.getInt(p));
                 p += 4 + message.length;
-                bad(firstIndex + index, rawOf(index), new String(message, StandardCharsets.UTF_8),
+                bad(
+                        firstIndex + index,
+                        rawOf(index),
+                        new String(message, StandardCharsets.UTF_8),
                         null);
             }
         }
@@ -199,9 +201,10 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
 
     private static String excerpt(BadRecord r) {
         String raw = r.rawAsString();
-        return raw.length() <= MAX_RAW_IN_MESSAGE ? raw : raw.substring(0, MAX_RAW_IN_MESSAGE) + "…";
+        return raw.length() <= MAX_RAW_IN_MESSAGE
+                ? raw
+                : raw.substring(0, MAX_RAW_IN_MESSAGE) + "…";
     }
-
 
     @Override
     public void endInput() throws Exception {

@@ -16,12 +16,15 @@ final class HeapCopy {
      * Copies {@code direct[0, limit)}.
      *
      * @param direct a native call's output
-     * @return a little-endian heap buffer with the same content and limit, valid until the next call
+     * @return a little-endian heap buffer with the same content and limit, valid until the next
+     *     call
      */
     ByteBuffer of(ByteBuffer direct) {
         int n = direct.limit();
         if (heap.capacity() < n) {
-            heap = ByteBuffer.allocate(Math.max(n, 2 * heap.capacity())).order(ByteOrder.LITTLE_ENDIAN);
+            heap =
+                    ByteBuffer.allocate(Math.max(n, 2 * heap.capacity()))
+                            .order(ByteOrder.LITTLE_ENDIAN);
         }
         direct.get(0, heap.array(), 0, n);
         heap.clear().limit(n);

@@ -135,7 +135,8 @@ public interface InputEncoder<IN> extends Serializable {
                         "expected Row(before, op, after), got " + envelope.getArity() + " fields");
             }
             byte op = op(names != null ? envelope.getField("op") : envelope.getField(1));
-            byte[] before = image(names != null ? envelope.getField("before") : envelope.getField(0));
+            byte[] before =
+                    image(names != null ? envelope.getField("before") : envelope.getField(0));
             byte[] after = image(names != null ? envelope.getField("after") : envelope.getField(2));
             batch.put(op).putSized(before).putSized(after);
         }
@@ -144,7 +145,8 @@ public interface InputEncoder<IN> extends Serializable {
             String s = op == null ? "" : op.toString();
             if (s.length() != 1 || s.charAt(0) > 0x7f) {
                 throw new IllegalArgumentException(
-                        "unknown \"op\" value " + (op == null ? "null" : "\"" + s + "\"")
+                        "unknown \"op\" value "
+                                + (op == null ? "null" : "\"" + s + "\"")
                                 + " (expected \"c\", \"r\", \"u\" or \"d\")");
             }
             return (byte) s.charAt(0);

@@ -57,9 +57,9 @@ final class ManagedMemoryAccount {
     }
 
     /**
-     * Brings the reservation to {@code bytes} of native memory, rounded up to a whole step (at
-     * most the budget); releases only when the state has shrunk by more than a step, so that a
-     * state hovering around a step boundary does not reserve and release on every batch.
+     * Brings the reservation to {@code bytes} of native memory, rounded up to a whole step (at most
+     * the budget); releases only when the state has shrunk by more than a step, so that a state
+     * hovering around a step boundary does not reserve and release on every batch.
      *
      * @param bytes native memory in use
      * @throws ManagedMemoryExceededException if that is more than the operator's share

@@ -3,11 +3,11 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
-import dev.cdcjoin.flink.DebeziumDecoder;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -53,8 +53,7 @@ import org.apache.flink.types.RowKind;
  * <p>A change the engine rejects (one whose unavailable columns, such as Debezium's placeholder for
  * an unchanged TOASTed value, it cannot fill from its state) is not applied; under {@link
  * BadRecordPolicy#FAIL} it fails the job with the engine's message, under {@link
- * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link DebeziumDecoder#BAD_RECORDS} as a {@link
- * BadRecord}.
+ * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link BadRecord#OUTPUT} as a {@link BadRecord}.
  *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
@@ -67,21 +66,27 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Job accumulator: rows in native state at end of input, all subtasks. */
     public static final String ACC_STATE_ROWS = "cdcjoin.state.rows";
+
     /** Job accumulator: heap bytes of native state at end of input, all subtasks. */
     public static final String ACC_STATE_HEAP_BYTES = "cdcjoin.state.heapBytes";
+
     /** Job accumulator: encoded row bytes in native state at end of input, all subtasks. */
     public static final String ACC_STATE_ROW_BYTES = "cdcjoin.state.rowBytes";
+
     /** Job accumulator: rows emitted, all subtasks. */
     public static final String ACC_ROWS_OUT = "cdcjoin.rows.out";
+
     /** Job accumulator: retractions of rows that were not in state, all subtasks. */
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
     /** Bytes of native state a checkpoint takes from the engine at a time. */
     public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
 
-    private final JoinDefinition definition;
+    private final JoinSpec definition;
+
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
+
     /** Where rejected changes go. */
     private final BadRecordPolicy policy;
 
@@ -90,19 +95,25 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
+
     /** Per output column: whether it comes from the left side, and its index there. */
     private transient boolean[] projectedLeft;
+
     private transient int[] projectedColumn;
     private transient BatchTimestamps timestamps;
-    /** The input (0 left, 1 right) of each record of the batch, to name a rejected change's table. */
+
+    /**
+     * The input (0 left, 1 right) of each record of the batch, to name a rejected change's table.
+     */
     private transient byte[] sides;
+
     private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
     private transient ManagedMemoryAccount memory;
 
     private NativeJoinOperator(
-            JoinDefinition definition,
+            JoinSpec definition,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
@@ -115,7 +126,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /**
      * A join operator emitting {@link Row}s (with their {@link RowKind}) of {@link
-     * JoinDefinition#rowTypeInfo()}.
+     * JoinSpec#rowTypeInfo()}.
      *
      * @param definition the join
      * @param batchSize input records per native call
@@ -124,17 +135,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<Row> rows(
-            JoinDefinition definition,
-            int batchSize,
-            long maxFlushDelayMs,
-            BadRecordPolicy policy) {
+            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
     }
 
     /**
-     * A join operator emitting each output row as the native wire format's bytes, both sides
-     * whole (the definition's projection is not applied): see {@link
-     * dev.cdcjoin.flink.RawJoinOutput}.
+     * A join operator emitting each output row as the native wire format's bytes, both sides whole
+     * (the definition's projection is not applied): see {@link dev.cdcjoin.flink.RawJoinOutput}.
      *
      * @param definition the join
      * @param batchSize input records per native call
@@ -143,10 +150,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * @return the operator
      */
     public static NativeJoinOperator<byte[]> bytes(
-            JoinDefinition definition,
-            int batchSize,
-            long maxFlushDelayMs,
-            BadRecordPolicy policy) {
+            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
     }
 
@@ -165,8 +169,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                         maxParallelism,
                         task.getNumberOfParallelSubtasks(),
                         task.getIndexOfThisSubtask());
-        join = new NativeJoin(
-                definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
+        join =
+                new NativeJoin(
+                        definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         if (context.isRestored()) {
             restore(context);
@@ -188,7 +193,17 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             section = DirectBuffers.ensure(section, 0, 4L + length);
             section.clear();
             section.putInt(length).put(payload);
-            int used = join.restore(section, 4 + length);
+            int used;
+            try {
+                used = join.restore(section, 4 + length);
+            } catch (RuntimeException e) {
+                throw new IllegalStateException(
+                        "cannot restore the join state of key group "
+                                + p.getKeyGroupId()
+                                + ": "
+                                + e.getMessage(),
+                        e);
+            }
             if (used != 4 + length) {
                 throw new IllegalStateException(
                         "join state of key group " + p.getKeyGroupId() + " has trailing bytes");
@@ -285,7 +300,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Copies the native counters and accounts the state's memory as managed memory. */
     private void updateStats() {
         join.stats(metrics.stats);
-        memory.track(metrics.stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
+        memory.track(metrics.stats.get(NativeCounters.STATE_HEAP_BYTES));
     }
 
     /**
@@ -308,27 +323,34 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             int rightAt = leftAt + 4 + Math.max(leftLength, 0);
             int rightLength = out.getInt(rightAt);
             int end = rightAt + 4 + Math.max(rightLength, 0);
-            OUT row = raw
-                    ? bytes(out, p + 4, end)
-                    : row(out, out.get(p + 4), leftLength < 0 ? -1 : leftAt + 4,
-                            rightLength < 0 ? -1 : rightAt + 4);
+            OUT row =
+                    raw
+                            ? bytes(out, p + 4, end)
+                            : row(
+                                    out,
+                                    out.get(p + 4),
+                                    leftLength < 0 ? -1 : leftAt + 4,
+                                    rightLength < 0 ? -1 : rightAt + 4);
             output.collect(timestamps.stamp(reuse, row, input));
             metrics.rowsOut.inc();
             p = end;
         }
     }
 
-    /** Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index. */
+    /**
+     * Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index.
+     */
     private int reject(ByteBuffer out, int p, int input) {
         int length = out.getInt(p + 5);
         String message = new String(out.array(), p + 9, length, StandardCharsets.UTF_8);
-        JoinSide side = sides[input] == 0 ? definition.left() : definition.right();
+        SideSpec side = sides[input] == 0 ? definition.left() : definition.right();
         String reason = side.name() + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
-        output.collect(DebeziumDecoder.BAD_RECORDS, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+        output.collect(
+                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
         return p + 9 + length;
     }
 
@@ -356,9 +378,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * Writes the native state as raw keyed state, one section per key group, taken from the
-     * engine in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies
-     * the whole state at once.
+     * Writes the native state as raw keyed state, one section per key group, taken from the engine
+     * in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies the whole
+     * state at once.
      */
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
@@ -381,7 +403,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Writes a chunk's sections, each to its key group; returns the last key group written. */
     private static int writeSections(
-            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy) throws IOException {
+            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy)
+            throws IOException {
         int p = 0;
         int keyGroup = -1;
         while (p < chunk.limit()) {
@@ -417,12 +440,12 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      * #ACC_ROWS_OUT}, {@value #ACC_ABSENT_RETRACTIONS}.
      */
     private void publishAccumulators() {
-        long[] s = metrics.stats;
-        accumulate(ACC_STATE_ROWS, s[NativeJoin.STAT_STATE_ROWS]);
-        accumulate(ACC_STATE_HEAP_BYTES, s[NativeJoin.STAT_STATE_HEAP_BYTES]);
-        accumulate(ACC_STATE_ROW_BYTES, s[NativeJoin.STAT_STATE_ROW_BYTES]);
-        accumulate(ACC_ROWS_OUT, s[NativeJoin.STAT_ROWS_OUT]);
-        accumulate(ACC_ABSENT_RETRACTIONS, s[NativeJoin.STAT_ABSENT_RETRACTIONS]);
+        NativeCounters s = metrics.stats;
+        accumulate(ACC_STATE_ROWS, s.get(NativeCounters.STATE_ROWS));
+        accumulate(ACC_STATE_HEAP_BYTES, s.get(NativeCounters.STATE_HEAP_BYTES));
+        accumulate(ACC_STATE_ROW_BYTES, s.get(NativeCounters.STATE_ROW_BYTES));
+        accumulate(ACC_ROWS_OUT, s.get(NativeCounters.ROWS_OUT));
+        accumulate(ACC_ABSENT_RETRACTIONS, s.get(NativeCounters.ABSENT_RETRACTIONS));
     }
 
     private void accumulate(String name, long value) {
@@ -450,7 +473,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** The operator's metrics; gauges read the counters copied after each batch. */
     static final class JoinMetrics {
-        final long[] stats = new long[NativeJoin.STATS_LENGTH];
+        final NativeCounters stats = new NativeCounters();
         final Counter recordsLeft;
         final Counter recordsRight;
         final Counter rowsOut;
@@ -463,13 +486,14 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             rowsOut = group.counter("cdcjoinRowsOut");
             batches = group.counter("cdcjoinBatches");
             group.gauge("cdcjoinLastBatchSize", () -> lastBatchSize);
-            group.gauge("cdcjoinStateRows", () -> stats[NativeJoin.STAT_STATE_ROWS]);
-            group.gauge("cdcjoinStateKeys", () -> stats[NativeJoin.STAT_STATE_KEYS]);
-            group.gauge("cdcjoinStateRowBytes", () -> stats[NativeJoin.STAT_STATE_ROW_BYTES]);
-            group.gauge("cdcjoinStateHeapBytes", () -> stats[NativeJoin.STAT_STATE_HEAP_BYTES]);
+            group.gauge("cdcjoinStateRows", () -> stats.get(NativeCounters.STATE_ROWS));
+            group.gauge("cdcjoinStateKeys", () -> stats.get(NativeCounters.STATE_KEYS));
+            group.gauge("cdcjoinStateRowBytes", () -> stats.get(NativeCounters.STATE_ROW_BYTES));
+            group.gauge("cdcjoinStateHeapBytes", () -> stats.get(NativeCounters.STATE_HEAP_BYTES));
             group.gauge(
-                    "cdcjoinAbsentRetractions", () -> stats[NativeJoin.STAT_ABSENT_RETRACTIONS]);
-            group.gauge("cdcjoinExpiredRows", () -> stats[NativeJoin.STAT_EXPIRED_ROWS]);
+                    "cdcjoinAbsentRetractions", () -> stats.get(NativeCounters.ABSENT_RETRACTIONS));
+            group.gauge("cdcjoinExpiredRows", () -> stats.get(NativeCounters.EXPIRED_ROWS));
+            group.gauge("cdcjoinRejectedChanges", () -> stats.get(NativeCounters.REJECTED));
         }
 
         void batch(int size) {
@@ -479,12 +503,11 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * The native counters after the last batch (see {@code NativeJoin.STAT_*}), for tests and
-     * summaries.
+     * The native counters after the last batch, for tests and summaries.
      *
      * @return a copy
      */
-    public long[] nativeStats() {
-        return metrics == null ? new long[NativeJoin.STATS_LENGTH] : metrics.stats.clone();
+    public NativeCounters nativeStats() {
+        return metrics == null ? new NativeCounters() : metrics.stats.copy();
     }
 }

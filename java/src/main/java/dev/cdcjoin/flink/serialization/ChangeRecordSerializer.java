@@ -13,7 +13,9 @@ import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
-/** Serializes a {@link ChangeRecord} as {@code kind u8 | keyLength i32 | key | rowLength i32 | row}. */
+/**
+ * Serializes a {@link ChangeRecord} as {@code kind u8 | keyLength i32 | key | rowLength i32 | row}.
+ */
 public final class ChangeRecordSerializer extends TypeSerializerSingleton<ChangeRecord> {
 
     private static final long serialVersionUID = 1L;

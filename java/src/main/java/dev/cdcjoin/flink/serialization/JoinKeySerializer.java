@@ -89,8 +89,10 @@ public final class JoinKeySerializer extends TypeSerializerSingleton<JoinKey> {
         return bytes;
     }
 
-    /** Copies one length-prefixed array (through a {@code byte[]}: not every view grows on
-     * {@link DataOutputView#write(DataInputView, int)}). */
+    /**
+     * Copies one length-prefixed array (through a {@code byte[]}: not every view grows on {@link
+     * DataOutputView#write(DataInputView, int)}).
+     */
     static void copyBytes(DataInputView source, DataOutputView target) throws IOException {
         writeBytes(readBytes(source), target);
     }

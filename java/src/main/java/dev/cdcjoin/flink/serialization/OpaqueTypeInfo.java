@@ -5,8 +5,8 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /**
- * The type information of a class with a serializer of its own and no fields Flink needs to see:
- * an atomic type that can be a key (its {@code equals} and {@code hashCode} work on content).
+ * The type information of a class with a serializer of its own and no fields Flink needs to see: an
+ * atomic type that can be a key (its {@code equals} and {@code hashCode} work on content).
  *
  * @param <T> the type
  */

@@ -23,15 +23,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /** The demo: its options, its Kafka sources (without a broker), and a run on the built-in trace. */
 class UsersDomainsDemoTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
 
     @Test
     void parsesTheKafkaOptions() {
-        UsersDomainsDemo.Options o = UsersDomainsDemo.Options.parse(new String[] {
-            "--join-type full --kafka-bootstrap localhost:9092 --users-topic shop.public.users"
-                    + " --domains-topic shop.public.domains --kafka-group g1 --follow true"
-        });
+        UsersDomainsDemo.Options o =
+                UsersDomainsDemo.Options.parse(
+                        new String[] {
+                            "--join-type full --kafka-bootstrap localhost:9092 --users-topic shop.public.users"
+                                    + " --domains-topic shop.public.domains --kafka-group g1 --follow true"
+                        });
         assertEquals(JoinType.FULL, o.joinType);
         assertEquals("localhost:9092", o.kafkaBootstrap);
         assertEquals("shop.public.users", o.usersTopic);
@@ -42,19 +43,23 @@ class UsersDomainsDemoTest {
         assertNull(defaults.kafkaBootstrap);
         assertEquals("users", defaults.usersTopic);
         assertEquals("domains", defaults.domainsTopic);
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> UsersDomainsDemo.Options.parse(new String[] {"--kafka-bootstrap"}));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> UsersDomainsDemo.Options.parse(new String[] {"--kafka x"}));
     }
 
     @Test
     void kafkaSourcesAreBoundedUnlessFollowing() {
-        UsersDomainsDemo.Options o = UsersDomainsDemo.Options.parse(
-                new String[] {"--kafka-bootstrap localhost:9092"});
-        assertEquals(Boundedness.BOUNDED, UsersDomainsDemo.kafkaSource(o, "users").getBoundedness());
+        UsersDomainsDemo.Options o =
+                UsersDomainsDemo.Options.parse(new String[] {"--kafka-bootstrap localhost:9092"});
+        assertEquals(
+                Boundedness.BOUNDED, UsersDomainsDemo.kafkaSource(o, "users").getBoundedness());
         o.follow = true;
-        assertEquals(Boundedness.CONTINUOUS_UNBOUNDED,
+        assertEquals(
+                Boundedness.CONTINUOUS_UNBOUNDED,
                 UsersDomainsDemo.kafkaSource(o, "users").getBoundedness());
     }
 
@@ -62,18 +67,21 @@ class UsersDomainsDemoTest {
     void tombstonesBecomeEmptyMessages() throws Exception {
         UsersDomainsDemo.ValueBytes values = new UsersDomainsDemo.ValueBytes();
         List<byte[]> out = new ArrayList<>();
-        Collector<byte[]> collector = new Collector<>() {
-            @Override
-            public void collect(byte[] record) {
-                out.add(record);
-            }
+        Collector<byte[]> collector =
+                new Collector<>() {
+                    @Override
+                    public void collect(byte[] record) {
+                        out.add(record);
+                    }
 
-            @Override
-            public void close() {}
-        };
-        values.deserialize(new ConsumerRecord<>("users", 0, 0, null, "{}".getBytes(StandardCharsets.UTF_8)),
+                    @Override
+                    public void close() {}
+                };
+        values.deserialize(
+                new ConsumerRecord<>("users", 0, 0, null, "{}".getBytes(StandardCharsets.UTF_8)),
                 collector);
-        values.deserialize(new ConsumerRecord<>("users", 0, 1, "k".getBytes(StandardCharsets.UTF_8), null),
+        values.deserialize(
+                new ConsumerRecord<>("users", 0, 1, "k".getBytes(StandardCharsets.UTF_8), null),
                 collector);
         assertArrayEquals("{}".getBytes(StandardCharsets.UTF_8), out.get(0));
         assertArrayEquals(new byte[0], out.get(1));
@@ -85,7 +93,8 @@ class UsersDomainsDemoTest {
         PrintStream old = System.out;
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            UsersDomainsDemo.main(new String[] {"--join-type LEFT --changes 500 --users 50 --print 5"});
+            UsersDomainsDemo.main(
+                    new String[] {"--join-type LEFT --changes 500 --users 50 --print 5"});
         } finally {
             System.setOut(old);
         }

@@ -2,16 +2,14 @@ package dev.cdcjoin.flink.javajoin;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.DebeziumFormat;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.types.Row;
@@ -86,7 +84,9 @@ class DebeziumJsonDecoderTest {
     void everyOp() {
         assertEquals(
                 List.of("+I[1, Ana, 12.50]"),
-                strings(decode("{\"before\":null,\"after\":{\"id\":1,\"name\":\"Ana\",\"score\":\"BOI=\"},\"op\":\"c\"}")));
+                strings(
+                        decode(
+                                "{\"before\":null,\"after\":{\"id\":1,\"name\":\"Ana\",\"score\":\"12.50\"},\"op\":\"c\"}")));
         assertEquals(
                 List.of("+I[1, Ana, null]"),
                 strings(decode("{\"op\":\"r\",\"after\":{\"id\":1,\"name\":\"Ana\"}}")));
@@ -98,7 +98,9 @@ class DebeziumJsonDecoderTest {
                                         + "\"source\":{\"db\":\"x\",\"n\":[1,{\"a\":2}]},\"op\":\"u\",\"ts_ms\":1}")));
         assertEquals(
                 List.of("-D[1, Ana, null]"),
-                strings(decode("{\"before\":{\"id\":1,\"name\":\"Ana\"},\"after\":null,\"op\":\"d\"}")));
+                strings(
+                        decode(
+                                "{\"before\":{\"id\":1,\"name\":\"Ana\"},\"after\":null,\"op\":\"d\"}")));
         DebeziumJsonDecoder di = new DebeziumJsonDecoder("users", USERS, true);
         assertEquals(
                 List.of("-D[1, Ana, null]", "+I[1, Bo, null]"),
@@ -134,7 +136,9 @@ class DebeziumJsonDecoderTest {
         // A payload that is not an object does not make a wrapper.
         assertEquals(
                 List.of("+I[6, null, null]"),
-                strings(decode("{\"schema\":1,\"payload\":\"p\",\"op\":\"c\",\"after\":{\"id\":6}}")));
+                strings(
+                        decode(
+                                "{\"schema\":1,\"payload\":\"p\",\"op\":\"c\",\"after\":{\"id\":6}}")));
     }
 
     @Test
@@ -156,177 +160,6 @@ class DebeziumJsonDecoderTest {
         assertEquals(
                 List.of("-D[1, null, null]"),
                 strings(decode("{\"op\":\"d\",\"before\":{\"id\":1},\"after\":{\"id\":true}}")));
-    }
-
-    // ------------------------------------------------------------------------------ types
-
-    private static Object value(String type, String json) {
-        DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder("t", CdcSchema.of(Column.nullable("c", type)));
-        List<Row> rows = decode(d, "{\"op\":\"c\",\"after\":{\"c\":" + json + "}}");
-        return rows.get(0).getField(0);
-    }
-
-    private static String valueError(String type, String json) {
-        DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder("t", CdcSchema.of(Column.nullable("c", type)));
-        return error(d, "{\"op\":\"c\",\"after\":{\"c\":" + json + "}}");
-    }
-
-    private static void mistyped(String type, String json) {
-        String e = valueError(type, json);
-        assertTrue(e.contains(": expected "), type + " " + json + ": " + e);
-    }
-
-    private static void outOfRange(String type, String json) {
-        String e = valueError(type, json);
-        assertTrue(e.endsWith(" is out of range"), type + " " + json + ": " + e);
-    }
-
-    @Test
-    void booleansAndIntegers() {
-        assertEquals(true, value("BOOLEAN", "true"));
-        assertEquals(false, value("BOOLEAN", "false"));
-        mistyped("BOOLEAN", "1");
-        assertEquals(Integer.MIN_VALUE, value("INT", "-2147483648"));
-        outOfRange("INT", "2147483648");
-        mistyped("INT", "1.5");
-        mistyped("INT", "\"1\"");
-        assertEquals(-9007199254740993L, value("BIGINT", "-9007199254740993"));
-        outOfRange("BIGINT", "18446744073709551616");
-        assertNull(value("INT", "null"));
-        assertEquals(
-                "column \"c\" (INT) of the \"after\" row: expected a JSON integer, found \"1\"",
-                valueError("INT", "\"1\""));
-        assertEquals(
-                "column \"c\" (INT) of the \"after\" row: value 2147483648 is out of range",
-                valueError("INT", "2147483648"));
-    }
-
-    @Test
-    void floats() {
-        assertEquals(0.0025, value("DOUBLE", "2.5e-3"));
-        assertEquals(0.1f, value("FLOAT", "0.1"));
-        assertEquals(7.0, value("DOUBLE", "7"));
-        assertTrue(Double.isNaN((Double) value("DOUBLE", "\"NaN\"")));
-        assertEquals(Float.NEGATIVE_INFINITY, value("FLOAT", "\"-Infinity\""));
-        assertEquals(Double.POSITIVE_INFINITY, value("DOUBLE", "\"Infinity\""));
-        outOfRange("FLOAT", "1e40");
-        outOfRange("DOUBLE", "1e400");
-        mistyped("DOUBLE", "\"1.5\"");
-        mistyped("FLOAT", "true");
-    }
-
-    @Test
-    void decimalsInEveryDebeziumMode() {
-        String t = "DECIMAL(10, 2)";
-        // precise: base64 of the unscaled value (1234 = 0x04d2, -1234 = 0xfb2e)
-        assertEquals(new BigDecimal("12.34"), value(t, "\"BNI=\""));
-        assertEquals(new BigDecimal("-12.34"), value(t, "\"+y4=\""));
-        assertEquals(new BigDecimal("12.34"), value(t, "\"BN\\u0049=\""));
-        // double: a JSON number, rounded HALF_UP from its text
-        assertEquals(new BigDecimal("12.34"), value(t, "12.34"));
-        assertEquals(new BigDecimal("12.35"), value(t, "12.345"));
-        assertEquals(new BigDecimal("-0.10"), value(t, "-0.1"));
-        assertEquals(new BigDecimal("3.00"), value(t, "3"));
-        assertEquals(new BigDecimal("-12.35"), value(t, "-12.345"));
-        // string
-        assertEquals(new BigDecimal("12.34"), value(t, "\"12.34\""));
-        assertEquals(new BigDecimal("-5.00"), value(t, "\"-5\""));
-        assertEquals(new BigDecimal("120.00"), value(t, "\"1.2e2\""));
-        // VariableScaleDecimal: 12345 at scale 3 -> 12.35 (0x3039)
-        assertEquals(new BigDecimal("12.35"), value(t, "{\"scale\":3,\"value\":\"MDk=\"}"));
-        assertEquals(
-                new BigDecimal("1234.50"), value(t, "{\"value\":\"MDk=\",\"scale\":1,\"extra\":0}"));
-        // precision
-        outOfRange(t, "123456789.01");
-        outOfRange(t, "99999999.995"); // rounds up to 11 digits
-        outOfRange("DECIMAL(3, 0)", "\"A+g=\""); // 1000
-        outOfRange(t, "{\"scale\":0,\"value\":\"AQAAAAAAAAAAAAAAAAAAAAAA\"}");
-        outOfRange(t, "1e400");
-        assertEquals(new BigDecimal("0.00"), value(t, "1e-400"));
-        // not decimals
-        for (String bad :
-                new String[] {
-                    "\"12,5\"", "true", "\"\"", "{\"scale\":\"x\",\"value\":\"AQ==\"}", "{\"scale\":1}",
-                    "[1]", "\"1e\"", "\"--1\""
-                }) {
-            mistyped(t, bad);
-        }
-        assertTrue(
-                valueError(t, "{\"scale\":1}").endsWith("found {\"scale\":1}"),
-                valueError(t, "{\"scale\":1}"));
-        // An all-digit string whose length is a multiple of 4 reads as base64, as natively.
-        assertEquals(new BigDecimal("-26672.12"), value(t, "\"1000\""));
-        assertEquals(
-                new BigDecimal("1234567890123456789012345678901234.5678"),
-                value("DECIMAL(38, 4)", "\"1234567890123456789012345678901234.5678\""));
-    }
-
-    @Test
-    void stringsAndBytes() {
-        assertEquals("héllo", value("STRING", "\"héllo\""));
-        assertEquals("a\"b\né", value("STRING", "\"a\\\"b\\n\\u00e9\""));
-        assertEquals("", value("STRING", "\"\""));
-        mistyped("STRING", "42");
-        assertArrayEquals(new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", "\"AQL/\""));
-        assertArrayEquals(new byte[] {1, 2, (byte) 255}, (byte[]) value("BYTES", "\"AQL\\/\""));
-        assertArrayEquals(new byte[0], (byte[]) value("BYTES", "\"\""));
-        mistyped("BYTES", "\"!!\"");
-        mistyped("BYTES", "[1]");
-    }
-
-    @Test
-    void datesAndTimestamps() {
-        assertEquals(LocalDate.of(2024, 1, 31), value("DATE", "19753"));
-        assertEquals(LocalDate.of(2024, 1, 31), value("DATE", "\"2024-01-31\""));
-        assertEquals(LocalDate.of(1969, 12, 31), value("DATE", "-1"));
-        assertEquals(LocalDate.of(2024, 2, 29), value("DATE", "\"2024-02-29\""));
-        outOfRange("DATE", "99999999999");
-        for (String bad :
-                new String[] {
-                    "\"2023-02-29\"", "\"2024-13-01\"", "\"2024-01-00\"", "\"2024-1-31\"",
-                    "\"2024-01-31T00:00\"", "1.5", "true", "\"31/01/2024\""
-                }) {
-            mistyped("DATE", bad);
-        }
-        LocalDateTime ms = LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_000_000);
-        assertEquals(ms, value("TIMESTAMP(3)", "1706696130123"));
-        assertEquals(
-                LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_456_000),
-                value("TIMESTAMP(6)", "1706696130123456"));
-        assertEquals(
-                LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_456_789),
-                value("TIMESTAMP(9)", "1706696130123456789"));
-        assertEquals(
-                LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_456_000),
-                value("TIMESTAMP(6)", "\"2024-01-31T10:15:30.123456\""));
-        assertEquals(
-                LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_456_000),
-                value("TIMESTAMP(6)", "\"2024-01-31 10:15:30.123456789Z\""),
-                "sub-microsecond digits dropped for p <= 6");
-        assertEquals(
-                LocalDateTime.of(2024, 1, 31, 10, 15), value("TIMESTAMP(3)", "\"2024-01-31T10:15\""));
-        assertEquals(
-                LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_000_000),
-                value("TIMESTAMP(3)", "-1"));
-        assertEquals(
-                LocalDateTime.of(2262, 4, 11, 23, 47, 16, 854_775_807),
-                value("TIMESTAMP(9)", "9223372036854775807"));
-        outOfRange("TIMESTAMP(3)", "9223372036854775807");
-        outOfRange("TIMESTAMP(9)", "\"9999-01-01T00:00:00\"");
-        mistyped("TIMESTAMP(3)", "true");
-        mistyped("TIMESTAMP(3)", "\"2024-01-31T25:00\"");
-        mistyped("TIMESTAMP(3)", "\"2024-01-31T10:15:30.1234567890\"");
-        // What the shared vector prints.
-        assertEquals(
-                "+I[2024-02-01T08:00]",
-                decode(
-                                new DebeziumJsonDecoder(
-                                        "t", CdcSchema.of(Column.nullable("c", "TIMESTAMP(3)"))),
-                                "{\"op\":\"c\",\"after\":{\"c\":1706774400000}}")
-                        .get(0)
-                        .toString());
     }
 
     // ------------------------------------------------------------------------------ errors
@@ -416,7 +249,7 @@ class DebeziumJsonDecoderTest {
         String json =
                 "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":[],"
                         + "\"optional\":true,\"field\":\"before\"}],\"optional\":false,\"name\":\"e\"},"
-                        + "\"payload\":{\"before\":{\"id\":1,\"name\":\"a\",\"score\":\"AMg=\"},"
+                        + "\"payload\":{\"before\":{\"id\":1,\"name\":\"a\",\"score\":\"2.0\"},"
                         + "\"after\":{\"id\":1,\"name\":\"b\",\"score\":2.5},"
                         + "\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
                         + "\"name\":\"demo\",\"ts_ms\":1706696130000,\"snapshot\":\"false\",\"db\":\"d\","
@@ -424,5 +257,281 @@ class DebeziumJsonDecoderTest {
                         + "\"txId\":1,\"lsn\":2,\"xmin\":null},\"op\":\"u\",\"ts_ms\":1706696130123,"
                         + "\"transaction\":null}}";
         assertEquals(List.of("-U[1, a, 2.00]", "+U[1, b, 2.50]"), strings(decode(json)));
+    }
+
+    // ------------------------------------------------------------------------------ formats
+
+    private static final CdcSchema DOCS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.notNull("body", "STRING"),
+                    Column.nullable("blob", "BYTES"),
+                    Column.nullable("n", "INT"));
+
+    private static DebeziumJsonDecoder docs(DebeziumFormat f) {
+        return new DebeziumJsonDecoder(
+                new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
+    }
+
+    private static final String PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==";
+
+    @Test
+    void placeholdersAreUnavailableNeverTheValue() {
+        DebeziumJsonDecoder d = docs(DebeziumFormat.defaults());
+        // Postgres at REPLICA IDENTITY DEFAULT: an update that leaves the TOASTed columns alone.
+        List<Row> rows =
+                decode(
+                        d,
+                        "{\"op\":\"c\",\"after\":{\"id\":7,"
+                                + "\"body\":\"__debezium_unavailable_value\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\",\"n\":1}}");
+        assertEquals(List.of("+I[7, <unavailable>, <unavailable>, 1]"), strings(rows));
+        assertTrue(Unavailable.is(rows.get(0).getField(1)));
+        // REPLICA IDENTITY FULL: the same message's before carries the values.
+        rows =
+                decode(
+                        d,
+                        "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"long\",\"blob\":\"AQI=\",\"n\":1},"
+                                + "\"after\":{\"id\":7,\"body\":\"__debezium_unavailable_value\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\",\"n\":2}}");
+        assertEquals("long", rows.get(1).getField(1));
+        assertArrayEquals(new byte[] {1, 2}, (byte[]) rows.get(1).getField(2));
+        // A null in before does not stand in (Postgres TOASTs only values that are not null).
+        rows =
+                decode(
+                        d,
+                        "{\"op\":\"u\",\"before\":{\"id\":7,\"body\":\"x\",\"blob\":null},"
+                                + "\"after\":{\"id\":7,\"body\":\"y\",\"blob\":\""
+                                + PLACEHOLDER_B64
+                                + "\"}}");
+        assertTrue(Unavailable.is(rows.get(1).getField(2)));
+        // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the
+        // default.
+        DebeziumJsonDecoder hex =
+                docs(
+                        DebeziumFormat.defaults()
+                                .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX)
+                                .withUnavailablePlaceholder("??"));
+        rows = decode(hex, "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"??\",\"blob\":\"??\"}}");
+        assertEquals(List.of("+I[1, <unavailable>, <unavailable>, null]"), strings(rows));
+        assertArrayEquals(
+                new byte[] {0x3f, 0x3f},
+                (byte[])
+                        decode(
+                                        hex,
+                                        "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"x\",\"blob\":\"3f3F\"}}")
+                                .get(0)
+                                .getField(2),
+                "the placeholder's bytes in hex are a value");
+        // Any column read from a JSON string: a decimal in string mode, a timestamp string.
+        CdcSchema other =
+                CdcSchema.of(
+                        Column.notNull("id", "INT"),
+                        Column.nullable("price", "DECIMAL(10, 2)"),
+                        Column.nullable("at", "TIMESTAMP(3)"));
+        DebeziumJsonDecoder any =
+                new DebeziumJsonDecoder(
+                        new SideSpec(
+                                "o",
+                                other,
+                                List.of("id"),
+                                List.of("id"),
+                                null,
+                                DebeziumFormat.defaults()
+                                        .withDecimalHandling(
+                                                DebeziumFormat.DecimalHandling.STRING)),
+                        false);
+        assertEquals(
+                List.of("+I[1, <unavailable>, <unavailable>]"),
+                strings(
+                        decode(
+                                any,
+                                "{\"op\":\"c\",\"after\":{\"id\":1,"
+                                        + "\"price\":\"__debezium_unavailable_value\",\"at\":\"__debezium_unavailable_value\"}}")));
+        rows =
+                decode(
+                        hex,
+                        "{\"op\":\"r\",\"after\":{\"id\":1,\"body\":\"__debezium_unavailable_value\"}}");
+        assertEquals(List.of("+I[1, __debezium_unavailable_value, null, null]"), strings(rows));
+    }
+
+    @Test
+    void upsertModeTakesUpdatesWithoutBeforeAndDeletesByKey() {
+        DebeziumJsonDecoder strict = docs(DebeziumFormat.defaults());
+        String update =
+                "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":7,\"body\":\"b\",\"n\":2}}";
+        String delete =
+                "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":null,\"blob\":null,\"n\":null}}";
+        assertTrue(
+                error(strict, update).startsWith("The \"before\" field of UPDATE message is null"));
+        assertTrue(
+                error(strict, delete)
+                        .contains("\"body\" of the \"before\" row is declared NOT NULL"));
+        DebeziumFormat upsert = DebeziumFormat.defaults().withUpsert(true);
+        assertEquals(List.of("+U[7, b, null, 2]"), strings(decode(docs(upsert), update)));
+        DebeziumJsonDecoder di =
+                new DebeziumJsonDecoder(
+                        new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, upsert),
+                        true);
+        assertEquals(List.of("+I[7, b, null, 2]"), strings(decode(di, update)));
+        assertEquals(
+                List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
+                strings(decode(docs(upsert), delete)));
+        // An update of the primary key sends the old key only.
+        assertEquals(
+                List.of("-U[7, <unavailable>, <unavailable>, <unavailable>]", "+U[8, b, null, 2]"),
+                strings(
+                        decode(
+                                docs(upsert),
+                                "{\"op\":\"u\",\"before\":{\"id\":7},"
+                                        + "\"after\":{\"id\":8,\"body\":\"b\",\"n\":2}}")));
+        // A whole before (REPLICA IDENTITY FULL) is still the row; a delete needs its key.
+        assertEquals(
+                List.of("-D[7, a, null, null]"),
+                strings(
+                        decode(
+                                docs(upsert),
+                                "{\"op\":\"d\",\"before\":{\"id\":7,\"body\":\"a\"}}")));
+        assertTrue(
+                error(docs(upsert), "{\"op\":\"d\",\"before\":null}")
+                        .startsWith("The \"before\" field of DELETE"));
+    }
+
+    @Test
+    void aWrappedMessagesSchemaDecidesTheEncoding() {
+        CdcSchema schema =
+                CdcSchema.of(
+                        Column.notNull("id", "INT"),
+                        Column.nullable("price", "DECIMAL(12, 2)"),
+                        Column.nullable("ts", "TIMESTAMP(3)"),
+                        Column.nullable("amount", "DECIMAL(12, 2)"),
+                        Column.nullable("day", "DATE"));
+        DebeziumJsonDecoder d =
+                new DebeziumJsonDecoder(
+                        new SideSpec("t", schema, List.of("id"), null, null), false);
+        String fields =
+                "[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
+                        + "\"parameters\":{\"scale\":\"3\",\"connect.decimal.precision\":\"12\"},\"field\":\"price\"},"
+                        + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"ts\"},"
+                        + "{\"type\":\"struct\",\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"amount\"},"
+                        + "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\",\"field\":\"day\"}]";
+        String schemaJson =
+                "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"before\"},{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"after\"}]}";
+        String payload =
+                "{\"op\":\"c\",\"after\":{\"id\":1,\"price\":\"MDk=\",\"ts\":1706696130123456,"
+                        + "\"amount\":{\"scale\":1,\"value\":\"MDk=\"},\"day\":19753}}";
+        String expected = "[+I[1, 12.35, 2024-01-31T10:15:30.123, 1234.50, 2024-01-31]]";
+        assertEquals(
+                expected,
+                strings(decode(d, "{\"schema\":" + schemaJson + ",\"payload\":" + payload + "}"))
+                        .toString());
+        assertEquals(
+                expected,
+                strings(decode(d, "{\"payload\":" + payload + ",\"schema\":" + schemaJson + "}"))
+                        .toString());
+        // The same payload unwrapped is read as the (default) format declares: a named error.
+        String e = error(d, payload);
+        assertTrue(
+                e.startsWith(
+                        "column \"price\" (DECIMAL(12, 2)) of the \"after\" row: expected a JSON number or decimal text"),
+                e);
+    }
+
+    @Test
+    void aWrappedMessagesSchemaNamesTimeZonesStringsAndBytes() {
+        CdcSchema schema =
+                CdcSchema.of(
+                        Column.notNull("id", "INT"),
+                        Column.nullable("t", "TIME(3)"),
+                        Column.nullable("at", "TIMESTAMP_LTZ(3)"),
+                        Column.nullable("price", "DECIMAL(10, 2)"),
+                        Column.nullable("blob", "BYTES"),
+                        Column.nullable("big", "DECIMAL(10, 2)"));
+        DebeziumFormat hex =
+                DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
+        DebeziumJsonDecoder d =
+                new DebeziumJsonDecoder(
+                        new SideSpec("t", schema, List.of("id"), null, null, hex), false);
+        String fields =
+                "[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\",\"field\":\"t\"},"
+                        + "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\",\"field\":\"at\"},"
+                        + "{\"type\":\"string\",\"field\":\"price\"},"
+                        + "{\"type\":\"bytes\",\"field\":\"blob\"},"
+                        + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"field\":\"big\"}]";
+        String wrapper =
+                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + fields
+                        + ",\"field\":\"after\"}]},\"payload\":";
+        String payload =
+                "{\"op\":\"r\",\"after\":{\"id\":1,\"t\":37800123456,"
+                        + "\"at\":\"2024-01-31T10:15:30.123456Z\",\"price\":\"1000\",\"blob\":\"AQI=\"}}";
+        Row row = decode(d, wrapper + payload + "}").get(0);
+        assertEquals(
+                "+I[1, 10:30:00.123, 2024-01-31T10:15:30.123Z, 1000.00, [1, 2], null]",
+                row.toString());
+        // A logical type the declared type cannot hold is an error, not a reading in another unit.
+        String date =
+                "[{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
+        String w =
+                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+                        + date
+                        + ",\"field\":\"after\"}]},\"payload\":{\"op\":\"r\",\"after\":{\"id\":1,\"t\":5}}}";
+        assertEquals(
+                "column \"t\" (TIME(3)) of the \"after\" row: found 5: the message's schema says"
+                        + " io.debezium.time.MicroTimestamp, which is not an encoding of TIME(3)",
+                error(d, w));
+        // A Decimal without its scale parameter cannot be read: never a guessed scale.
+        String e = error(d, wrapper + "{\"op\":\"r\",\"after\":{\"id\":1,\"big\":\"BNI=\"}}}");
+        assertTrue(e.endsWith("has no \"scale\" parameter"), e);
+    }
+
+    private static List<String> upsert(DebeziumJsonDecoder d, String key, String value) {
+        List<Row> out = new ArrayList<>();
+        d.decodeUpsert(
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8),
+                7,
+                collector(out));
+        return strings(out);
+    }
+
+    private static String upsertError(DebeziumJsonDecoder d, String key, String value) {
+        return assertThrows(DebeziumDecodeException.class, () -> upsert(d, key, value)).reason();
+    }
+
+    @Test
+    void upsertKafkaRecords() {
+        DebeziumJsonDecoder d = docs(DebeziumFormat.defaults().withUpsert(true));
+        assertEquals(
+                List.of("+I[7, b, null, 2]"),
+                upsert(d, "{\"id\":7}", "{\"id\":7,\"body\":\"b\",\"n\":2}"));
+        assertEquals(
+                List.of("-D[7, <unavailable>, <unavailable>, <unavailable>]"),
+                upsert(d, "{\"id\":7}", null));
+        assertEquals(
+                List.of("-D[8, <unavailable>, <unavailable>, <unavailable>]"),
+                upsert(d, "{\"id\":8}", " null "));
+        assertEquals(
+                "the \"before\" row holds only key columns (upsert mode: a delete by key) but its"
+                        + " primary key column \"id\" is missing or null",
+                upsertError(d, "{\"other\":1}", null));
+        assertTrue(
+                upsertError(d, null, null)
+                        .startsWith("an upsert-kafka delete (a null value) needs"));
+        assertTrue(upsertError(d, null, "[1]").startsWith("malformed JSON: invalid type: [1]"));
+        assertEquals(
+                "column \"body\" of the \"after\" row is declared NOT NULL but is missing or null",
+                upsertError(d, null, "{\"id\":7}"));
+        assertTrue(
+                upsertError(docs(DebeziumFormat.defaults()), "{\"id\":7}", null)
+                        .startsWith("upsert-kafka records need upsert mode"));
     }
 }

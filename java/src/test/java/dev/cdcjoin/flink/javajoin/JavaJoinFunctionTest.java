@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.Support.Event;
@@ -27,8 +27,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@link JavaJoinFunction} in Flink's operator test harness: records in an exact order, state TTL
- * on a controlled clock, snapshot and restore. Covers the native join's deliberate differences
- * from Flink (upserts, absent retractions, duplicates, null keys) and its insertion order.
+ * on a controlled clock, snapshot and restore. Covers the native join's deliberate differences from
+ * Flink (upserts, absent retractions, duplicates, null keys) and its insertion order.
  */
 class JavaJoinFunctionTest {
 
@@ -39,7 +39,7 @@ class JavaJoinFunctionTest {
         final DebeziumJsonDecoder rightDecoder;
         private int taken;
 
-        Join(JoinDefinition def, OperatorSubtaskState state) throws Exception {
+        Join(JoinSpec def, OperatorSubtaskState state) throws Exception {
             JavaJoin join = JavaJoin.of(def);
             harness =
                     new KeyedTwoInputStreamOperatorTestHarness<>(
@@ -56,7 +56,7 @@ class JavaJoinFunctionTest {
             rightDecoder = join.rightDecoder();
         }
 
-        Join(JoinDefinition def) throws Exception {
+        Join(JoinSpec def) throws Exception {
             this(def, null);
         }
 
@@ -124,10 +124,10 @@ class JavaJoinFunctionTest {
                     Column.nullable("user_id", "INT"),
                     Column.nullable("domain", "STRING"));
 
-    static JoinDefinition usersDomains(JoinType type, Duration ttl, boolean failOnAbsent) {
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), List.of("id"), ttl),
-                new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), ttl),
+    static JoinSpec usersDomains(JoinType type, Duration ttl, boolean failOnAbsent) {
+        return new JoinSpec(
+                new SideSpec("users", USERS, List.of("id"), List.of("id"), ttl),
+                new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), ttl),
                 type,
                 failOnAbsent,
                 null,
@@ -158,9 +158,9 @@ class JavaJoinFunctionTest {
         assertEquals(StateLayout.HAS_PRIMARY_KEY, j.rightLayout());
         JavaJoin n =
                 JavaJoin.of(
-                        new JoinDefinition(
-                                new JoinSide("users", USERS, List.of("id"), null, null),
-                                new JoinSide("domains", DOMAINS, List.of("user_id"), null, null),
+                        new JoinSpec(
+                                new SideSpec("users", USERS, List.of("id"), null, null),
+                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
                                 JoinType.INNER,
                                 false,
                                 null,
@@ -172,9 +172,19 @@ class JavaJoinFunctionTest {
                         IllegalArgumentException.class,
                         () ->
                                 JavaJoin.of(
-                                        new JoinDefinition(
-                                                new JoinSide("users", USERS, List.of("name"), null, null),
-                                                new JoinSide("domains", DOMAINS, List.of("user_id"), null, null),
+                                        new JoinSpec(
+                                                new SideSpec(
+                                                        "users",
+                                                        USERS,
+                                                        List.of("name"),
+                                                        null,
+                                                        null),
+                                                new SideSpec(
+                                                        "domains",
+                                                        DOMAINS,
+                                                        List.of("user_id"),
+                                                        null,
+                                                        null),
                                                 JoinType.INNER,
                                                 false,
                                                 null,
@@ -183,17 +193,28 @@ class JavaJoinFunctionTest {
     }
 
     @Test
-    void anUpsertDoesNotCountANewMatch() throws Exception {
+    void anUpsertReplacesTheStoredRowAndDoesNotCountANewMatch() throws Exception {
         // FLINK-40681: Flink counts the upsert as a second match, so deleting the domain later
-        // does not bring back the null-padded user. Here the count stays 1.
+        // does not bring back the null-padded user. Here the stored row is retracted first (as
+        // Flink after a ChangelogNormalize), and the count stays 1. (Changed by design: this
+        // upsert used to emit only the new joined row, leaving a.com's joined row stale.)
         try (Join j = new Join(usersDomains(JoinType.LEFT, null, false))) {
             j.left(ins(1, "Ana"));
             j.right(ins(10, 1, "a.com"));
             assertEquals(
-                    List.of("+I[1, Ana, null, null, null]", "-D[1, Ana, null, null, null]", "+I[1, Ana, 10, 1, a.com]"),
+                    List.of(
+                            "+I[1, Ana, null, null, null]",
+                            "-D[1, Ana, null, null, null]",
+                            "+I[1, Ana, 10, 1, a.com]"),
                     j.take());
             j.right(ua(10, 1, "b.com")); // +U without -U: replaces by primary key
-            assertEquals(List.of("+I[1, Ana, 10, 1, b.com]"), j.take());
+            assertEquals(
+                    List.of(
+                            "-U[1, Ana, 10, 1, a.com]",
+                            "+I[1, Ana, null, null, null]",
+                            "-D[1, Ana, null, null, null]",
+                            "+I[1, Ana, 10, 1, b.com]"),
+                    j.take());
             j.right(del(10, 1, "b.com"));
             assertEquals(
                     List.of("-D[1, Ana, 10, 1, b.com]", "+I[1, Ana, null, null, null]"), j.take());
@@ -262,10 +283,10 @@ class JavaJoinFunctionTest {
 
     @Test
     void duplicatesOfAMultisetSideEachCount() throws Exception {
-        JoinDefinition def =
-                new JoinDefinition(
-                        new JoinSide("users", USERS, List.of("id"), null, null),
-                        new JoinSide(
+        JoinSpec def =
+                new JoinSpec(
+                        new SideSpec("users", USERS, List.of("id"), null, null),
+                        new SideSpec(
                                 "domains",
                                 CdcSchema.of(
                                         Column.nullable("user_id", "INT"),
@@ -302,10 +323,10 @@ class JavaJoinFunctionTest {
 
     @Test
     void aProjectionSelectsOutputColumns() throws Exception {
-        JoinDefinition def =
-                new JoinDefinition(
-                        new JoinSide("users", USERS, List.of("id"), List.of("id"), null),
-                        new JoinSide("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
+        JoinSpec def =
+                new JoinSpec(
+                        new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                        new SideSpec("domains", DOMAINS, List.of("user_id"), List.of("id"), null),
                         JoinType.LEFT,
                         false,
                         new int[] {4, 1},
@@ -347,16 +368,20 @@ class JavaJoinFunctionTest {
 
     @Test
     void matchesComeInInsertionOrderAcrossARestore() throws Exception {
-        JoinDefinition def = usersDomains(JoinType.LEFT, null, false);
+        JoinSpec def = usersDomains(JoinType.LEFT, null, false);
         OperatorSubtaskState snapshot;
         try (Join j = new Join(def)) {
             j.right(ins(10, 1, "a"));
             j.right(ins(11, 1, "b"));
             j.right(ins(12, 1, "c"));
-            j.right(ua(11, 1, "b2")); // an upsert keeps its place
+            j.right(ua(11, 1, "b2")); // a replacement goes last, as natively (it used to keep its
+            // place)
             j.left(ins(1, "Ana"));
             assertEquals(
-                    List.of("+I[1, Ana, 10, 1, a]", "+I[1, Ana, 11, 1, b2]", "+I[1, Ana, 12, 1, c]"),
+                    List.of(
+                            "+I[1, Ana, 10, 1, a]",
+                            "+I[1, Ana, 12, 1, c]",
+                            "+I[1, Ana, 11, 1, b2]"),
                     j.take());
             snapshot = j.harness.snapshot(1, 1);
         }
@@ -368,12 +393,12 @@ class JavaJoinFunctionTest {
             assertEquals(
                     List.of(
                             "-D[1, Ana, 10, 1, a]",
-                            "-D[1, Ana, 11, 1, b2]",
                             "-D[1, Ana, 12, 1, c]",
+                            "-D[1, Ana, 11, 1, b2]",
                             "-D[1, Ana, 9, 1, z]",
                             "+I[1, Bo, 10, 1, a]",
-                            "+I[1, Bo, 11, 1, b2]",
                             "+I[1, Bo, 12, 1, c]",
+                            "+I[1, Bo, 11, 1, b2]",
                             "+I[1, Bo, 9, 1, z]"),
                     j.take());
         }

@@ -29,23 +29,22 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Every shared vector, every join type, through the full Flink path on a MiniCluster (Debezium
- * JSON bytes → Jackson decode → keyBy join key → Java join):
+ * Every shared vector, every join type, through the full Flink path on a MiniCluster (Debezium JSON
+ * bytes → Jackson decode → keyBy join key → Java join):
  *
  * <ul>
  *   <li>exact changelog at parallelism 1: both tables' messages in ONE ordered source, joined by
  *       {@link OrderedJavaJoinFunction}, so the join sees the vector's global order (heap and
  *       RocksDB state);
- *   <li>same materialized result through the two-input {@link JavaJoinFunction} (separate left
- *       and right streams) at parallelism 1 and 4.
+ *   <li>same materialized result through the two-input {@link JavaJoinFunction} (separate left and
+ *       right streams) at parallelism 1 and 4.
  * </ul>
  *
  * <p>And bad records: to the side output, or failing the job with a message naming the record.
  */
 class JavaJoinVectorsTest {
 
-    @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
     static Stream<Arguments> vectorsAndBackends() throws Exception {
         List<Arguments> out = new ArrayList<>();
@@ -133,7 +132,8 @@ class JavaJoinVectorsTest {
 
         StreamExecutionEnvironment env = Support.env(1, "hashmap");
         JavaJoin join =
-                JavaJoin.of(v.definition(JoinType.INNER)).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT);
+                JavaJoin.of(v.definition(JoinType.INNER))
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT);
         JavaJoin.Result result = join.joinStrings(env.fromData(users), env.fromData(domains));
         List<String> bad = new ArrayList<>();
         try (CloseableIterator<BadRecord> it = result.badRecords().executeAndCollect()) {

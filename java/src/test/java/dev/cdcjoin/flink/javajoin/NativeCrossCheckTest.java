@@ -4,11 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.JavaJoinFunctionTest.Join;
 import dev.cdcjoin.flink.javajoin.Support.Event;
@@ -46,7 +47,12 @@ class NativeCrossCheckTest {
     }
 
     @ParameterizedTest(name = "{0} seed {1}")
-    @CsvSource({"PRIMARY_KEYS, 11", "PRIMARY_KEYS, 12", "NO_PRIMARY_KEYS, 13", "NO_PRIMARY_KEYS, 14"})
+    @CsvSource({
+        "PRIMARY_KEYS, 11",
+        "PRIMARY_KEYS, 12",
+        "NO_PRIMARY_KEYS, 13",
+        "NO_PRIMARY_KEYS, 14"
+    })
     void sameChangelogAsTheNativeJoin(Keys keys, long seed, @TempDir Path dir) throws Exception {
         Path cli = replayBinary();
         assumeTrue(Files.isExecutable(cli), "native replay CLI not built: " + cli);
@@ -72,7 +78,7 @@ class NativeCrossCheckTest {
         }
     }
 
-    static void writeVector(Trace trace, JoinDefinition def, Path file) throws IOException {
+    static void writeVector(Trace trace, JoinSpec def, Path file) throws IOException {
         ObjectNode v = Support.JSON.createObjectNode();
         v.put("description", "random users/domains trace");
         v.set("left", table(def.left()));
@@ -91,8 +97,20 @@ class NativeCrossCheckTest {
         Support.JSON.writeValue(file.toFile(), v);
     }
 
-    static ObjectNode table(JoinSide side) {
+    static ObjectNode table(SideSpec side) throws IOException {
         ObjectNode t = Support.JSON.createObjectNode();
+        // The side's Debezium format, as the native decoder configuration spells it.
+        JsonNode decoder = Support.JSON.readTree(side.decoderConfigJson(false));
+        for (String key :
+                List.of(
+                        "decimal_handling",
+                        "time_precision",
+                        "binary_handling",
+                        "source_precision",
+                        "unavailable_placeholder",
+                        "upsert")) {
+            t.set(key, decoder.get(key));
+        }
         t.put("name", side.name());
         ArrayNode fields = t.putObject("schema").putArray("fields");
         for (Column c : side.schema().columns()) {

@@ -1,9 +1,9 @@
 package dev.cdcjoin.flink.javajoin;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.TestVectors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -55,8 +55,8 @@ final class Support {
     /** A shared test vector ({@link TestVectors}) with its messages as bytes. */
     static final class Vector {
         final String file;
-        final JoinSide left;
-        final JoinSide right;
+        final SideSpec left;
+        final SideSpec right;
         final List<Event> events = new ArrayList<>();
         final Map<JoinType, List<String>> expected;
 
@@ -73,8 +73,8 @@ final class Support {
             this.expected = v.expected;
         }
 
-        JoinDefinition definition(JoinType type) {
-            return new JoinDefinition(left, right, type, false, null, null);
+        JoinSpec definition(JoinType type) {
+            return new JoinSpec(left, right, type, false, null, null);
         }
 
         List<Either<byte[], byte[]>> messages() {

@@ -1,9 +1,11 @@
 package dev.cdcjoin.flink.javajoin;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.cdcjoin.flink.JoinDefinition;
-import dev.cdcjoin.flink.JoinSide;
+import dev.cdcjoin.flink.DebeziumFormat;
+import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
+import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.javajoin.Support.Event;
@@ -34,8 +36,8 @@ final class Traces {
         /** users: primary key id (join key contains it); domains: primary key id. */
         PRIMARY_KEYS,
         /**
-         * No primary keys; domains declared as (user_id, domain) only, so duplicate rows occur
-         * (the multiset layout on both sides).
+         * No primary keys; domains declared as (user_id, domain) only, so duplicate rows occur (the
+         * multiset layout on both sides).
          */
         NO_PRIMARY_KEYS
     }
@@ -53,11 +55,17 @@ final class Traces {
     static final CdcSchema DOMAINS_NO_ID =
             CdcSchema.of(Column.nullable("user_id", "INT"), Column.nullable("domain", "STRING"));
 
-    static JoinDefinition definition(Keys keys, JoinType type) {
+    static JoinSpec definition(Keys keys, JoinType type) {
         boolean pk = keys == Keys.PRIMARY_KEYS;
-        return new JoinDefinition(
-                new JoinSide("users", USERS, List.of("id"), pk ? List.of("id") : null, null),
-                new JoinSide(
+        return new JoinSpec(
+                new SideSpec(
+                        "users",
+                        USERS,
+                        List.of("id"),
+                        pk ? List.of("id") : null,
+                        null,
+                        DebeziumFormat.defaults().withDecimalHandling(DecimalHandling.PRECISE)),
+                new SideSpec(
                         "domains",
                         pk ? DOMAINS : DOMAINS_NO_ID,
                         List.of("user_id"),
@@ -90,7 +98,10 @@ final class Traces {
                 userMatched.put(u.id, false);
             }
             for (Domain d : domains.values()) {
-                Object[] dCols = pk ? new Object[] {d.id, d.userId, d.domain} : new Object[] {d.userId, d.domain};
+                Object[] dCols =
+                        pk
+                                ? new Object[] {d.id, d.userId, d.domain}
+                                : new Object[] {d.userId, d.domain};
                 User u = d.userId == null ? null : users.get(d.userId);
                 if (u != null) {
                     userMatched.put(u.id, true);
@@ -105,7 +116,9 @@ final class Traces {
                         out.add(
                                 concat(
                                         new Object[] {u.id, u.name, u.balance},
-                                        pk ? new Object[] {null, null, null} : new Object[] {null, null}));
+                                        pk
+                                                ? new Object[] {null, null, null}
+                                                : new Object[] {null, null}));
                     }
                 }
             }
@@ -121,15 +134,30 @@ final class Traces {
     }
 
     /**
-     * A trace of {@code steps} changes over user ids {@code [0, userIds)} and domain ids {@code
-     * [0, domainIds)}; the first {@code snapshot} steps are snapshot reads.
+     * A trace of {@code steps} changes over user ids {@code [0, userIds)} and domain ids {@code [0,
+     * domainIds)}; the first {@code snapshot} steps are snapshot reads.
      */
     static Trace generate(long seed, int steps, int userIds, int domainIds, int snapshot) {
+        return generate(seed, steps, userIds, domainIds, snapshot, false);
+    }
+
+    /**
+     * As {@link #generate(long, int, int, int, int)}, with {@code redeliveries}: rows that exist
+     * are sent again as {@code r} (an incremental snapshot, or Kafka Connect replaying after a
+     * restart) or {@code c} with other non-key values (a replacement), which only a side with a
+     * primary key can tell from a new row.
+     */
+    static Trace generate(
+            long seed, int steps, int userIds, int domainIds, int snapshot, boolean redeliveries) {
         Random rnd = new Random(seed);
         Trace t = new Trace();
         String[] names = {"a.com", "b.org", "c.net", "d.io"};
         for (int step = 0; step < steps; step++) {
             boolean reading = step < snapshot;
+            if (redeliveries && rnd.nextInt(8) == 0) {
+                redeliver(rnd, t, names);
+                continue;
+            }
             int choice = reading ? rnd.nextInt(2) * 50 : rnd.nextInt(100);
             if (choice < 20) { // a user appears
                 int id = rnd.nextInt(userIds);
@@ -209,6 +237,33 @@ final class Traces {
         return t;
     }
 
+    /**
+     * Sends a stored user or domain again: the same row as {@code r}, or a new version as {@code
+     * c}.
+     */
+    private static void redeliver(Random rnd, Trace t, String[] names) {
+        boolean same = rnd.nextBoolean();
+        String op = same ? "r" : "c";
+        if (rnd.nextBoolean()) {
+            User old = pick(rnd, t.users);
+            if (old != null) {
+                User u = same ? old : new User(old.id, "user" + rnd.nextInt(1000), balance(rnd));
+                t.users.put(u.id, u);
+                t.events.add(event(rnd, true, null, user(u), op));
+            }
+        } else {
+            Domain old = pick(rnd, t.domains);
+            if (old != null) { // the same join key: a replacement never moves a row
+                Domain d =
+                        same
+                                ? old
+                                : new Domain(old.id, old.userId, names[rnd.nextInt(names.length)]);
+                t.domains.put(d.id, d);
+                t.events.add(event(rnd, false, null, domain(d), op));
+            }
+        }
+    }
+
     private static BigDecimal balance(Random rnd) {
         return BigDecimal.valueOf(rnd.nextInt(2_000_000) - 1_000_000, 2);
     }
@@ -234,12 +289,11 @@ final class Traces {
         ObjectNode n = Support.JSON.createObjectNode();
         n.put("id", u.id);
         n.put("name", u.name);
-        // Debezium's precise mode writes base64 of the unscaled value; string mode writes text.
-        if (u.balance.unscaledValue().intValue() % 2 == 0) {
-            n.put("balance", Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
-        } else {
-            n.put("balance", u.balance.toPlainString());
-        }
+        // Debezium's precise mode (the users topic's declared format): base64 of the unscaled
+        // value.
+        n.put(
+                "balance",
+                Base64.getEncoder().encodeToString(u.balance.unscaledValue().toByteArray()));
         return n;
     }
 
@@ -255,7 +309,8 @@ final class Traces {
         return n;
     }
 
-    private static Event event(Random rnd, boolean left, ObjectNode before, ObjectNode after, String op) {
+    private static Event event(
+            Random rnd, boolean left, ObjectNode before, ObjectNode after, String op) {
         ObjectNode env = Support.JSON.createObjectNode();
         env.set("before", before);
         env.set("after", after);

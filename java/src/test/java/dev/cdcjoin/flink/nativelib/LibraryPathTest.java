@@ -10,6 +10,7 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -39,34 +40,51 @@ class LibraryPathTest {
         }
     }
 
+    /**
+     * Runs {@code main} in a child JVM with the test classpath, after {@code firstOnClasspath} when
+     * given, and returns its output; fails unless it exits with 0 within a minute.
+     */
+    static String runJvm(Class<?> main, Path firstOnClasspath, String... jvmArgs) throws Exception {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(
+                (firstOnClasspath == null ? "" : firstOnClasspath + File.pathSeparator)
+                        + codeSource(NativeLibrary.class)
+                        + File.pathSeparator
+                        + codeSource(main));
+        command.addAll(List.of(jvmArgs));
+        command.add(main.getName());
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM timed out");
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), out);
+        return out;
+    }
+
+    private static Path codeSource(Class<?> c) throws Exception {
+        return Paths.get(c.getProtectionDomain().getCodeSource().getLocation().toURI());
+    }
+
     @Test
     void installedLibraryIsPreferredAndASecondLoaderFallsBack(@TempDir Path tmp) throws Exception {
         // Install a copy in a directory used as java.library.path.
         Path installed =
                 NativeLibrary.extractBundled(
-                        NativeLibrary.platformOs(), NativeLibrary.platformArch(), tmp.resolve("lib"));
+                        NativeLibrary.platformOs(),
+                        NativeLibrary.platformArch(),
+                        tmp.resolve("lib"));
         String version = NativeLibraryTest.expectedCrateVersion();
 
-        Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-        String classpath =
-                Paths.get(NativeLibrary.class.getProtectionDomain().getCodeSource().getLocation().toURI())
-                        + File.pathSeparator
-                        + Paths.get(Child.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-        Process p =
-                new ProcessBuilder(
-                                java.toString(),
-                                "-cp",
-                                classpath,
-                                "-Djava.library.path=" + installed.getParent(),
-                                "-D" + NativeLibrary.TMPDIR_PROPERTY + "=" + tmp.resolve("extract"),
-                                Child.class.getName())
-                        .redirectErrorStream(true)
-                        .start();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM timed out");
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), out);
+        String out =
+                runJvm(
+                        Child.class,
+                        null,
+                        "-Djava.library.path=" + installed.getParent(),
+                        "-D" + NativeLibrary.TMPDIR_PROPERTY + "=" + tmp.resolve("extract"));
 
-        List<String> lines = out.lines().filter(l -> l.startsWith("app=") || l.startsWith("job=")).toList();
+        List<String> lines =
+                out.lines().filter(l -> l.startsWith("app=") || l.startsWith("job=")).toList();
         assertEquals(2, lines.size(), out);
         assertEquals("app=java.library.path " + version, lines.get(0));
         assertTrue(lines.get(1).startsWith("job=" + tmp.resolve("extract")), out);

@@ -76,7 +76,8 @@ class MiniClusterSmokeTest {
                         Exception.class,
                         () -> env.fromData(1, 2, 3).map(new PanickingMap()).executeAndCollect(10));
         assertTrue(
-                ExceptionUtils.findThrowableWithMessage(e, "Rust panic in NativeLibrary.panicForTest")
+                ExceptionUtils.findThrowableWithMessage(
+                                e, "Rust panic in NativeLibrary.panicForTest")
                         .isPresent(),
                 () -> ExceptionUtils.stringifyException(e));
 

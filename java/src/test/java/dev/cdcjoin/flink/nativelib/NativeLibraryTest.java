@@ -47,7 +47,9 @@ class NativeLibraryTest {
         String from = NativeLibrary.loadedFrom();
         assertNotNull(from);
         // Surefire does not put the library on java.library.path: the bundled copy is used.
-        assertTrue(from.contains(NativeLibrary.TEMP_DIR_PREFIX + ProcessHandle.current().pid() + "-"), from);
+        assertTrue(
+                from.contains(NativeLibrary.TEMP_DIR_PREFIX + ProcessHandle.current().pid() + "-"),
+                from);
         assertTrue(Files.isRegularFile(Paths.get(from)), from);
     }
 
@@ -123,15 +125,123 @@ class NativeLibraryTest {
         p.waitFor();
         long deadPid = p.pid();
         long selfPid = ProcessHandle.current().pid();
-        Path dead = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + deadPid + "-123"));
+        Path dead =
+                Files.createDirectory(
+                        tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + deadPid + "-123"));
         Files.writeString(dead.resolve("libcdcjoin_jni.so"), "stale");
-        Path mine = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + selfPid + "-456"));
-        Path unrelated = Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + "not-a-pid"));
+        Path mine =
+                Files.createDirectory(
+                        tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + selfPid + "-456"));
+        Path unrelated =
+                Files.createDirectory(tmp.resolve(NativeLibrary.TEMP_DIR_PREFIX + "not-a-pid"));
 
         assertEquals(1, NativeLibrary.cleanStaleCopies(tmp));
         assertFalse(Files.exists(dead));
         assertTrue(Files.exists(mine));
         assertTrue(Files.exists(unrelated));
+    }
+
+    /**
+     * Entry point of a child JVM: loads the library, prints where from and its version, or why not.
+     */
+    public static final class LoadOnce {
+        public static void main(String[] args) {
+            try {
+                NativeLibrary.load();
+                System.out.println(
+                        "loaded=" + NativeLibrary.loadedFrom() + " " + NativeLibrary.version());
+            } catch (UnsatisfiedLinkError e) {
+                System.out.println("refused=" + e.getMessage());
+            }
+        }
+    }
+
+    /** A class-path folder whose version resource claims {@code version}, shadowing the JAR's. */
+    static Path claimingVersion(Path dir, String version) throws IOException {
+        Path resource = dir.resolve(NativeLibrary.PKGID_RESOURCE.substring(1));
+        Files.createDirectories(resource.getParent());
+        Files.writeString(resource, "path+file:///src/rust/jni#cdcjoin-jni@" + version + "\n");
+        return dir;
+    }
+
+    /** Runs {@link LoadOnce} in a child JVM; returns its line starting with {@code prefix}. */
+    static String loadInChild(String prefix, Path firstOnClasspath, String... jvmArgs)
+            throws Exception {
+        String out = LibraryPathTest.runJvm(LoadOnce.class, firstOnClasspath, jvmArgs);
+        return out.lines()
+                .filter(l -> l.startsWith(prefix))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(out));
+    }
+
+    static Path installCopy(Path dir) {
+        return NativeLibrary.extractBundled(
+                NativeLibrary.platformOs(), NativeLibrary.platformArch(), dir);
+    }
+
+    @Test
+    void expectedVersionIsTheCrateVersion() throws IOException {
+        assertEquals(expectedCrateVersion(), NativeLibrary.expectedVersion());
+        assertEquals(
+                "0.1.0",
+                NativeLibrary.versionOfPkgid("path+file:///x/rust/jni#cdcjoin-jni@0.1.0\n"));
+        assertEquals(
+                "1.2.3-rc.1",
+                NativeLibrary.versionOfPkgid("path+file:///x/cdcjoin-jni#1.2.3-rc.1"));
+        UnsatisfiedLinkError e =
+                assertThrows(
+                        UnsatisfiedLinkError.class,
+                        () -> NativeLibrary.versionOfPkgid("error: no such package"));
+        assertTrue(e.getMessage().contains("\"error: no such package\""), e.getMessage());
+    }
+
+    @Test
+    void staleLibraryOnTheLibraryPathIsRefused(@TempDir Path tmp) throws Exception {
+        Path installed = installCopy(tmp.resolve("lib"));
+        String refused =
+                loadInChild(
+                        "refused=",
+                        claimingVersion(tmp.resolve("jar"), "9.9.9"),
+                        "-Djava.library.path=" + installed.getParent());
+        assertTrue(refused.contains("java.library.path (" + installed + ")"), refused);
+        assertTrue(
+                refused.contains(
+                        "is version "
+                                + expectedCrateVersion()
+                                + ", but this JAR needs version 9.9.9"),
+                refused);
+        assertTrue(refused.contains("-D" + NativeLibrary.PATH_PROPERTY), refused);
+    }
+
+    @Test
+    void explicitPathIsLoadedAndChecked(@TempDir Path tmp) throws Exception {
+        Path file = installCopy(tmp.resolve("lib"));
+        String version = expectedCrateVersion();
+        String property = "-D" + NativeLibrary.PATH_PROPERTY + "=";
+        assertEquals(
+                "loaded=" + file + " " + version, loadInChild("loaded=", null, property + file));
+
+        String refused =
+                loadInChild(
+                        "refused=", claimingVersion(tmp.resolve("jar"), "0.0.1"), property + file);
+        assertTrue(
+                refused.contains(
+                        file
+                                + " (named by "
+                                + property.substring(0, property.length() - 1)
+                                + ") is version "
+                                + version
+                                + ", but this JAR needs version 0.0.1"),
+                refused);
+
+        Path missing = tmp.resolve("nowhere").resolve(file.getFileName());
+        String absent = loadInChild("refused=", null, property + missing);
+        assertTrue(
+                absent.startsWith(
+                        "refused=cdcjoin: cannot load the native library "
+                                + missing
+                                + " named by -D"),
+                absent);
     }
 
     @Test

@@ -14,13 +14,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The two-Flink-jobs case: each job has its own user-code class loader holding its own copy of
- * {@link NativeLibrary}; each must be able to load the library (the JVM refuses one library path
- * in two class loaders, so each gets its own extracted copy).
+ * {@link NativeLibrary}; each must be able to load the library (the JVM refuses one library path in
+ * two class loaders, so each gets its own extracted copy).
  */
 class TwoClassLoadersTest {
 
-    /** A loader over the built classes whose parent is the platform loader: no delegation to
-     * the application class path, so dev.cdcjoin classes are defined anew, as in a Flink job. */
+    /**
+     * A loader over the built classes whose parent is the platform loader: no delegation to the
+     * application class path, so dev.cdcjoin classes are defined anew, as in a Flink job.
+     */
     private static URLClassLoader isolatedLoader(String name) {
         URL classes = NativeLibrary.class.getProtectionDomain().getCodeSource().getLocation();
         return new URLClassLoader(name, new URL[] {classes}, ClassLoader.getPlatformClassLoader());
@@ -58,7 +60,8 @@ class TwoClassLoadersTest {
 
             // The panic mapping works in a child loader too.
             InvocationTargetException e =
-                    assertThrows(InvocationTargetException.class, () -> callStatic(c2, "panicForTest"));
+                    assertThrows(
+                            InvocationTargetException.class, () -> callStatic(c2, "panicForTest"));
             assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
             assertTrue(e.getCause().getMessage().contains("deliberate panic for test"));
         }

@@ -26,7 +26,8 @@ class SerializersTest {
 
     static final List<ChangeRecord> RECORDS =
             List.of(
-                    new ChangeRecord(RowKind.INSERT, new JoinKey(new byte[] {1, 2, 3}), new byte[] {9}),
+                    new ChangeRecord(
+                            RowKind.INSERT, new JoinKey(new byte[] {1, 2, 3}), new byte[] {9}),
                     new ChangeRecord(RowKind.UPDATE_BEFORE, new JoinKey(new byte[0]), new byte[0]),
                     new ChangeRecord(RowKind.DELETE, new JoinKey(new byte[300]), new byte[70_000]));
 
@@ -35,8 +36,10 @@ class SerializersTest {
         assertSame(ChangeRecordSerializer.TYPE_INFO, TypeInformation.of(ChangeRecord.class));
         assertSame(JoinKeySerializer.TYPE_INFO, TypeInformation.of(JoinKey.class));
         assertTrue(JoinKeySerializer.TYPE_INFO.isKeyType());
-        assertSame(ChangeRecordSerializer.INSTANCE,
-                TypeInformation.of(ChangeRecord.class).createSerializer(new SerializerConfigImpl()));
+        assertSame(
+                ChangeRecordSerializer.INSTANCE,
+                TypeInformation.of(ChangeRecord.class)
+                        .createSerializer(new SerializerConfigImpl()));
     }
 
     @Test
@@ -65,24 +68,32 @@ class SerializersTest {
     void aNegativeLengthIsACorruptStreamNotAnAllocation() throws IOException {
         DataOutputSerializer out = new DataOutputSerializer(16);
         out.writeInt(-5);
-        IOException e = assertThrows(IOException.class,
-                () -> JoinKeySerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())));
+        IOException e =
+                assertThrows(
+                        IOException.class,
+                        () ->
+                                JoinKeySerializer.INSTANCE.deserialize(
+                                        new DataInputDeserializer(out.getCopyOfBuffer())));
         assertTrue(e.getMessage().contains("negative length"), e.getMessage());
     }
 
     @Test
     void snapshotsRestoreTheSameSerializerAsCompatible() throws Exception {
-        for (TypeSerializer<?> s : List.of(ChangeRecordSerializer.INSTANCE, JoinKeySerializer.INSTANCE)) {
+        for (TypeSerializer<?> s :
+                List.of(ChangeRecordSerializer.INSTANCE, JoinKeySerializer.INSTANCE)) {
             assertCompatibleAfterRoundTrip(s);
         }
     }
 
-    private static <T> void assertCompatibleAfterRoundTrip(TypeSerializer<T> serializer) throws Exception {
+    private static <T> void assertCompatibleAfterRoundTrip(TypeSerializer<T> serializer)
+            throws Exception {
         TypeSerializerSnapshot<T> snapshot = serializer.snapshotConfiguration();
         DataOutputSerializer out = new DataOutputSerializer(64);
         TypeSerializerSnapshot.writeVersionedSnapshot(out, snapshot);
-        TypeSerializerSnapshot<T> restored = TypeSerializerSnapshot.readVersionedSnapshot(
-                new DataInputDeserializer(out.getCopyOfBuffer()), SerializersTest.class.getClassLoader());
+        TypeSerializerSnapshot<T> restored =
+                TypeSerializerSnapshot.readVersionedSnapshot(
+                        new DataInputDeserializer(out.getCopyOfBuffer()),
+                        SerializersTest.class.getClassLoader());
         assertSame(serializer, restored.restoreSerializer());
         TypeSerializerSchemaCompatibility<T> c =
                 serializer.snapshotConfiguration().resolveSchemaCompatibility(restored);

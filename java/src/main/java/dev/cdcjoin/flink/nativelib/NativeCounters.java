@@ -1,0 +1,101 @@
+package dev.cdcjoin.flink.nativelib;
+
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A native join engine's counters, read by name: the native library says which counters it has and
+ * in which order ({@code NativeJoin.counterNames()}, Rust {@code cdcjoin_join::COUNTER_NAMES}), so
+ * the Java side never depends on a position. A name the library does not know fails loudly (a JAR
+ * and a library out of step), never reads another counter.
+ */
+public final class NativeCounters {
+
+    /** Records in from the left input. */
+    public static final String RECORDS_IN_LEFT = "records_in_left";
+
+    /** Records in from the right input. */
+    public static final String RECORDS_IN_RIGHT = "records_in_right";
+
+    /** Rows emitted. */
+    public static final String ROWS_OUT = "rows_out";
+
+    /** Retractions of rows that were not in state. */
+    public static final String ABSENT_RETRACTIONS = "absent_retractions";
+
+    /** Rows dropped by TTL. */
+    public static final String EXPIRED_ROWS = "expired_rows";
+
+    /** Input changes the engine rejected (not applied). */
+    public static final String REJECTED = "rejected";
+
+    /** Rows in state (with multiplicity). */
+    public static final String STATE_ROWS = "state_rows";
+
+    /** Distinct join keys in state. */
+    public static final String STATE_KEYS = "state_keys";
+
+    /** Bytes of the rows in state with their per-row headers. */
+    public static final String STATE_ROW_BYTES = "state_row_bytes";
+
+    /** Heap bytes held by the state. */
+    public static final String STATE_HEAP_BYTES = "state_heap_bytes";
+
+    final long[] values = new long[Names.INDEX.size()];
+
+    /** All counters at zero. */
+    public NativeCounters() {}
+
+    /**
+     * One counter.
+     *
+     * @param name one of this class's constants
+     * @return its value
+     * @throws IllegalStateException if the native library has no such counter
+     */
+    public long get(String name) {
+        Integer i = Names.INDEX.get(name);
+        if (i == null) {
+            throw new IllegalStateException(
+                    "the native library has no counter '"
+                            + name
+                            + "' (it has "
+                            + Names.INDEX.keySet()
+                            + "): the JAR and its library are out of step");
+        }
+        return values[i];
+    }
+
+    /**
+     * A copy of the current values.
+     *
+     * @return a copy
+     */
+    public NativeCounters copy() {
+        NativeCounters c = new NativeCounters();
+        System.arraycopy(values, 0, c.values, 0, values.length);
+        return c;
+    }
+
+    @Override
+    public String toString() {
+        return Names.INDEX.keySet() + "=" + Arrays.toString(values);
+    }
+
+    /** The library's counter names, read once (loading the library). */
+    private static final class Names {
+        static final Map<String, Integer> INDEX = load();
+
+        private static Map<String, Integer> load() {
+            NativeLibrary.load();
+            String[] names = NativeJoin.counterNames().split(",");
+            Map<String, Integer> index = new HashMap<>();
+            for (int i = 0; i < names.length; i++) {
+                index.put(names[i], i);
+            }
+            return Collections.unmodifiableMap(index);
+        }
+    }
+}

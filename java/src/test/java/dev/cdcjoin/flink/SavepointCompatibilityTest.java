@@ -1,0 +1,233 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import java.net.URI;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A savepoint taken by an earlier release restores into this one: the committed resource {@value
+ * #RESOURCE} holds a savepoint of a FULL users ⋈ domains join after the first half of a trace
+ * (native snapshot format 1, the header-less sections of release 0.1.0, taken at parallelism 2),
+ * the trace, the rows emitted before the savepoint and the expected final join. The test restores
+ * it at parallelism 1, feeds the second half, and checks that the two runs' changelogs together
+ * materialize the expected join.
+ *
+ * <p>{@link #writeSavepoint} made the resource (with {@code -Dcdcjoin.savepoint.write=<dir>}); run
+ * it with a release's code to add that release's savepoint when the format changes again.
+ */
+@SuppressWarnings("try")
+class SavepointCompatibilityTest {
+
+    static final String RESOURCE = "/savepoints/format-1";
+
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+
+    static final Queue<String> EMITTED_ROWS = new ConcurrentLinkedQueue<>();
+    static final AtomicLong EVENTS_SENT = new AtomicLong();
+
+    /** Emits a slice of the trace, then (when unbounded) idles until the job is stopped. */
+    static final class Events implements FlatMapFunction<Long, String> {
+        private static final long serialVersionUID = 1L;
+        private final String[] events;
+
+        Events(List<String> events) {
+            this.events = events.toArray(new String[0]);
+        }
+
+        @Override
+        public void flatMap(Long i, Collector<String> out) throws Exception {
+            if (i < events.length) {
+                out.collect(events[i.intValue()]);
+                EVENTS_SENT.incrementAndGet();
+            } else {
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    /** The join of {@code type} the savepoint was taken with (FULL). */
+    static CdcJoin join(JoinType type) {
+        return CdcJoin.builder()
+                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
+                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
+                .joinType(type)
+                .batchSize(64)
+                .maxFlushDelay(Duration.ofMillis(20))
+                .build();
+    }
+
+    /**
+     * Starts a join of {@code type} on {@code events}, from {@code savepoint} if given, failing for
+     * good at the first error; rows go to {@link #EMITTED_ROWS}.
+     */
+    static JobClient start(
+            JoinType type, List<String> events, int parallelism, Path savepoint, boolean bounded)
+            throws Exception {
+        EMITTED_ROWS.clear();
+        EVENTS_SENT.set(0);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        String phase = savepoint == null ? "before" : "after";
+        Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        if (savepoint != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
+            conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+        }
+        env.configure(conf);
+        env.setParallelism(parallelism);
+        env.setMaxParallelism(128);
+        DataStream<String> source =
+                env.fromSequence(0, bounded ? events.size() - 1 : Long.MAX_VALUE)
+                        .uid("source-" + phase)
+                        .setParallelism(1)
+                        .flatMap(new Events(events))
+                        .uid("events-" + phase)
+                        .setParallelism(1);
+        CdcJoin join = join(type);
+        SingleOutputStreamOperator<ChangeRecord> l =
+                join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
+        SingleOutputStreamOperator<ChangeRecord> r =
+                join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
+        l.uid("decode-users");
+        r.uid("decode-domains");
+        join.joinChanges(l, r)
+                .uid("join")
+                .map(
+                        row -> {
+                            EMITTED_ROWS.add(row.toString());
+                            return row.toString();
+                        })
+                .sinkTo(new DiscardingSink<>());
+        return env.executeAsync("savepoint-" + phase);
+    }
+
+    static List<String> lines(Path dir, String file) throws Exception {
+        try (Stream<String> lines = Files.lines(dir.resolve(file))) {
+            return lines.toList();
+        }
+    }
+
+    static Path committed() throws Exception {
+        URL url = SavepointCompatibilityTest.class.getResource(RESOURCE);
+        return Paths.get(url.toURI());
+    }
+
+    /** Restores the committed savepoint into a join of {@code type} and feeds the second half. */
+    static JobClient restoreCommitted(JoinType type) throws Exception {
+        Path committed = committed();
+        List<String> events = lines(committed, "events.txt");
+        int half = Integer.parseInt(lines(committed, "half.txt").get(0));
+        return start(
+                type, events.subList(half, events.size()), 1, committed.resolve("savepoint"), true);
+    }
+
+    @Test
+    void restoresTheCommittedSavepoint() throws Exception {
+        restoreCommitted(JoinType.FULL).getJobExecutionResult().get(120, TimeUnit.SECONDS);
+
+        Path committed = committed();
+
+        List<String> changelog = new ArrayList<>(lines(committed, "emitted-before.txt"));
+        assertFalse(EMITTED_ROWS.isEmpty(), "the restored job emitted nothing");
+        changelog.addAll(EMITTED_ROWS);
+        Map<String, Integer> expected = Changelogs.materialize(lines(committed, "expected.txt"));
+        assertEquals(expected, Changelogs.materialize(changelog));
+    }
+
+    @Test
+    void restoringIntoAnotherJoinTypeFailsNamingTheDifference() throws Exception {
+        JobClient job = restoreCommitted(JoinType.INNER);
+        ExecutionException e =
+                assertThrows(
+                        ExecutionException.class,
+                        () -> job.getJobExecutionResult().get(120, TimeUnit.SECONDS));
+        String causes = ExceptionUtils.stringifyException(e);
+        assertTrue(causes.contains("cannot restore the join state of key group"), causes);
+        assertTrue(
+                causes.contains(
+                        "taken under a different join declaration: the left side's row entries"
+                                + " were laid out as 0b010, this job's as row_len (0b000)"),
+                causes);
+    }
+
+    @Test
+    @EnabledIfSystemProperty(named = "cdcjoin.savepoint.write", matches = ".+")
+    void writeSavepoint(@TempDir Path tmp) throws Exception {
+        Path out = Paths.get(System.getProperty("cdcjoin.savepoint.write"));
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(5, 600, 60);
+        List<String> events = RecoveryTest.encoded(trace);
+        events.forEach(e -> assertFalse(e.contains("\n"), e));
+        int half = events.size() / 2;
+        JobClient job = start(JoinType.FULL, events.subList(0, half), 2, null, false);
+        String savepoint;
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (EVENTS_SENT.get() < half && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(half, EVENTS_SENT.get(), "first half not sent in time");
+            savepoint = RecoveryTest.stopWithSavepoint(job, tmp);
+            job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        } catch (Exception | AssertionError e) {
+            job.cancel();
+            throw e;
+        }
+        List<String> expected = new ArrayList<>();
+        ReferenceJoin.usersDomains(trace, JoinType.FULL)
+                .forEach((row, n) -> expected.addAll(Collections.nCopies(n, "+I" + row)));
+        Files.createDirectories(out);
+        Files.write(out.resolve("events.txt"), events);
+        Files.writeString(out.resolve("half.txt"), half + "\n");
+        Files.write(out.resolve("emitted-before.txt"), new ArrayList<>(EMITTED_ROWS));
+        Files.write(out.resolve("expected.txt"), expected);
+        copyTree(Paths.get(URI.create(savepoint)), out.resolve("savepoint"));
+    }
+
+    private static void copyTree(Path from, Path to) throws Exception {
+        try (Stream<Path> paths = Files.walk(from)) {
+            for (Path p : paths.toList()) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
+    }
+}
