@@ -1,24 +1,42 @@
 package dev.cdcjoin.flink;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * The configurations handed to the native library, written with a JSON library. This is the Java
- * half of one contract: the field names are those of the Rust {@code serde} structs named on each
- * method, and nowhere else in the Java code.
+ * The configurations handed to the native library, written with a JSON library (jackson-core's
+ * generator, the JAR's one dependency). This is the Java half of one contract: the field names are
+ * those of the Rust {@code serde} structs named on each method, and nowhere else in the Java code.
  */
 final class NativeConfig {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonFactory JSON = new JsonFactory();
 
     private NativeConfig() {}
+
+    /** Writes one JSON document. */
+    @FunctionalInterface
+    private interface Body {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    private static String json(Body body) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            body.write(g);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing a native configuration", e);
+        }
+        return out.toString();
+    }
 
     /**
      * A batch decoder's configuration (Rust {@code cdcjoin_debezium::BatchDecoderConfig}, which
@@ -26,65 +44,94 @@ final class NativeConfig {
      */
     static String decoder(SideSpec side, boolean deleteInsertUpdates) {
         DebeziumFormat f = side.format();
-        ObjectNode o = JSON.createObjectNode();
-        o.set("schema", schema(side.schema()));
-        o.set("join_key", strings(side.joinKey()));
-        o.put("source", side.name());
-        o.put("update_mode", deleteInsertUpdates ? "DeleteInsert" : "Retract");
-        o.put("decimal_handling", lower(f.decimalHandling()));
-        o.put("time_precision", lower(f.timePrecision()));
-        o.put("binary_handling", lower(f.binaryHandling()));
-        ObjectNode precisions = o.putObject("source_precision");
-        for (Map.Entry<String, Integer> e : f.sourcePrecision().entrySet()) {
-            precisions.put(e.getKey(), e.getValue());
-        }
-        o.put("unavailable_placeholder", f.unavailablePlaceholder());
-        o.set("primary_key", side.primaryKey() == null ? null : strings(side.primaryKey()));
-        o.put("upsert", f.upsert());
-        return o.toString();
+        return json(
+                g -> {
+                    g.writeStartObject();
+                    g.writeFieldName("schema");
+                    schema(g, side.schema());
+                    strings(g, "join_key", side.joinKey());
+                    g.writeStringField("source", side.name());
+                    g.writeStringField(
+                            "update_mode", deleteInsertUpdates ? "DeleteInsert" : "Retract");
+                    g.writeStringField("decimal_handling", lower(f.decimalHandling()));
+                    g.writeStringField("time_precision", lower(f.timePrecision()));
+                    g.writeStringField("binary_handling", lower(f.binaryHandling()));
+                    g.writeObjectFieldStart("source_precision");
+                    for (Map.Entry<String, Integer> e : f.sourcePrecision().entrySet()) {
+                        g.writeNumberField(e.getKey(), e.getValue());
+                    }
+                    g.writeEndObject();
+                    g.writeStringField("unavailable_placeholder", f.unavailablePlaceholder());
+                    strings(g, "primary_key", side.primaryKey());
+                    g.writeBooleanField("upsert", f.upsert());
+                    g.writeEndObject();
+                });
     }
 
     /** A join's declaration for key groups {@code [start, end]} (Rust {@code JoinSpec}). */
-    static String joinSpec(JoinSpec def, int start, int end) {
-        ObjectNode o = JSON.createObjectNode();
-        o.set("left", side(def.left()));
-        o.set("right", side(def.right()));
-        o.put("join_type", def.joinType().name());
-        o.put("absent_retraction", def.failOnAbsentRetraction() ? "FAIL" : "IGNORE");
-        ObjectNode range = o.putObject("key_groups");
-        range.put("start", start);
-        range.put("end", end);
-        return o.toString();
+    static String joinSpec(JoinSpec spec, int start, int end) {
+        return json(
+                g -> {
+                    g.writeStartObject();
+                    g.writeFieldName("left");
+                    side(g, spec.left());
+                    g.writeFieldName("right");
+                    side(g, spec.right());
+                    g.writeStringField("join_type", spec.joinType().name());
+                    g.writeStringField(
+                            "absent_retraction", spec.failOnAbsentRetraction() ? "FAIL" : "IGNORE");
+                    g.writeObjectFieldStart("key_groups");
+                    g.writeNumberField("start", start);
+                    g.writeNumberField("end", end);
+                    g.writeEndObject();
+                    g.writeEndObject();
+                });
     }
 
     /** One input of the join (Rust {@code SideSpec}). */
-    private static ObjectNode side(SideSpec side) {
-        ObjectNode o = JSON.createObjectNode();
-        o.set("schema", schema(side.schema()));
-        o.set("join_key", strings(side.joinKey()));
-        o.set("primary_key", side.primaryKey() == null ? null : strings(side.primaryKey()));
-        Long ttl = side.ttl() == null ? null : side.ttl().toMillis();
-        o.put("ttl_ms", ttl);
-        return o;
+    private static void side(JsonGenerator g, SideSpec side) throws IOException {
+        g.writeStartObject();
+        g.writeFieldName("schema");
+        schema(g, side.schema());
+        strings(g, "join_key", side.joinKey());
+        strings(g, "primary_key", side.primaryKey());
+        g.writeFieldName("ttl_ms");
+        if (side.ttl() == null) {
+            g.writeNull();
+        } else {
+            g.writeNumber(side.ttl().toMillis());
+        }
+        g.writeEndObject();
     }
 
     /** A schema (Rust {@code cdcjoin_model::Schema}). */
-    private static ObjectNode schema(CdcSchema schema) {
-        ObjectNode o = JSON.createObjectNode();
-        ArrayNode fields = o.putArray("fields");
+    private static void schema(JsonGenerator g, CdcSchema schema) throws IOException {
+        g.writeStartObject();
+        g.writeArrayFieldStart("fields");
         for (Column c : schema.columns()) {
-            fields.addObject()
-                    .put("name", c.name())
-                    .put("type", c.type().toString())
-                    .put("nullable", c.isNullable());
+            g.writeStartObject();
+            g.writeStringField("name", c.name());
+            g.writeStringField("type", c.type().toString());
+            g.writeBooleanField("nullable", c.isNullable());
+            g.writeEndObject();
         }
-        return o;
+        g.writeEndArray();
+        g.writeEndObject();
     }
 
-    private static ArrayNode strings(List<String> items) {
-        ArrayNode a = JSON.createArrayNode();
-        items.forEach(a::add);
-        return a;
+    /** A field holding an array of strings, or null. */
+    private static void strings(JsonGenerator g, String field, List<String> items)
+            throws IOException {
+        g.writeFieldName(field);
+        if (items == null) {
+            g.writeNull();
+            return;
+        }
+        g.writeStartArray();
+        for (String item : items) {
+            g.writeString(item);
+        }
+        g.writeEndArray();
     }
 
     private static String lower(Enum<?> e) {
