@@ -162,7 +162,7 @@ run() {
     mkdir -p "$FDIR"
     : >"$FDIR/results"
     : >"$FDIR/marts"
-    local c t out
+    local c t
     for c in "${CONFIGS[@]}"; do
         wait_until 120 "the initial snapshot of fid_* in ${PREFIX[$c]}.* topics" initial_snapshot_in_kafka "$c"
     done
