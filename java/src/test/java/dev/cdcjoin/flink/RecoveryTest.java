@@ -169,22 +169,30 @@ class RecoveryTest {
                         .flatMap(new Slice(slice, k))
                         .uid("slice-" + k)
                         .setParallelism(1);
-        CdcJoin join = join(JoinType.FULL);
+        decodeAndJoin(
+                join(JoinType.FULL),
+                source,
+                row -> {
+                    RESCALED.add(row.toString());
+                    return row.toString();
+                });
+        return env.executeAsync("rescale-" + k);
+    }
+
+    /**
+     * Decodes the {@code L|}/{@code R|} lines of {@code source} and joins them, with the operator
+     * uids a savepoint of this job keeps ({@code decode-users}, {@code decode-domains}, {@code
+     * join}), each output row through {@code sink}.
+     */
+    static void decodeAndJoin(
+            CdcJoin join, DataStream<String> source, MapFunction<Row, String> sink) {
         SingleOutputStreamOperator<ChangeRecord> l =
                 join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
         SingleOutputStreamOperator<ChangeRecord> r =
                 join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
         l.uid("decode-users");
         r.uid("decode-domains");
-        join.joinChanges(l, r)
-                .uid("join")
-                .map(
-                        row -> {
-                            RESCALED.add(row.toString());
-                            return row.toString();
-                        })
-                .sinkTo(new DiscardingSink<>());
-        return env.executeAsync("rescale-" + k);
+        join.joinChanges(l, r).uid("join").map(sink).sinkTo(new DiscardingSink<>());
     }
 
     static void awaitEmitted(int k, int count) throws InterruptedException {

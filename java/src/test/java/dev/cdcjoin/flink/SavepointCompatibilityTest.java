@@ -28,9 +28,7 @@ import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.ExceptionUtils;
@@ -118,21 +116,13 @@ class SavepointCompatibilityTest {
                         .flatMap(new Events(events))
                         .uid("events-" + phase)
                         .setParallelism(1);
-        CdcJoin join = join(type);
-        SingleOutputStreamOperator<ChangeRecord> l =
-                join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
-        SingleOutputStreamOperator<ChangeRecord> r =
-                join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
-        l.uid("decode-users");
-        r.uid("decode-domains");
-        join.joinChanges(l, r)
-                .uid("join")
-                .map(
-                        row -> {
-                            EMITTED_ROWS.add(row.toString());
-                            return row.toString();
-                        })
-                .sinkTo(new DiscardingSink<>());
+        RecoveryTest.decodeAndJoin(
+                join(type),
+                source,
+                row -> {
+                    EMITTED_ROWS.add(row.toString());
+                    return row.toString();
+                });
         return env.executeAsync("savepoint-" + phase);
     }
 
