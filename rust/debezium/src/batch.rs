@@ -11,6 +11,8 @@
 //! JSON batch   := (len u32 | message bytes)*        len = 0xFFFF_FFFF: a null message (tombstone)
 //! row batch    := (op u8 | before | after)*         op: b'c', b'r', b'u', b'd'
 //!   before, after := len u32 | row bytes            len = 0xFFFF_FFFF: null image
+//! upsert batch := (key | value)*                    upsert-kafka records (Decoder::decode_upsert)
+//!   key, value    := len u32 | JSON bytes           len = 0xFFFF_FFFF: null (a null value deletes)
 //! output       := changes u32 | errors u32 | tombstones u32 | entry*
 //! entry        := TAG_CHANGE u8 | index u32 | kind u8 | key_len u32 | key | row_len u32 | row
 //!               | TAG_ERROR u8  | index u32 | msg_len u32 | message (UTF-8)
@@ -169,6 +171,26 @@ impl BatchDecoder {
         Ok(self.finish(summary))
     }
 
+    /// Decodes a batch of upsert-kafka records (record key = primary key, value = the row, a null
+    /// value a delete; see [`Decoder::decode_upsert`]) into [`BatchDecoder::output`].
+    pub fn decode_upsert(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
+        self.begin();
+        let mut summary = BatchSummary::default();
+        let mut reader = Reader::new(batch);
+        while !reader.done() {
+            let index = summary.messages;
+            let (key, value) = reader.key_value().map_err(|e| frame_error(index, e))?;
+            summary.messages += 1;
+            self.sink.clear();
+            let at = position(&self.source, first_index, index);
+            match self.decoder.decode_upsert(key, value, &at, &mut self.sink) {
+                Ok(_) => summary.changes += self.emit_changes(index),
+                Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
+            }
+        }
+        Ok(self.finish(summary))
+    }
+
     fn begin(&mut self) {
         self.out.clear();
         self.out.resize(HEADER_LEN, 0);
@@ -253,6 +275,11 @@ impl<'a> Reader<'a> {
             return Ok(None);
         }
         self.take(len as usize).map(Some)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn key_value(&mut self) -> Result<(Option<&'a [u8]>, Option<&'a [u8]>), &'static str> {
+        Ok((self.message()?, self.message()?))
     }
 
     #[allow(clippy::type_complexity)]
@@ -416,6 +443,31 @@ mod tests {
         assert!(shown[5].starts_with("#7 error: domains record #107: The \"before\" field"));
         assert_eq!(shown[6], "#8 -D[1, null, a.com] key=null");
         assert_eq!(shown.len(), 7);
+    }
+
+    #[test]
+    fn upsert_kafka_records_in_one_batch() {
+        let config = config_json().replace(
+            r#""source":"domains""#,
+            r#""source":"domains","primary_key":["id"],"upsert":true"#,
+        );
+        let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+        let mut batch = frame(&[
+            Some(r#"{"id":1}"#),
+            Some(r#"{"id":1,"user_id":10,"name":"a.com"}"#),
+            Some(r#"{"id":1}"#),
+            None,
+            Some(r#"{"id":2}"#),
+            Some(r#"{"id":2,"user_id":"x"}"#),
+        ]);
+        let s = d.decode_upsert(&batch, 0).unwrap();
+        assert_eq!((s.messages, s.changes, s.errors), (3, 2, 1));
+        let shown = show(&d);
+        assert_eq!(shown[0], "#0 +I[1, 10, a.com] key=10");
+        assert!(shown[1].starts_with("#1 -D[1, "), "{}", shown[1]);
+        assert!(shown[2].starts_with("#2 error: domains record #2"), "{}", shown[2]);
+        batch.truncate(batch.len() - 3);
+        assert!(d.decode_upsert(&batch, 0).unwrap_err().contains("message #2"));
     }
 
     #[test]

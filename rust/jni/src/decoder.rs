@@ -30,7 +30,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_create<'lo
     })
 }
 
-/// The batch step of `decodeJson` and `decodeRows`: `decode` from message `first_index` on.
+/// The batch step of `decodeJson`, `decodeRows` and `decodeUpsert`: `decode` from message `first_index` on.
 fn decoding(
     decode: fn(&mut BatchDecoder, &[u8], u64) -> Result<BatchSummary, String>,
     first_index: jlong,
@@ -74,6 +74,23 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_decodeRows
 ) -> jlong {
     let context = "NativeDecoder.decodeRows";
     let decode = decoding(BatchDecoder::decode_rows, first_index);
+    DECODERS.with_batch(&mut env, context, handle, &input, len, &out, decode)
+}
+
+/// `static native long decodeUpsert(long handle, ByteBuffer in, int len, long firstIndex,
+/// ByteBuffer out)`: as `decodeJson`, for upsert-kafka records (key and value per record).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeDecoder_decodeUpsert<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    input: JByteBuffer<'local>,
+    len: i32,
+    first_index: jlong,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    let context = "NativeDecoder.decodeUpsert";
+    let decode = decoding(BatchDecoder::decode_upsert, first_index);
     DECODERS.with_batch(&mut env, context, handle, &input, len, &out, decode)
 }
 

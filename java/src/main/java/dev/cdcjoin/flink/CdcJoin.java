@@ -165,6 +165,19 @@ public final class CdcJoin {
     }
 
     /**
+     * Joins two upsert-kafka shaped topics (record key = primary key as JSON, value = the row as
+     * JSON, null value = delete), as Flink's {@code upsert-kafka} connector reads them; both sides
+     * must be in upsert mode ({@link DebeziumFormat#withUpsert(boolean)}).
+     *
+     * @param left the left table's records
+     * @param right the right table's records
+     * @return the joined changelog and the bad records
+     */
+    public Result joinUpsert(DataStream<UpsertRecord> left, DataStream<UpsertRecord> right) {
+        return decodeAndJoin(backend(), Backend::decodeUpsert, left, right);
+    }
+
+    /**
      * Joins two decoded change streams (from {@link #leftDecoder()} and {@link #rightDecoder()}).
      *
      * @param left the left table's changes
@@ -275,6 +288,8 @@ public final class CdcJoin {
 
         SingleOutputStreamOperator<D> decodeRows(SideSpec side, DataStream<Row> in);
 
+        SingleOutputStreamOperator<D> decodeUpsert(SideSpec side, DataStream<UpsertRecord> in);
+
         DataStream<D> fromChanges(SideSpec side, DataStream<ChangeRecord> in);
 
         Joined<Row> rows(DataStream<D> left, DataStream<D> right);
@@ -302,6 +317,12 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<ChangeRecord> decodeRows(
                 SideSpec side, DataStream<Row> in) {
             return decoder(side).decodeRows(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<ChangeRecord> decodeUpsert(
+                SideSpec side, DataStream<UpsertRecord> in) {
+            return decoder(side).decodeUpsert(in);
         }
 
         @Override
@@ -360,6 +381,12 @@ public final class CdcJoin {
         @Override
         public SingleOutputStreamOperator<Row> decodeRows(SideSpec side, DataStream<Row> in) {
             return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
+        }
+
+        @Override
+        public SingleOutputStreamOperator<Row> decodeUpsert(
+                SideSpec side, DataStream<UpsertRecord> in) {
+            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
         }
 
         @Override

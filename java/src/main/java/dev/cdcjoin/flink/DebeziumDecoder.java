@@ -115,6 +115,17 @@ public final class DebeziumDecoder {
     }
 
     /**
+     * Decodes upsert-kafka records (record key = primary key, value = row, null value = delete);
+     * the table must be in upsert mode ({@link DebeziumFormat#withUpsert(boolean)}).
+     *
+     * @param input the records
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeUpsert(DataStream<UpsertRecord> input) {
+        return apply(input, InputEncoder.upsertRecords());
+    }
+
+    /**
      * Splits {@code Row(before, op, after)} envelopes (op a {@code Character} or {@code String}
      * {@code c}, {@code r}, {@code u} or {@code d}) into changes.
      *

@@ -3,6 +3,7 @@ package dev.cdcjoin.flink.javajoin;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.SideSpec;
+import dev.cdcjoin.flink.UpsertRecord;
 import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -11,15 +12,16 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}) into changelog rows
- * with a {@link DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a row's
- * changes keep their order.
+ * Decodes one table's Debezium JSON messages ({@code byte[]} or {@code String}), or its
+ * upsert-kafka records ({@link UpsertRecord}), into changelog rows with a {@link
+ * DebeziumJsonDecoder}; run it at the source's parallelism (chained), so a row's changes keep their
+ * order.
  *
  * <p>Records that cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
  * DebeziumDecodeException} naming the record) or go to the side output {@link BadRecord#OUTPUT}
  * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
  *
- * @param <T> {@code byte[]} or {@code String}
+ * @param <T> {@code byte[]}, {@code String} or {@link UpsertRecord}
  */
 public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
 
@@ -73,7 +75,7 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
         }
     }
 
-    /** Decodes a {@code byte[]} or {@code String} message. */
+    /** Decodes a {@code byte[]} or {@code String} message, or an {@link UpsertRecord}. */
     static int decodeOne(
             DebeziumJsonDecoder decoder, Object message, long index, Collector<Row> out) {
         if (message == null || message instanceof byte[]) {
@@ -81,6 +83,10 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
         }
         if (message instanceof String) {
             return decoder.decode((String) message, index, out);
+        }
+        if (message instanceof UpsertRecord) {
+            UpsertRecord r = (UpsertRecord) message;
+            return decoder.decodeUpsert(r.key, r.value, index, out);
         }
         throw new IllegalArgumentException(
                 "Debezium messages must be byte[] or String, got " + message.getClass().getName());
@@ -90,6 +96,10 @@ public class DebeziumDecodeFunction<T> extends ProcessFunction<T, Row> {
     static byte[] raw(Object message) {
         if (message instanceof byte[]) {
             return (byte[]) message;
+        }
+        if (message instanceof UpsertRecord) {
+            UpsertRecord r = (UpsertRecord) message;
+            return r.value != null ? r.value : r.key;
         }
         return message == null ? null : message.toString().getBytes(StandardCharsets.UTF_8);
     }

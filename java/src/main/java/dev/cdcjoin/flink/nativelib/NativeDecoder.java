@@ -63,6 +63,21 @@ public final class NativeDecoder implements AutoCloseable {
         return collect(h, r);
     }
 
+    /**
+     * Decodes a batch of upsert-kafka records: per record its key (the primary key as JSON) and its
+     * value (the row as JSON; null for a delete), each length-prefixed.
+     *
+     * @param in direct buffer holding the batch at positions {@code [0, length)}
+     * @param length batch length in bytes
+     * @param firstIndex number of the batch's first record, used in error messages
+     * @return the output, as for {@link #decodeJson}
+     */
+    public ByteBuffer decodeUpsert(ByteBuffer in, int length, long firstIndex) {
+        long h = open();
+        long r = decodeUpsert(h, in, length, firstIndex, output);
+        return collect(h, r);
+    }
+
     private ByteBuffer collect(long h, long result) {
         output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
         return output;
@@ -91,6 +106,9 @@ public final class NativeDecoder implements AutoCloseable {
             long handle, ByteBuffer in, int length, long firstIndex, ByteBuffer out);
 
     static native long decodeRows(
+            long handle, ByteBuffer in, int length, long firstIndex, ByteBuffer out);
+
+    static native long decodeUpsert(
             long handle, ByteBuffer in, int length, long firstIndex, ByteBuffer out);
 
     static native long takeOutput(long handle, ByteBuffer out);

@@ -125,6 +125,18 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         return source.isEmpty() ? "record #" + index : source + " record #" + index;
     }
 
+    /** Decodes the batch with the native call of its framing. */
+    private ByteBuffer decode(ByteBuffer in, int length, long first) {
+        switch (encoder.framing()) {
+            case ROW_ENVELOPES:
+                return decoder.decodeRows(in, length, first);
+            case UPSERT_RECORDS:
+                return decoder.decodeUpsert(in, length, first);
+            default:
+                return decoder.decodeJson(in, length, first);
+        }
+    }
+
     /**
      * Decodes the buffered batch, if any, and emits its changes and bad records.
      *
@@ -135,10 +147,7 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
         if (n == 0) {
             return;
         }
-        ByteBuffer out =
-                encoder.rowEnvelopes()
-                        ? decoder.decodeRows(batch.buffer(), batch.length(), firstIndex)
-                        : decoder.decodeJson(batch.buffer(), batch.length(), firstIndex);
+        ByteBuffer out = decode(batch.buffer(), batch.length(), firstIndex);
         batches.inc();
         tombstones.inc(out.getInt(8));
         emitAll(heapCopy.of(out));

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.UpsertRecord;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.io.Serializable;
@@ -14,12 +15,22 @@ import org.apache.flink.types.Row;
  */
 public interface InputEncoder<IN> extends Serializable {
 
+    /** The native decoder's batch framings (Rust {@code cdcjoin_debezium::batch}). */
+    enum Framing {
+        /** Debezium JSON messages. */
+        JSON,
+        /** Envelopes of rows already in the compact encoding. */
+        ROW_ENVELOPES,
+        /** Upsert-kafka records: a key and a value each. */
+        UPSERT_RECORDS
+    }
+
     /**
-     * Whether batches are envelopes of encoded rows (else JSON messages).
+     * How batches of this encoder's records are framed.
      *
-     * @return true for row envelopes
+     * @return the framing
      */
-    boolean rowEnvelopes();
+    Framing framing();
 
     /**
      * Appends {@code value} to {@code batch}.
@@ -66,13 +77,43 @@ public interface InputEncoder<IN> extends Serializable {
         return new RowEnvelopes(schema);
     }
 
+    /**
+     * Upsert-kafka records (key and value as JSON bytes).
+     *
+     * @return the encoder
+     */
+    static InputEncoder<UpsertRecord> upsertRecords() {
+        return new UpsertRecords();
+    }
+
+    /** Upsert-kafka records: the key, then the value (null for a delete), each length-prefixed. */
+    final class UpsertRecords implements InputEncoder<UpsertRecord> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Framing framing() {
+            return Framing.UPSERT_RECORDS;
+        }
+
+        @Override
+        public void append(UpsertRecord value, BatchBuffer batch) {
+            batch.putSized(value.key);
+            batch.putSized(value.value);
+        }
+
+        @Override
+        public byte[] raw(UpsertRecord value) {
+            return value.value != null ? value.value : value.key;
+        }
+    }
+
     /** JSON as bytes. */
     final class JsonBytes implements InputEncoder<byte[]> {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public boolean rowEnvelopes() {
-            return false;
+        public Framing framing() {
+            return Framing.JSON;
         }
 
         @Override
@@ -91,8 +132,8 @@ public interface InputEncoder<IN> extends Serializable {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public boolean rowEnvelopes() {
-            return false;
+        public Framing framing() {
+            return Framing.JSON;
         }
 
         @Override
@@ -120,8 +161,8 @@ public interface InputEncoder<IN> extends Serializable {
         }
 
         @Override
-        public boolean rowEnvelopes() {
-            return true;
+        public Framing framing() {
+            return Framing.ROW_ENVELOPES;
         }
 
         @Override

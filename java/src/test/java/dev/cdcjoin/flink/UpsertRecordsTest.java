@@ -1,0 +1,92 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Upsert-kafka shaped topics (record key = primary key, value = row, null value = delete) joined by
+ * both engines: a value for a stored key replaces the row, a null value deletes it by key, and a
+ * record that does not decode goes to the bad records.
+ */
+class UpsertRecordsTest {
+
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+
+    private static UpsertRecord record(String key, String value) {
+        return new UpsertRecord(
+                key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void replacesAndDeletesByKey(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        DataStream<UpsertRecord> accounts =
+                env.fromData(
+                        record("{\"id\":1}", "{\"id\":1,\"name\":\"ana\"}"),
+                        record("{\"id\":2}", "{\"id\":2,\"name\":\"bo\"}"),
+                        record("{\"id\":1}", "{\"id\":1,\"name\":\"anna\"}"),
+                        record("{\"id\":2}", null),
+                        record("{\"id\":3}", "{\"id\":\"three\",\"name\":\"cy\"}"));
+        DataStream<UpsertRecord> balances =
+                env.fromData(
+                        record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"),
+                        record("{\"account_id\":2}", "{\"account_id\":2,\"amount\":20}"),
+                        record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":11}"));
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left(
+                                "accounts",
+                                CdcSchema.of(
+                                        Column.notNull("id", "BIGINT"),
+                                        Column.nullable("name", "STRING")),
+                                List.of("id"),
+                                List.of("id"))
+                        .right(
+                                "balances",
+                                CdcSchema.of(
+                                        Column.notNull("account_id", "BIGINT"),
+                                        Column.nullable("amount", "BIGINT")),
+                                List.of("account_id"),
+                                List.of("account_id"))
+                        .joinType(JoinType.LEFT)
+                        .format(DebeziumFormat.defaults().withUpsert(true))
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .engine(engine)
+                        .build();
+        CdcJoin.Result result = join.joinUpsert(accounts, balances);
+        List<String> changelog = new ArrayList<>();
+        List<String> bad = new ArrayList<>();
+        DataStream<String> all =
+                result.rows()
+                        .map(r -> "row " + r)
+                        .union(result.badRecords().map(b -> "bad " + b.reason));
+        try (CloseableIterator<String> it = all.executeAndCollect()) {
+            it.forEachRemaining(line -> (line.startsWith("row ") ? changelog : bad).add(line));
+        }
+        List<String> rows = new ArrayList<>();
+        changelog.forEach(line -> rows.add(line.substring(4)));
+        assertEquals(
+                Map.of("[1, anna, 1, 11]", 1),
+                Changelogs.materialize(rows),
+                engine + " changelog " + rows);
+        assertEquals(1, bad.size(), engine + " bad records " + bad);
+        assertTrue(bad.get(0).contains("accounts record #4"), bad.get(0));
+    }
+}
