@@ -173,7 +173,11 @@ impl BatchDecoder {
 
     /// Decodes a batch of upsert-kafka records (record key = primary key, value = the row, a null
     /// value a delete; see [`Decoder::decode_upsert`]) into [`BatchDecoder::output`].
-    pub fn decode_upsert(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
+    pub fn decode_upsert(
+        &mut self,
+        batch: &[u8],
+        first_index: u64,
+    ) -> Result<BatchSummary, String> {
         self.begin();
         let mut summary = BatchSummary::default();
         let mut reader = Reader::new(batch);
@@ -465,9 +469,16 @@ mod tests {
         let shown = show(&d);
         assert_eq!(shown[0], "#0 +I[1, 10, a.com] key=10");
         assert!(shown[1].starts_with("#1 -D[1, "), "{}", shown[1]);
-        assert!(shown[2].starts_with("#2 error: domains record #2"), "{}", shown[2]);
+        assert!(
+            shown[2].starts_with("#2 error: domains record #2"),
+            "{}",
+            shown[2]
+        );
         batch.truncate(batch.len() - 3);
-        assert!(d.decode_upsert(&batch, 0).unwrap_err().contains("message #2"));
+        assert!(d
+            .decode_upsert(&batch, 0)
+            .unwrap_err()
+            .contains("message #2"));
     }
 
     #[test]
