@@ -9,8 +9,8 @@ import org.apache.flink.types.RowKind;
 
 /**
  * The counting sink: a signed count and the order-independent checksum ({@link RowHash}) of the
- * changelog, the time of the last row, and (for rows joining two probe rows) the end-to-end
- * latency of the probe update that produced them.
+ * changelog, the time of the last row, and (for rows joining two probe rows) the end-to-end latency
+ * of the probe update that produced them.
  *
  * <p>A probe row is an insertion ({@code +I}/{@code +U}) whose user id and domain id are negative
  * ({@link TraceSource}); its latency is now minus the later of the two stamps in {@code firstname}
@@ -65,8 +65,10 @@ public final class ChecksumSink implements Sink<Row> {
         private void probe(Row row) {
             Object user = row.getField(0);
             Object domain = row.getField(3);
-            if (user instanceof Number && ((Number) user).longValue() < 0
-                    && domain instanceof Number && ((Number) domain).longValue() < 0) {
+            if (user instanceof Number
+                    && ((Number) user).longValue() < 0
+                    && domain instanceof Number
+                    && ((Number) domain).longValue() < 0) {
                 long a = stamp(row.getField(1));
                 long b = stamp(row.getField(5));
                 long stamp = Math.max(a, b);

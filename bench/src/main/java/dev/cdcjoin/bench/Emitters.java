@@ -40,17 +40,18 @@ final class Emitters {
 
         @Override
         public void open(SourceReaderContext context) throws Exception {
-            schema.open(new DeserializationSchema.InitializationContext() {
-                @Override
-                public MetricGroup getMetricGroup() {
-                    return context.metricGroup().addGroup("deserializer");
-                }
+            schema.open(
+                    new DeserializationSchema.InitializationContext() {
+                        @Override
+                        public MetricGroup getMetricGroup() {
+                            return context.metricGroup().addGroup("deserializer");
+                        }
 
-                @Override
-                public UserCodeClassLoader getUserCodeClassLoader() {
-                    return context.getUserCodeClassLoader();
-                }
-            });
+                        @Override
+                        public UserCodeClassLoader getUserCodeClassLoader() {
+                            return context.getUserCodeClassLoader();
+                        }
+                    });
             forward = new Forward();
         }
 

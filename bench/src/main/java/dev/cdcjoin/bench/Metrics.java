@@ -41,7 +41,8 @@ public final class Metrics {
      * The Java thread that used the most CPU between two {@link #threadCpuNanos()} snapshots: its
      * name (a Flink task thread's name names its operator chain) and its CPU nanos; null if none.
      */
-    public static Map.Entry<String, Long> busiestThread(Map<Long, Long> before, Map<Long, Long> after) {
+    public static Map.Entry<String, Long> busiestThread(
+            Map<Long, Long> before, Map<Long, Long> after) {
         long best = -1;
         long bestCpu = 0;
         for (Map.Entry<Long, Long> e : after.entrySet()) {
@@ -71,9 +72,9 @@ public final class Metrics {
     }
 
     /**
-     * The live heap once it has settled: a finished Flink task's objects stay reachable for a
-     * while after its slot is free (up to seconds on a loaded machine), so this repeats the full
-     * GC every half second until four readings in a row agree within 1 MB (at most 20 s).
+     * The live heap once it has settled: a finished Flink task's objects stay reachable for a while
+     * after its slot is free (up to seconds on a loaded machine), so this repeats the full GC every
+     * half second until four readings in a row agree within 1 MB (at most 20 s).
      */
     public static long settledLiveHeap() throws InterruptedException {
         long[] last = new long[4];
@@ -104,7 +105,9 @@ public final class Metrics {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 String[] kv = line.split(":\\s+");
                 if (kv.length == 2 && kv[1].endsWith(" kB")) {
-                    m.put(kv[0], Long.parseLong(kv[1].substring(0, kv[1].length() - 3).trim()) * 1024);
+                    m.put(
+                            kv[0],
+                            Long.parseLong(kv[1].substring(0, kv[1].length() - 3).trim()) * 1024);
                 }
             }
         } catch (IOException | NumberFormatException e) {

@@ -27,9 +27,20 @@ final class Report {
         NAMES.put("SQL_ROCKSDB", "Flink SQL, RocksDB");
     }
 
-    static final Map<String, String> COLORS = Map.of(
-            "NATIVE", "#d62728", "JAVA_HEAP", "#1f77b4", "JAVA_ROCKSDB", "#aec7e8",
-            "SQL_HEAP", "#2ca02c", "SQL_ROCKSDB", "#98df8a", "NATIVE_5MS", "#ff9896");
+    static final Map<String, String> COLORS =
+            Map.of(
+                    "NATIVE",
+                    "#d62728",
+                    "JAVA_HEAP",
+                    "#1f77b4",
+                    "JAVA_ROCKSDB",
+                    "#aec7e8",
+                    "SQL_HEAP",
+                    "#2ca02c",
+                    "SQL_ROCKSDB",
+                    "#98df8a",
+                    "NATIVE_5MS",
+                    "#ff9896");
 
     private final Path dir;
     private final Suite.Options o;
@@ -65,7 +76,11 @@ final class Report {
         }
         for (int p : new int[] {1, 2, 4}) {
             for (String j : new String[] {"INNER", "LEFT"}) {
-                if (tp.stream().anyMatch(r -> Integer.valueOf(p).equals(r.get("parallelism")) && j.equals(r.get("join")))) {
+                if (tp.stream()
+                        .anyMatch(
+                                r ->
+                                        Integer.valueOf(p).equals(r.get("parallelism"))
+                                                && j.equals(r.get("join")))) {
                     configs.add(new String[] {"" + p, j});
                 }
             }
@@ -80,7 +95,9 @@ final class Report {
     private List<Map<String, Object>> runs(List<Map<String, Object>> rows, String v, String[] c) {
         List<Map<String, Object>> l = new ArrayList<>();
         for (Map<String, Object> r : rows) {
-            if (v.equals(r.get("variant")) && c[0].equals("" + r.get("parallelism")) && c[1].equals(r.get("join"))) {
+            if (v.equals(r.get("variant"))
+                    && c[0].equals("" + r.get("parallelism"))
+                    && c[1].equals(r.get("join"))) {
                 l.add(r);
             }
         }
@@ -93,15 +110,27 @@ final class Report {
 
     /** Median of a numeric field over the successful runs; NaN if none. */
     private double med(String v, String[] c, String field) {
-        double[] x = runs(tp, v, c).stream().filter(ok()).filter(r -> r.get(field) != null)
-                .mapToDouble(r -> ((Number) r.get(field)).doubleValue()).sorted().toArray();
+        double[] x =
+                runs(tp, v, c).stream()
+                        .filter(ok())
+                        .filter(r -> r.get(field) != null)
+                        .mapToDouble(r -> ((Number) r.get(field)).doubleValue())
+                        .sorted()
+                        .toArray();
         return x.length == 0 ? Double.NaN : median(x);
     }
 
     private double[] range(String v, String[] c, String field) {
-        double[] x = runs(tp, v, c).stream().filter(ok()).filter(r -> r.get(field) != null)
-                .mapToDouble(r -> ((Number) r.get(field)).doubleValue()).sorted().toArray();
-        return x.length == 0 ? new double[] {Double.NaN, Double.NaN} : new double[] {x[0], x[x.length - 1]};
+        double[] x =
+                runs(tp, v, c).stream()
+                        .filter(ok())
+                        .filter(r -> r.get(field) != null)
+                        .mapToDouble(r -> ((Number) r.get(field)).doubleValue())
+                        .sorted()
+                        .toArray();
+        return x.length == 0
+                ? new double[] {Double.NaN, Double.NaN}
+                : new double[] {x[0], x[x.length - 1]};
     }
 
     private Map<String, Object> latency(String v, String[] c) {
@@ -187,30 +216,69 @@ final class Report {
         String date = String.valueOf(machine.getOrDefault("date", "?"));
         md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL\n\n");
         md.append("- **Date:** ").append(date).append("\n");
-        md.append("- **Machine:** ").append(machine.getOrDefault("cpu", "?")).append(", ")
-                .append(machine.getOrDefault("cores", "?")).append(" cores (shared with other work), ")
-                .append(machine.getOrDefault("memTotal", "?")).append(" RAM, ")
-                .append(machine.getOrDefault("os", "?")).append(", ").append(machine.getOrDefault("java", "?"))
+        md.append("- **Machine:** ")
+                .append(machine.getOrDefault("cpu", "?"))
+                .append(", ")
+                .append(machine.getOrDefault("cores", "?"))
+                .append(" cores (shared with other work), ")
+                .append(machine.getOrDefault("memTotal", "?"))
+                .append(" RAM, ")
+                .append(machine.getOrDefault("os", "?"))
+                .append(", ")
+                .append(machine.getOrDefault("java", "?"))
                 .append(", Flink 2.3.0 MiniCluster (1 TaskManager, slots = parallelism)\n");
-        md.append("- **Command:** `").append(machine.getOrDefault("command", o.command)).append("`\n");
-        md.append("- **Trace:** users/domains Debezium JSON, ").append(trace.getProperty("users")).append(" users + ")
-                .append(trace.getProperty("domains")).append(" domains snapshot, ")
-                .append(trace.getProperty("events")).append(" change events in all (")
-                .append(String.format(Locale.ROOT, "%.0f", Double.parseDouble(trace.getProperty("bytes", "0")) / 1e6))
+        md.append("- **Command:** `")
+                .append(machine.getOrDefault("command", o.command))
+                .append("`\n");
+        md.append("- **Trace:** users/domains Debezium JSON, ")
+                .append(trace.getProperty("users"))
+                .append(" users + ")
+                .append(trace.getProperty("domains"))
+                .append(" domains snapshot, ")
+                .append(trace.getProperty("events"))
+                .append(" change events in all (")
+                .append(
+                        String.format(
+                                Locale.ROOT,
+                                "%.0f",
+                                Double.parseDouble(trace.getProperty("bytes", "0")) / 1e6))
                 .append(" MB of JSON, ")
-                .append(String.format(Locale.ROOT, "%.0f", Double.parseDouble(trace.getProperty("bytes", "0"))
-                        / Math.max(1, Double.parseDouble(trace.getProperty("messages", "1")))))
-                .append(" B/message), seed ").append(trace.getProperty("seed")).append(", key skew ")
-                .append(trace.getProperty("skew")).append(", mix `").append(trace.getProperty("mix")).append("`, ")
-                .append(trace.getProperty("partitions")).append(" partitions per topic\n");
-        md.append("- **JVM:** ").append(machine.getOrDefault("jvmFlags", "")).append(", one JVM per measured job\n");
-        double[] bg = tp.stream().filter(r -> r.get("backgroundCores") != null)
-                .mapToDouble(r -> ((Number) r.get("backgroundCores")).doubleValue()).sorted().toArray();
+                .append(
+                        String.format(
+                                Locale.ROOT,
+                                "%.0f",
+                                Double.parseDouble(trace.getProperty("bytes", "0"))
+                                        / Math.max(
+                                                1,
+                                                Double.parseDouble(
+                                                        trace.getProperty("messages", "1")))))
+                .append(" B/message), seed ")
+                .append(trace.getProperty("seed"))
+                .append(", key skew ")
+                .append(trace.getProperty("skew"))
+                .append(", mix `")
+                .append(trace.getProperty("mix"))
+                .append("`, ")
+                .append(trace.getProperty("partitions"))
+                .append(" partitions per topic\n");
+        md.append("- **JVM:** ")
+                .append(machine.getOrDefault("jvmFlags", ""))
+                .append(", one JVM per measured job\n");
+        double[] bg =
+                tp.stream()
+                        .filter(r -> r.get("backgroundCores") != null)
+                        .mapToDouble(r -> ((Number) r.get("backgroundCores")).doubleValue())
+                        .sorted()
+                        .toArray();
         if (bg.length > 0) {
-            md.append(String.format(Locale.ROOT,
-                    "- **Other processes' CPU** during the measured throughput runs (machine busy time from /proc/stat "
-                            + "minus the benchmark JVM's, in cores of 2): min %.2f, median %.2f, max %.2f\n",
-                    Math.max(0, bg[0]), Math.max(0, median(bg)), bg[bg.length - 1]));
+            md.append(
+                    String.format(
+                            Locale.ROOT,
+                            "- **Other processes' CPU** during the measured throughput runs (machine busy time from /proc/stat "
+                                    + "minus the benchmark JVM's, in cores of 2): min %.2f, median %.2f, max %.2f\n",
+                            Math.max(0, bg[0]),
+                            Math.max(0, median(bg)),
+                            bg[bg.length - 1]));
         }
         md.append("\n![throughput and memory](chart.svg)\n\n");
 
@@ -233,25 +301,40 @@ final class Report {
 
     private void headline(StringBuilder md) {
         md.append("## Summary\n\n");
-        md.append("Input events/s, median of ").append(o.rounds).append(" runs (× = native's throughput ÷ this variant's). ");
-        md.append("Memory = live heap after a full GC at the end of the input, plus native state bytes. ");
-        md.append("Latency p99 at a fixed input rate of ").append((int) (o.latencyLoad * 100))
+        md.append("Input events/s, median of ")
+                .append(o.rounds)
+                .append(" runs (× = native's throughput ÷ this variant's). ");
+        md.append(
+                "Memory = live heap after a full GC at the end of the input, plus native state bytes. ");
+        md.append("Latency p99 at a fixed input rate of ")
+                .append((int) (o.latencyLoad * 100))
                 .append("% of the pure-Java heap variant's throughput.\n\n");
         md.append("| variant |");
         for (String[] c : configs) {
             md.append(" ").append(c[1]).append(" p=").append(c[0]).append(" |");
         }
-        String[] ref = configs.stream().filter(c -> c[0].equals("1") && c[1].equals("LEFT")).findFirst()
-                .orElse(configs.isEmpty() ? new String[] {"1", "LEFT"} : configs.get(0));
+        String[] ref =
+                configs.stream()
+                        .filter(c -> c[0].equals("1") && c[1].equals("LEFT"))
+                        .findFirst()
+                        .orElse(configs.isEmpty() ? new String[] {"1", "LEFT"} : configs.get(0));
         String refName = ref[1] + " p=" + ref[0];
-        md.append(" CPU µs/event (").append(refName).append(") | p99 ms (").append(refName).append(") | memory (")
-                .append(refName).append(") | min -Xmx (").append(refName).append(") |\n|---|");
+        md.append(" CPU µs/event (")
+                .append(refName)
+                .append(") | p99 ms (")
+                .append(refName)
+                .append(") | memory (")
+                .append(refName)
+                .append(") | min -Xmx (")
+                .append(refName)
+                .append(") |\n|---|");
         for (int i = 0; i < configs.size() + 4; i++) {
             md.append("---|");
         }
         md.append("\n");
         List<String> rowsV = new ArrayList<>(variants);
-        if (lat.stream().anyMatch(r -> "NATIVE_5MS".equals(r.get("variant"))) && !rowsV.contains("NATIVE_5MS")) {
+        if (lat.stream().anyMatch(r -> "NATIVE_5MS".equals(r.get("variant")))
+                && !rowsV.contains("NATIVE_5MS")) {
             rowsV.add(1, "NATIVE_5MS");
         }
         for (String v : rowsV) {
@@ -259,16 +342,29 @@ final class Report {
             for (String[] c : configs) {
                 double t = med(v, c, "eventsPerSec");
                 double n = med("NATIVE", c, "eventsPerSec");
-                md.append(" ").append(v.equals("NATIVE_5MS") ? "(latency only)"
-                        : k(t) + "/s" + (v.equals("NATIVE") ? "" : " (" + x(n / t) + ")")).append(" |");
+                md.append(" ")
+                        .append(
+                                v.equals("NATIVE_5MS")
+                                        ? "(latency only)"
+                                        : k(t)
+                                                + "/s"
+                                                + (v.equals("NATIVE") ? "" : " (" + x(n / t) + ")"))
+                        .append(" |");
             }
             md.append(" ").append(f("%.2f", med(v, ref, "cpuNsPerEvent") / 1e3)).append(" |");
             Map<String, Object> l = latency(v, ref);
             md.append(" ").append(latencyCell(l, false)).append(" |");
             double mem = memoryTotal(v, ref);
             double memJava = memoryTotal("JAVA_HEAP", ref);
-            md.append(" ").append(v.equals("NATIVE_5MS") ? "" : mb(mem) + (v.equals("JAVA_HEAP") || Double.isNaN(mem) ? ""
-                    : " (" + x(mem / memJava) + " Java heap)") + (v.contains("ROCKSDB") ? " + RocksDB native" : ""))
+            md.append(" ")
+                    .append(
+                            v.equals("NATIVE_5MS")
+                                    ? ""
+                                    : mb(mem)
+                                            + (v.equals("JAVA_HEAP") || Double.isNaN(mem)
+                                                    ? ""
+                                                    : " (" + x(mem / memJava) + " Java heap)")
+                                            + (v.contains("ROCKSDB") ? " + RocksDB native" : ""))
                     .append(" |");
             md.append(" ").append(v.equals("NATIVE_5MS") ? "" : xmxCell(v)).append(" |\n");
         }
@@ -284,18 +380,26 @@ final class Report {
         }
         double target = ((Number) l.get("targetRate")).doubleValue();
         double achieved = ((Number) l.get("achievedRate")).doubleValue();
-        String sat = achieved < 0.95 * target
-                ? String.format(Locale.ROOT, " (saturated: %.0fk/s of %.0fk/s)", achieved / 1e3, target / 1e3) : "";
+        String sat =
+                achieved < 0.95 * target
+                        ? String.format(
+                                Locale.ROOT,
+                                " (saturated: %.0fk/s of %.0fk/s)",
+                                achieved / 1e3,
+                                target / 1e3)
+                        : "";
         double p50 = ((Number) l.get("latencyP50Ms")).doubleValue();
         double p99 = ((Number) l.get("latencyP99Ms")).doubleValue();
-        return both ? String.format(Locale.ROOT, "%.1f / %.1f", p50, p99) + sat
+        return both
+                ? String.format(Locale.ROOT, "%.1f / %.1f", p50, p99) + sat
                 : String.format(Locale.ROOT, "%.1f", p99) + sat;
     }
 
     private void targets(StringBuilder md) {
-        md.append("## Targets\n\nThroughput ratios are native events/s ÷ the variant's (medians); in brackets the same "
-                + "comparison by process CPU time per event (the variant's ÷ native's), which depends less on what else "
-                + "the shared machine was doing.\n\n| target | ");
+        md.append(
+                "## Targets\n\nThroughput ratios are native events/s ÷ the variant's (medians); in brackets the same "
+                        + "comparison by process CPU time per event (the variant's ÷ native's), which depends less on what else "
+                        + "the shared machine was doing.\n\n| target | ");
         for (String[] c : configs) {
             md.append(c[1]).append(" p=").append(c[0]).append(" | ");
         }
@@ -324,13 +428,18 @@ final class Report {
             for (String[] c : configs) {
                 Map<String, Object> a = latency(v, c);
                 Map<String, Object> b = latency("JAVA_HEAP", c);
-                if (a == null || b == null || a.get("latencyP99Ms") == null || b.get("latencyP99Ms") == null) {
+                if (a == null
+                        || b == null
+                        || a.get("latencyP99Ms") == null
+                        || b.get("latencyP99Ms") == null) {
                     md.append(" – |");
                     continue;
                 }
                 double pa = ((Number) a.get("latencyP99Ms")).doubleValue();
                 double pb = ((Number) b.get("latencyP99Ms")).doubleValue();
-                md.append(String.format(Locale.ROOT, " %.1f vs %.1f ms%s |", pa, pb, mark(pa <= pb, pa)));
+                md.append(
+                        String.format(
+                                Locale.ROOT, " %.1f vs %.1f ms%s |", pa, pb, mark(pa <= pb, pa)));
             }
             md.append("\n");
         }
@@ -338,11 +447,16 @@ final class Report {
         Double trivial = jni.get("JniCrossingBench.joinTrivialBatch:1024");
         Double empty = jni.get("JniCrossingBench.joinEmptyCall:1024");
         if (trivial != null && empty != null) {
-            md.append(String.format(Locale.ROOT,
-                    "| JNI crossing ≤ 15 ns/record at batch 1024 | fixed cost per call ÷ 1024: **%.2f ns**%s; "
-                            + "whole trivial batch (Java framing + crossing + one hash probe per record): "
-                            + "%.1f ns/record%s |%n",
-                    empty / 1024, mark(empty / 1024 <= 15, 0), trivial / 1024, mark(trivial / 1024 <= 15, 0)));
+            md.append(
+                    String.format(
+                            Locale.ROOT,
+                            "| JNI crossing ≤ 15 ns/record at batch 1024 | fixed cost per call ÷ 1024: **%.2f ns**%s; "
+                                    + "whole trivial batch (Java framing + crossing + one hash probe per record): "
+                                    + "%.1f ns/record%s |%n",
+                            empty / 1024,
+                            mark(empty / 1024 <= 15, 0),
+                            trivial / 1024,
+                            mark(trivial / 1024 <= 15, 0)));
         }
         md.append("\n");
     }
@@ -356,7 +470,11 @@ final class Report {
         for (String[] c : configs) {
             double r = med("NATIVE", c, "eventsPerSec") / med(v, c, "eventsPerSec");
             double cpu = med(v, c, "cpuNsPerEvent") / med("NATIVE", c, "cpuNsPerEvent");
-            md.append(" ").append(x(r)).append(mark(r >= target, r)).append(" (CPU/event: ").append(x(cpu))
+            md.append(" ")
+                    .append(x(r))
+                    .append(mark(r >= target, r))
+                    .append(" (CPU/event: ")
+                    .append(x(cpu))
                     .append(") |");
         }
         md.append("\n");
@@ -369,49 +487,92 @@ final class Report {
                 : "the first " + (int) (o.warmupFraction * 100) + "% of the trace";
     }
 
-    /** The busiest thread's median CPU in cores and its task (the thread name up to its subtask index). */
+    /**
+     * The busiest thread's median CPU in cores and its task (the thread name up to its subtask
+     * index).
+     */
     private String busiest(String v, String[] c) {
         double cores = med(v, c, "busiestThreadCores");
-        String name = runs(tp, v, c).stream().map(r -> (String) r.get("busiestThread"))
-                .filter(n -> n != null).findFirst().orElse("");
+        String name =
+                runs(tp, v, c).stream()
+                        .map(r -> (String) r.get("busiestThread"))
+                        .filter(n -> n != null)
+                        .findFirst()
+                        .orElse("");
         int cut = name.indexOf(" (");
-        return f("%.2f", cores) + (name.isEmpty() ? "" : " (" + (cut > 0 ? name.substring(0, cut) : name) + ")");
+        return f("%.2f", cores)
+                + (name.isEmpty() ? "" : " (" + (cut > 0 ? name.substring(0, cut) : name) + ")");
     }
 
     private void details(StringBuilder md) {
         md.append("## Per configuration\n\n");
-        md.append("Throughput runs read the whole trace as fast as possible (after an unmeasured warm-up run over ")
+        md.append(
+                        "Throughput runs read the whole trace as fast as possible (after an unmeasured warm-up run over ")
                 .append(warmupTrace())
-                .append(" in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
-                .append("CPU = process CPU time (all threads, GC and JIT included) from the first message to the end of the input, ÷ messages. ")
-                .append("Busiest thread = the Java thread that used the most CPU over the same span, in cores (its task in brackets): ")
+                .append(
+                        " in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
+                .append(
+                        "CPU = process CPU time (all threads, GC and JIT included) from the first message to the end of the input, ÷ messages. ")
+                .append(
+                        "Busiest thread = the Java thread that used the most CPU over the same span, in cores (its task in brackets): ")
                 .append("near 1.00 it is the bottleneck, whatever the other core does. ")
-                .append("At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; ")
-                .append("then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
-                .append("at -Xmx").append(o.heap).append("; VmHWM = the JVM's peak RSS. Every run's materialized result (signed count and checksum) ")
-                .append("is checked against the one computed from the generator's final tables.\n\n");
+                .append(
+                        "At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; ")
+                .append(
+                        "then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
+                .append("at -Xmx")
+                .append(o.heap)
+                .append(
+                        "; VmHWM = the JVM's peak RSS. Every run's materialized result (signed count and checksum) ")
+                .append(
+                        "is checked against the one computed from the generator's final tables.\n\n");
         for (String[] c : configs) {
-            md.append("### ").append(c[1]).append(" JOIN, parallelism ").append(c[0]).append("\n\n");
-            md.append("| variant | events/s median (min–max) | native ÷ | CPU µs/event | busiest thread (cores) | other processes' CPU (cores) | rows out | result ok | peak heap used | VmHWM (peak RSS) | live heap at end | native state | state only | checkpoint size | checkpoint duration |\n");
+            md.append("### ")
+                    .append(c[1])
+                    .append(" JOIN, parallelism ")
+                    .append(c[0])
+                    .append("\n\n");
+            md.append(
+                    "| variant | events/s median (min–max) | native ÷ | CPU µs/event | busiest thread (cores) | other processes' CPU (cores) | rows out | result ok | peak heap used | VmHWM (peak RSS) | live heap at end | native state | state only | checkpoint size | checkpoint duration |\n");
             md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (String v : variants) {
                 double t = med(v, c, "eventsPerSec");
                 double[] r = range(v, c, "eventsPerSec");
-                md.append("| ").append(NAMES.get(v))
-                        .append(" | ").append(k(t)).append(" (").append(k(r[0])).append("–").append(k(r[1])).append(")")
-                        .append(" | ").append(v.equals("NATIVE") ? "1" : x(med("NATIVE", c, "eventsPerSec") / t))
-                        .append(" | ").append(f("%.2f", med(v, c, "cpuNsPerEvent") / 1e3))
-                        .append(" | ").append(busiest(v, c))
-                        .append(" | ").append(f("%.2f", med(v, c, "backgroundCores")))
-                        .append(" | ").append(f("%.0f", med(v, c, "rowsOut")))
-                        .append(" | ").append(checks(v, c))
-                        .append(" | ").append(mb(med(v, c, "peakHeapUsed")))
-                        .append(" | ").append(mb(med(v, c, "vmHwm")))
-                        .append(" | ").append(mb(med(v, c, "liveHeapAtEnd")))
-                        .append(" | ").append(mb(med(v, c, "nativeStateBytes")))
-                        .append(" | ").append(mb(memoryState(v, c)))
-                        .append(" | ").append(mb(med(v, c, "checkpointStateSize")))
-                        .append(" | ").append(f("%.0f ms", med(v, c, "checkpointDurationMs")))
+                md.append("| ")
+                        .append(NAMES.get(v))
+                        .append(" | ")
+                        .append(k(t))
+                        .append(" (")
+                        .append(k(r[0]))
+                        .append("–")
+                        .append(k(r[1]))
+                        .append(")")
+                        .append(" | ")
+                        .append(v.equals("NATIVE") ? "1" : x(med("NATIVE", c, "eventsPerSec") / t))
+                        .append(" | ")
+                        .append(f("%.2f", med(v, c, "cpuNsPerEvent") / 1e3))
+                        .append(" | ")
+                        .append(busiest(v, c))
+                        .append(" | ")
+                        .append(f("%.2f", med(v, c, "backgroundCores")))
+                        .append(" | ")
+                        .append(f("%.0f", med(v, c, "rowsOut")))
+                        .append(" | ")
+                        .append(checks(v, c))
+                        .append(" | ")
+                        .append(mb(med(v, c, "peakHeapUsed")))
+                        .append(" | ")
+                        .append(mb(med(v, c, "vmHwm")))
+                        .append(" | ")
+                        .append(mb(med(v, c, "liveHeapAtEnd")))
+                        .append(" | ")
+                        .append(mb(med(v, c, "nativeStateBytes")))
+                        .append(" | ")
+                        .append(mb(memoryState(v, c)))
+                        .append(" | ")
+                        .append(mb(med(v, c, "checkpointStateSize")))
+                        .append(" | ")
+                        .append(f("%.0f ms", med(v, c, "checkpointDurationMs")))
                         .append(" |\n");
             }
             md.append("\n");
@@ -423,29 +584,52 @@ final class Report {
             return;
         }
         md.append("## Latency at a fixed input rate\n\n");
-        md.append("Each source subtask emits its share of the rate on a fixed schedule and, every 2 ms, an update of a probe row (negative ids, ")
-                .append("16 probe users each with one probe domain per subtask) carrying its *scheduled* emission time; the sink takes, for each ")
-                .append("joined probe insertion (+I/+U), now − the newer of the two stamps. So a variant that cannot keep up shows its growing lag. ")
-                .append(f("%.0f", o.latencySeconds)).append(" s per run, after the same unmeasured full-speed warm-up run as the throughput runs (")
-                .append(warmupTrace()).append(") in the same JVM; the first ").append(f("%.0f", o.latencyWarmup))
-                .append(" s of the run are not sampled. Flink's default network buffer timeout (100 ms) applies to all variants; the native operators flush a partial batch after ")
-                .append("`maxFlushDelay` (default 100 ms; 5 ms in the `native, 5 ms flush` variant).\n\n");
-        md.append("| config | rate | variant | achieved rate | samples | p50 ms | p99 ms | p99.9 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n");
+        md.append(
+                        "Each source subtask emits its share of the rate on a fixed schedule and, every 2 ms, an update of a probe row (negative ids, ")
+                .append(
+                        "16 probe users each with one probe domain per subtask) carrying its *scheduled* emission time; the sink takes, for each ")
+                .append(
+                        "joined probe insertion (+I/+U), now − the newer of the two stamps. So a variant that cannot keep up shows its growing lag. ")
+                .append(f("%.0f", o.latencySeconds))
+                .append(
+                        " s per run, after the same unmeasured full-speed warm-up run as the throughput runs (")
+                .append(warmupTrace())
+                .append(") in the same JVM; the first ")
+                .append(f("%.0f", o.latencyWarmup))
+                .append(
+                        " s of the run are not sampled. Flink's default network buffer timeout (100 ms) applies to all variants; the native operators flush a partial batch after ")
+                .append(
+                        "`maxFlushDelay` (default 100 ms; 5 ms in the `native, 5 ms flush` variant).\n\n");
+        md.append(
+                "| config | rate | variant | achieved rate | samples | p50 ms | p99 ms | p99.9 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n");
         for (String[] c : configs) {
             for (String v : NAMES.keySet()) {
                 Map<String, Object> l = latency(v, c);
                 if (l == null) {
                     continue;
                 }
-                md.append("| ").append(c[1]).append(" p=").append(c[0])
-                        .append(" | ").append(k(num(l, "targetRate"))).append("/s")
-                        .append(" | ").append(NAMES.get(v))
-                        .append(" | ").append(k(num(l, "achievedRate"))).append("/s")
-                        .append(" | ").append(f("%.0f", num(l, "latencySamples")))
-                        .append(" | ").append(f("%.1f", num(l, "latencyP50Ms")))
-                        .append(" | ").append(f("%.1f", num(l, "latencyP99Ms")))
-                        .append(" | ").append(f("%.1f", num(l, "latencyP999Ms")))
-                        .append(" | ").append(f("%.1f", num(l, "latencyMaxMs")))
+                md.append("| ")
+                        .append(c[1])
+                        .append(" p=")
+                        .append(c[0])
+                        .append(" | ")
+                        .append(k(num(l, "targetRate")))
+                        .append("/s")
+                        .append(" | ")
+                        .append(NAMES.get(v))
+                        .append(" | ")
+                        .append(k(num(l, "achievedRate")))
+                        .append("/s")
+                        .append(" | ")
+                        .append(f("%.0f", num(l, "latencySamples")))
+                        .append(" | ")
+                        .append(f("%.1f", num(l, "latencyP50Ms")))
+                        .append(" | ")
+                        .append(f("%.1f", num(l, "latencyP99Ms")))
+                        .append(" | ")
+                        .append(f("%.1f", num(l, "latencyP999Ms")))
+                        .append(" | ")
+                        .append(f("%.1f", num(l, "latencyMaxMs")))
                         .append(" |\n");
             }
         }
@@ -468,24 +652,43 @@ final class Report {
                 xp.load(in);
             }
         }
-        md.append("LEFT JOIN, parallelism 1, a smaller trace of the same shape (").append(xp.getProperty("users", "?"))
-                .append(" users + ").append(xp.getProperty("domains", "?")).append(" domains snapshot, ")
-                .append(xp.getProperty("events", "?")).append(" events), one run per JVM without warm-up; bisection over -Xmx ∈ {")
-                .append(o.xmxSizes.stream().map(String::valueOf).reduce((a, b) -> a + ", " + b).orElse(""))
-                .append("} MB. *Completes* = the job finishes with the correct result within 3× its normal duration + 60 s ")
-                .append("(an OutOfMemoryError exits the JVM). Off-heap memory (native state, RocksDB, network buffers) is not bounded by -Xmx.\n\n");
-        md.append("| variant | smallest -Xmx that completes | attempts (MB: result, wall s) |\n|---|---|---|\n");
+        md.append("LEFT JOIN, parallelism 1, a smaller trace of the same shape (")
+                .append(xp.getProperty("users", "?"))
+                .append(" users + ")
+                .append(xp.getProperty("domains", "?"))
+                .append(" domains snapshot, ")
+                .append(xp.getProperty("events", "?"))
+                .append(" events), one run per JVM without warm-up; bisection over -Xmx ∈ {")
+                .append(
+                        o.xmxSizes.stream()
+                                .map(String::valueOf)
+                                .reduce((a, b) -> a + ", " + b)
+                                .orElse(""))
+                .append(
+                        "} MB. *Completes* = the job finishes with the correct result within 3× its normal duration + 60 s ")
+                .append(
+                        "(an OutOfMemoryError exits the JVM). Off-heap memory (native state, RocksDB, network buffers) is not bounded by -Xmx.\n\n");
+        md.append(
+                "| variant | smallest -Xmx that completes | attempts (MB: result, wall s) |\n|---|---|---|\n");
         for (String v : NAMES.keySet()) {
             List<String> attempts = new ArrayList<>();
             for (Map<String, Object> r : xmx) {
                 if (v.equals(r.get("variant"))) {
-                    attempts.add(r.get("xmxMb") + ": " + (Boolean.TRUE.equals(r.get("ok")) ? "ok" : "fail")
-                            + String.format(Locale.ROOT, " %.0f s", num(r, "wallSeconds")));
+                    attempts.add(
+                            r.get("xmxMb")
+                                    + ": "
+                                    + (Boolean.TRUE.equals(r.get("ok")) ? "ok" : "fail")
+                                    + String.format(Locale.ROOT, " %.0f s", num(r, "wallSeconds")));
                 }
             }
             if (!attempts.isEmpty()) {
-                md.append("| ").append(NAMES.get(v)).append(" | ").append(xmxCell(v)).append(" | ")
-                        .append(String.join("; ", attempts)).append(" |\n");
+                md.append("| ")
+                        .append(NAMES.get(v))
+                        .append(" | ")
+                        .append(xmxCell(v))
+                        .append(" | ")
+                        .append(String.join("; ", attempts))
+                        .append(" |\n");
             }
         }
         md.append("\n");
@@ -525,49 +728,85 @@ final class Report {
         double bytesPerMessage = Double.NaN;
         Object traceDir = machine.get("trace");
         if (traceDir != null && Files.exists(Path.of(traceDir.toString(), "domains-0.bin"))) {
-            List<byte[]> sample = dev.cdcjoin.bench.jmh.Samples.read(traceDir.toString(), "domains", 8192);
+            List<byte[]> sample =
+                    dev.cdcjoin.bench.jmh.Samples.read(traceDir.toString(), "domains", 8192);
             bytesPerMessage = sample.stream().mapToInt(b -> b.length).average().orElse(Double.NaN);
         }
         md.append("## JMH: decoding alone\n\n");
-        md.append(String.format(Locale.ROOT,
-                "8192 `domains` messages sampled evenly from the trace (its mix of r/c/u/d; %.0f B/message), one thread. "
-                        + "Command: `java -cp … org.openjdk.jmh.Main 'DecodeBench|JniCrossingBench' %s` (run by the suite).%n%n",
-                bytesPerMessage, o.jmhArgs));
-        md.append("| decoder | ns/message | messages/s | MB/s | ÷ native batch |\n|---|---|---|---|---|\n");
+        md.append(
+                String.format(
+                        Locale.ROOT,
+                        "8192 `domains` messages sampled evenly from the trace (its mix of r/c/u/d; %.0f B/message), one thread. "
+                                + "Command: `java -cp … org.openjdk.jmh.Main 'DecodeBench|JniCrossingBench' %s` (run by the suite).%n%n",
+                        bytesPerMessage,
+                        o.jmhArgs));
+        md.append(
+                "| decoder | ns/message | messages/s | MB/s | ÷ native batch |\n|---|---|---|---|---|\n");
         Double nat = s.get("DecodeBench.nativeBatch");
         String[][] rows = {
-            {"DecodeBench.nativeBatch", "native, batches of 1024 (`NativeDecoder.decodeJson`, output left in the buffer)"},
-            {"DecodeBench.nativeToRecords", "native + framing + materializing `ChangeRecord`s (what the operator does)"},
+            {
+                "DecodeBench.nativeBatch",
+                "native, batches of 1024 (`NativeDecoder.decodeJson`, output left in the buffer)"
+            },
+            {
+                "DecodeBench.nativeToRecords",
+                "native + framing + materializing `ChangeRecord`s (what the operator does)"
+            },
             {"DecodeBench.jackson", "Jackson (`DebeziumJsonDecoder`, pure-Java join) to `Row`s"},
-            {"DecodeBench.flinkDebeziumJson", "Flink `debezium-json` format (SQL path) to `RowData`"}};
+            {
+                "DecodeBench.flinkDebeziumJson",
+                "Flink `debezium-json` format (SQL path) to `RowData`"
+            }
+        };
         for (String[] r : rows) {
             Double ns = s.get(r[0]);
             if (ns == null) {
                 continue;
             }
-            md.append("| ").append(r[1]).append(" | ").append(f("%.0f", ns)).append(" | ")
-                    .append(k(1e9 / ns)).append(" | ").append(f("%.0f", bytesPerMessage / ns * 1e3)).append(" | ")
-                    .append(nat == null ? "–" : x(ns / nat)).append(" |\n");
+            md.append("| ")
+                    .append(r[1])
+                    .append(" | ")
+                    .append(f("%.0f", ns))
+                    .append(" | ")
+                    .append(k(1e9 / ns))
+                    .append(" | ")
+                    .append(f("%.0f", bytesPerMessage / ns * 1e3))
+                    .append(" | ")
+                    .append(nat == null ? "–" : x(ns / nat))
+                    .append(" |\n");
         }
         md.append("\n## JMH: the JNI batch crossing\n\n");
-        md.append("`empty call`: `NativeJoin.processBatch` on an empty batch (JNI transition, two direct-buffer lookups, handle lookup, output copy), ")
-                .append("shown per record of a batch of that size. `trivial batch`: `batch` real `ChangeRecord`s framed exactly as `NativeJoinOperator.append` does ")
-                .append("(key group computed, side/kind/key group/row copied into the direct buffer) and joined in one call; the records retract users that are not in state, ")
-                .append("so the engine does one hash probe per record and emits nothing (an upper bound: the probe is join work). `framing` is its Java half alone. ")
-                .append("`decoder tombstones`: `NativeDecoder.decodeJson` on `batch` null messages.\n\n");
-        md.append("| batch | empty call ns | … per record | trivial batch ns/record | of which Java framing | native call + probe | decoder tombstones ns/record |\n|---|---|---|---|---|---|---|\n");
+        md.append(
+                        "`empty call`: `NativeJoin.processBatch` on an empty batch (JNI transition, two direct-buffer lookups, handle lookup, output copy), ")
+                .append(
+                        "shown per record of a batch of that size. `trivial batch`: `batch` real `ChangeRecord`s framed exactly as `NativeJoinOperator.append` does ")
+                .append(
+                        "(key group computed, side/kind/key group/row copied into the direct buffer) and joined in one call; the records retract users that are not in state, ")
+                .append(
+                        "so the engine does one hash probe per record and emits nothing (an upper bound: the probe is join work). `framing` is its Java half alone. ")
+                .append(
+                        "`decoder tombstones`: `NativeDecoder.decodeJson` on `batch` null messages.\n\n");
+        md.append(
+                "| batch | empty call ns | … per record | trivial batch ns/record | of which Java framing | native call + probe | decoder tombstones ns/record |\n|---|---|---|---|---|---|---|\n");
         for (int b : new int[] {1, 64, 1024, 8192}) {
             Double empty = s.get("JniCrossingBench.joinEmptyCall:" + b);
             Double triv = s.get("JniCrossingBench.joinTrivialBatch:" + b);
             Double frame = s.get("JniCrossingBench.frameOnly:" + b);
             Double tomb = s.get("JniCrossingBench.decodeTombstones:" + b);
-            md.append("| ").append(b)
-                    .append(" | ").append(empty == null ? "–" : f("%.0f", empty))
-                    .append(" | ").append(empty == null ? "–" : f("%.2f", empty / b))
-                    .append(" | ").append(triv == null ? "–" : f("%.1f", triv / b))
-                    .append(" | ").append(frame == null ? "–" : f("%.1f", frame / b))
-                    .append(" | ").append(triv == null || frame == null ? "–" : f("%.1f", (triv - frame) / b))
-                    .append(" | ").append(tomb == null ? "–" : f("%.1f", tomb / b))
+            md.append("| ")
+                    .append(b)
+                    .append(" | ")
+                    .append(empty == null ? "–" : f("%.0f", empty))
+                    .append(" | ")
+                    .append(empty == null ? "–" : f("%.2f", empty / b))
+                    .append(" | ")
+                    .append(triv == null ? "–" : f("%.1f", triv / b))
+                    .append(" | ")
+                    .append(frame == null ? "–" : f("%.1f", frame / b))
+                    .append(" | ")
+                    .append(triv == null || frame == null ? "–" : f("%.1f", (triv - frame) / b))
+                    .append(" | ")
+                    .append(tomb == null ? "–" : f("%.1f", tomb / b))
                     .append(" |\n");
         }
         md.append("\n");
@@ -575,18 +814,29 @@ final class Report {
 
     private void method(StringBuilder md) throws IOException {
         md.append("## How it was run\n\n");
-        md.append("- Variants: `native (CdcJoin)` = `CdcJoin.builder()…build().joinJson(users, domains)` (native decode, keyBy, native join; batch 1024, max flush delay 100 ms); ")
-                .append("`pure Java` = `JavaJoin.join(users, domains, definition)` (Jackson decode chained to the source, keyBy, `KeyedCoProcessFunction` with `ValueState`/`MapState`); ")
-                .append("`Flink SQL` = two tables `(… PRIMARY KEY (id) NOT ENFORCED) WITH ('format' = 'debezium-json')` over the same source (decoded in the source like the Kafka connector) and ")
-                .append("`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, 512 MB managed memory).\n")
-                .append("- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
-                .append("the same counting/checksum sink (`ChecksumSink`), object reuse on, checkpoints every 10 s to the local file system, default network buffer timeout, parallelism p for every operator.\n")
-                .append("- Order: ").append(o.rounds).append(" rounds; each round runs every (parallelism, join, variant) once, one fresh JVM each, so variants alternate in time and share the background load.\n");
+        md.append(
+                        "- Variants: `native (CdcJoin)` = `CdcJoin.builder()…build().joinJson(users, domains)` (native decode, keyBy, native join; batch 1024, max flush delay 100 ms); ")
+                .append(
+                        "`pure Java` = `JavaJoin.join(users, domains, definition)` (Jackson decode chained to the source, keyBy, `KeyedCoProcessFunction` with `ValueState`/`MapState`); ")
+                .append(
+                        "`Flink SQL` = two tables `(… PRIMARY KEY (id) NOT ENFORCED) WITH ('format' = 'debezium-json')` over the same source (decoded in the source like the Kafka connector) and ")
+                .append(
+                        "`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, 512 MB managed memory).\n")
+                .append(
+                        "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
+                .append(
+                        "the same counting/checksum sink (`ChecksumSink`), object reuse on, checkpoints every 10 s to the local file system, default network buffer timeout, parallelism p for every operator.\n")
+                .append("- Order: ")
+                .append(o.rounds)
+                .append(
+                        " rounds; each round runs every (parallelism, join, variant) once, one fresh JVM each, so variants alternate in time and share the background load.\n");
         Path t = dir.resolve("timings.jsonl");
         if (Files.exists(t)) {
             md.append("- Phase durations:");
             for (Map<String, Object> r : Suite.readLines(json, t)) {
-                md.append(String.format(Locale.ROOT, " %s %.0f s;", r.get("phase"), num(r, "seconds")));
+                md.append(
+                        String.format(
+                                Locale.ROOT, " %s %.0f s;", r.get("phase"), num(r, "seconds")));
             }
             md.append("\n");
         }
@@ -594,7 +844,8 @@ final class Report {
         if (Files.exists(notes)) {
             md.append(Files.readString(notes).trim()).append("\n");
         }
-        md.append("- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/` (kept where the run was made, not committed); the chart also as `chart.png`.\n");
+        md.append(
+                "- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/` (kept where the run was made, not committed); the chart also as `chart.png`.\n");
     }
 
     // -------------------------------------------------------------------------------------
@@ -604,13 +855,39 @@ final class Report {
         int w = 980;
         int h = 420;
         StringBuilder s = new StringBuilder();
-        s.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(w).append("\" height=\"").append(h)
-                .append("\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-        s.append("<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">cdcjoin: native vs pure Java vs Flink SQL — ")
-                .append(esc(String.valueOf(machine.getOrDefault("date", "")).substring(0, Math.min(10, String.valueOf(machine.getOrDefault("date", "")).length()))))
-                .append(", ").append(esc(String.valueOf(machine.getOrDefault("cores", "?")))).append(" shared cores, ")
-                .append(esc(trace.getProperty("events", "?"))).append(" events</text>\n");
-        panel(s, 40, 40, 560, 320, "input events/s (median)", (v, c) -> med(v, c, "eventsPerSec"), false);
+        s.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"")
+                .append(w)
+                .append("\" height=\"")
+                .append(h)
+                .append(
+                        "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+        s.append(
+                        "<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">cdcjoin: native vs pure Java vs Flink SQL — ")
+                .append(
+                        esc(
+                                String.valueOf(machine.getOrDefault("date", ""))
+                                        .substring(
+                                                0,
+                                                Math.min(
+                                                        10,
+                                                        String.valueOf(
+                                                                        machine.getOrDefault(
+                                                                                "date", ""))
+                                                                .length()))))
+                .append(", ")
+                .append(esc(String.valueOf(machine.getOrDefault("cores", "?"))))
+                .append(" shared cores, ")
+                .append(esc(trace.getProperty("events", "?")))
+                .append(" events</text>\n");
+        panel(
+                s,
+                40,
+                40,
+                560,
+                320,
+                "input events/s (median)",
+                (v, c) -> med(v, c, "eventsPerSec"),
+                false);
         List<String[]> memConfigs = new ArrayList<>();
         for (String[] c : configs) {
             if (c[1].equals("LEFT")) {
@@ -621,8 +898,20 @@ final class Report {
         // Legend.
         int lx = 40;
         for (String v : variants) {
-            s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>", lx, h - 30, COLORS.get(v)));
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%s</text>\n", lx + 16, h - 20, esc(NAMES.get(v))));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>",
+                            lx,
+                            h - 30,
+                            COLORS.get(v)));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<text x=\"%d\" y=\"%d\">%s</text>\n",
+                            lx + 16,
+                            h - 20,
+                            esc(NAMES.get(v))));
             lx += 30 + NAMES.get(v).length() * 6;
         }
         s.append("</svg>\n");
@@ -633,7 +922,15 @@ final class Report {
         double get(String variant, String[] config);
     }
 
-    private void panel(StringBuilder s, int x0, int y0, int w, int h, String title, Metric metric, boolean unused) {
+    private void panel(
+            StringBuilder s,
+            int x0,
+            int y0,
+            int w,
+            int h,
+            String title,
+            Metric metric,
+            boolean unused) {
         double max = 0;
         for (String[] c : configs) {
             for (String v : variants) {
@@ -644,7 +941,13 @@ final class Report {
             }
         }
         max = niceMax(max);
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", x0, y0 - 6, esc(title)));
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n",
+                        x0,
+                        y0 - 6,
+                        esc(title)));
         axis(s, x0, y0, w, h, max, true);
         int groups = configs.size();
         double gw = (double) w / Math.max(1, groups);
@@ -658,13 +961,31 @@ final class Report {
                 }
                 double bh = h * m / max;
                 double bx = x0 + g * gw + 8 + i * bw;
-                s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
-                        bx, y0 + h - bh, bw - 2, bh, COLORS.get(variants.get(i))));
-                s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0fk</text>\n",
-                        bx + bw / 2 - 1, y0 + h - bh - 3, m / 1e3));
+                s.append(
+                        String.format(
+                                Locale.ROOT,
+                                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+                                bx,
+                                y0 + h - bh,
+                                bw - 2,
+                                bh,
+                                COLORS.get(variants.get(i))));
+                s.append(
+                        String.format(
+                                Locale.ROOT,
+                                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0fk</text>\n",
+                                bx + bw / 2 - 1,
+                                y0 + h - bh - 3,
+                                m / 1e3));
             }
-            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s p=%s</text>\n",
-                    x0 + g * gw + gw / 2, y0 + h + 16, c[1], c[0]));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s p=%s</text>\n",
+                            x0 + g * gw + gw / 2,
+                            y0 + h + 16,
+                            c[1],
+                            c[0]));
         }
     }
 
@@ -679,8 +1000,13 @@ final class Report {
             }
         }
         max = niceMax(max);
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", x0, y0 - 6,
-                esc("memory at end: live heap + native state (MB)")));
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n",
+                        x0,
+                        y0 - 6,
+                        esc("memory at end: live heap + native state (MB)")));
         axis(s, x0, y0, w, h, max, false);
         double gw = (double) w / Math.max(1, cs.size());
         double bw = (gw - 16) / Math.max(1, variants.size());
@@ -695,36 +1021,99 @@ final class Report {
                 }
                 double bx = x0 + g * gw + 8 + i * bw;
                 double hh = h * heap / max;
-                s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
-                        bx, y0 + h - hh, bw - 2, hh, COLORS.get(v)));
+                s.append(
+                        String.format(
+                                Locale.ROOT,
+                                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>",
+                                bx,
+                                y0 + h - hh,
+                                bw - 2,
+                                hh,
+                                COLORS.get(v)));
                 double top = y0 + h - hh;
                 if (!Double.isNaN(nat)) {
                     double nh = h * nat / max;
-                    s.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#444\"/>",
-                            bx, top - nh, bw - 2, nh));
+                    s.append(
+                            String.format(
+                                    Locale.ROOT,
+                                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#444\"/>",
+                                    bx,
+                                    top - nh,
+                                    bw - 2,
+                                    nh));
                     top -= nh;
                 }
-                s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0f</text>\n",
-                        bx + bw / 2 - 1, top - 3, (heap + (Double.isNaN(nat) ? 0 : nat)) / 1e6));
+                s.append(
+                        String.format(
+                                Locale.ROOT,
+                                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%.0f</text>\n",
+                                bx + bw / 2 - 1,
+                                top - 3,
+                                (heap + (Double.isNaN(nat) ? 0 : nat)) / 1e6));
             }
-            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s p=%s</text>\n",
-                    x0 + g * gw + gw / 2, y0 + h + 16, c[1], c[0]));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s p=%s</text>\n",
+                            x0 + g * gw + gw / 2,
+                            y0 + h + 16,
+                            c[1],
+                            c[0]));
         }
-        s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#444\"/><text x=\"%d\" y=\"%d\">native state (dark)</text>\n",
-                x0 + w - 120, y0 + 4, x0 + w - 106, y0 + 13));
-        s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"9\">RocksDB: heap only, its native memory is not counted</text>\n",
-                x0 + w - 245, y0 + 28));
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"#444\"/><text x=\"%d\" y=\"%d\">native state (dark)</text>\n",
+                        x0 + w - 120,
+                        y0 + 4,
+                        x0 + w - 106,
+                        y0 + 13));
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<text x=\"%d\" y=\"%d\" font-size=\"9\">RocksDB: heap only, its native memory is not counted</text>\n",
+                        x0 + w - 245,
+                        y0 + 28));
     }
 
-    private static void axis(StringBuilder s, int x0, int y0, int w, int h, double max, boolean thousands) {
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0, y0 + h, x0 + w, y0 + h));
-        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", x0, y0, x0, y0 + h));
+    private static void axis(
+            StringBuilder s, int x0, int y0, int w, int h, double max, boolean thousands) {
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+                        x0,
+                        y0 + h,
+                        x0 + w,
+                        y0 + h));
+        s.append(
+                String.format(
+                        Locale.ROOT,
+                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n",
+                        x0,
+                        y0,
+                        x0,
+                        y0 + h));
         for (int i = 0; i <= 4; i++) {
             double v = max * i / 4;
             double y = y0 + h - h * i / 4.0;
-            s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>", x0, y, x0 + w, y));
-            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0 - 4, y + 4,
-                    thousands ? String.format(Locale.ROOT, "%.0fk", v / 1e3) : String.format(Locale.ROOT, "%.0f", v / 1e6)));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>",
+                            x0,
+                            y,
+                            x0 + w,
+                            y));
+            s.append(
+                    String.format(
+                            Locale.ROOT,
+                            "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                            x0 - 4,
+                            y + 4,
+                            thousands
+                                    ? String.format(Locale.ROOT, "%.0fk", v / 1e3)
+                                    : String.format(Locale.ROOT, "%.0f", v / 1e6)));
         }
     }
 

@@ -3,8 +3,8 @@ package dev.cdcjoin.bench;
 import org.apache.flink.types.Row;
 
 /**
- * The order-independent checksum of a materialized changelog: every output row's 64-bit hash of
- * its values (not its kind) is added for {@code +I}/{@code +U} and subtracted for {@code -U}/{@code
+ * The order-independent checksum of a materialized changelog: every output row's 64-bit hash of its
+ * values (not its kind) is added for {@code +I}/{@code +U} and subtracted for {@code -U}/{@code
  * -D}, and a signed count likewise. Two changelogs that materialize to the same multiset of rows
  * have equal sums, whatever their order and intermediate retractions.
  *

@@ -6,9 +6,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * JVM-wide state of the current benchmark run, shared by the sources, the sink and the harness
- * (the job runs in an embedded MiniCluster in the same JVM, whose user-code class loader
- * delegates to the application class loader, so these statics are the same everywhere).
+ * JVM-wide state of the current benchmark run, shared by the sources, the sink and the harness (the
+ * job runs in an embedded MiniCluster in the same JVM, whose user-code class loader delegates to
+ * the application class loader, so these statics are the same everywhere).
  */
 public final class RunControl {
 
@@ -16,36 +16,49 @@ public final class RunControl {
 
     /** nanoTime of the first record any source emitted ({@code Long.MAX_VALUE} before). */
     public static final AtomicLong firstEmit = new AtomicLong(Long.MAX_VALUE);
+
     /** Process CPU nanos when the first record was emitted. */
     public static volatile long cpuAtFirstEmit;
+
     /** CPU nanos of each Java thread when the first record was emitted. */
     public static volatile Map<Long, Long> threadCpuAtFirstEmit = Map.of();
+
     /** Machine busy CPU seconds when the first record was emitted. */
     public static volatile double machineAtFirstEmit;
+
     /** Messages the sources emitted (trace messages; probes excluded). */
     public static final AtomicLong messagesEmitted = new AtomicLong();
+
     /** Probe messages the sources emitted. */
     public static final AtomicLong probesEmitted = new AtomicLong();
+
     /** Source subtasks that reached the end of their splits. */
     public static final AtomicInteger exhausted = new AtomicInteger();
+
     /** nanoTime when the last source subtask reached its end. */
     public static volatile long exhaustedAt;
+
     /** Completed to let paused sources end their input. */
     public static volatile CompletableFuture<Void> release = new CompletableFuture<>();
 
     /** Signed count of materialized rows (+1 for +I/+U, -1 for -U/-D). */
     public static final AtomicLong signedCount = new AtomicLong();
+
     /** Sum of row hashes, signed by kind (see {@link RowHash}). */
     public static final AtomicLong checksum = new AtomicLong();
+
     /** Output rows, all kinds. */
     public static final AtomicLong rowsOut = new AtomicLong();
+
     /** nanoTime of the last output row published by any sink writer. */
     public static final AtomicLong lastRow = new AtomicLong();
 
     /** Probe latencies in nanoseconds (after the warm-up). */
     public static volatile long[] latencies = new long[0];
+
     /** Number of latency samples written. */
     public static final AtomicInteger latencyCount = new AtomicInteger();
+
     /** Probes whose stamp is before this nanoTime are warm-up and not recorded. */
     public static volatile long warmupUntil = Long.MAX_VALUE;
 

@@ -95,22 +95,53 @@ public final class Runner {
             for (int i = 0; i < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
-                    case "--variant": o.variant = Variant.valueOf(v); break;
-                    case "--parallelism": o.parallelism = Integer.parseInt(v); break;
-                    case "--join": o.join = JoinType.valueOf(v); break;
-                    case "--trace": o.trace = v; break;
-                    case "--runs": o.runs = Integer.parseInt(v); break;
-                    case "--mode": o.mode = v; break;
-                    case "--rate": o.rate = Double.parseDouble(v); break;
-                    case "--seconds": o.seconds = Double.parseDouble(v); break;
-                    case "--warmup": o.warmup = Double.parseDouble(v); break;
-                    case "--out": o.out = v; break;
-                    case "--checkpoint-interval-ms": o.checkpointIntervalMs = Long.parseLong(v); break;
-                    case "--timeout-s": o.timeoutSeconds = Long.parseLong(v); break;
-                    case "--measure-state": o.measureState = Boolean.parseBoolean(v); break;
-                    case "--warmup-fraction": o.warmupFraction = Double.parseDouble(v); break;
-                    case "--run-number": o.runNumber = Integer.parseInt(v); break;
-                    default: throw new IllegalArgumentException("unknown option " + args[i]);
+                    case "--variant":
+                        o.variant = Variant.valueOf(v);
+                        break;
+                    case "--parallelism":
+                        o.parallelism = Integer.parseInt(v);
+                        break;
+                    case "--join":
+                        o.join = JoinType.valueOf(v);
+                        break;
+                    case "--trace":
+                        o.trace = v;
+                        break;
+                    case "--runs":
+                        o.runs = Integer.parseInt(v);
+                        break;
+                    case "--mode":
+                        o.mode = v;
+                        break;
+                    case "--rate":
+                        o.rate = Double.parseDouble(v);
+                        break;
+                    case "--seconds":
+                        o.seconds = Double.parseDouble(v);
+                        break;
+                    case "--warmup":
+                        o.warmup = Double.parseDouble(v);
+                        break;
+                    case "--out":
+                        o.out = v;
+                        break;
+                    case "--checkpoint-interval-ms":
+                        o.checkpointIntervalMs = Long.parseLong(v);
+                        break;
+                    case "--timeout-s":
+                        o.timeoutSeconds = Long.parseLong(v);
+                        break;
+                    case "--measure-state":
+                        o.measureState = Boolean.parseBoolean(v);
+                        break;
+                    case "--warmup-fraction":
+                        o.warmupFraction = Double.parseDouble(v);
+                        break;
+                    case "--run-number":
+                        o.runNumber = Integer.parseInt(v);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             return o;
@@ -126,7 +157,9 @@ public final class Runner {
     Runner(Options o) throws Exception {
         this.o = o;
         this.trace = TraceFiles.load(Path.of(o.trace));
-        this.checkpoints = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
+        this.checkpoints =
+                Files.createTempDirectory(
+                        Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, o.parallelism);
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("512m"));
@@ -134,11 +167,13 @@ public final class Runner {
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
         conf.set(RestOptions.BIND_PORT, "0");
-        cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
-                .setConfiguration(conf)
-                .setNumTaskManagers(1)
-                .setNumSlotsPerTaskManager(o.parallelism)
-                .build());
+        cluster =
+                new MiniCluster(
+                        new MiniClusterConfiguration.Builder()
+                                .setConfiguration(conf)
+                                .setNumTaskManagers(1)
+                                .setNumSlotsPerTaskManager(o.parallelism)
+                                .build());
         cluster.start();
         sampler.start();
     }
@@ -156,14 +191,21 @@ public final class Runner {
                 }
             }
             for (int i = 1; i <= o.runs && code == 0; i++) {
-                Map<String, Object> result = o.mode.equals("latency") ? r.latencyRun(i) : r.throughputRun(i);
-                if (i == o.runs && o.measureState && !o.mode.equals("latency") && Boolean.TRUE.equals(result.get("ok"))) {
+                Map<String, Object> result =
+                        o.mode.equals("latency") ? r.latencyRun(i) : r.throughputRun(i);
+                if (i == o.runs
+                        && o.measureState
+                        && !o.mode.equals("latency")
+                        && Boolean.TRUE.equals(result.get("ok"))) {
                     result.put("liveHeapIdle", Metrics.settledLiveHeap());
                 }
                 String line = new ObjectMapper().writeValueAsString(result);
                 System.out.println(line);
                 if (o.out != null) {
-                    Files.writeString(Path.of(o.out), line + "\n", StandardOpenOption.CREATE,
+                    Files.writeString(
+                            Path.of(o.out),
+                            line + "\n",
+                            StandardOpenOption.CREATE,
                             StandardOpenOption.APPEND);
                 }
                 if (!Boolean.TRUE.equals(result.get("ok"))) {
@@ -211,7 +253,8 @@ public final class Runner {
     private StreamExecutionEnvironment env() {
         Configuration jobConf = new Configuration();
         jobConf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
         env.setParallelism(o.parallelism);
         env.getConfig().enableObjectReuse();
         if (o.checkpointIntervalMs > 0) {
@@ -227,41 +270,67 @@ public final class Runner {
         if (o.variant == Variant.SQL_HEAP || o.variant == Variant.SQL_ROCKSDB) {
             StreamTableEnvironment t = StreamTableEnvironment.create(env);
             t.getConfig().set("table.exec.resource.default-parallelism", "" + o.parallelism);
-            String with = " WITH ('connector' = 'cdcjoin-bench-trace', 'format' = 'debezium-json',"
-                    + " 'trace' = '" + spec.dir + "', 'rate' = '" + spec.rate + "', 'max-seconds' = '"
-                    + spec.maxSeconds + "', 'pause-at-end' = '" + spec.pauseAtEnd + "', 'probes' = '"
-                    + spec.probes + "', 'probe-interval-ns' = '" + spec.probeIntervalNanos + "', 'fraction' = '"
-                    + spec.fraction + "', 'topic' = ";
-            t.executeSql("CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
-                    + " PRIMARY KEY (id) NOT ENFORCED)" + with + "'users')");
-            t.executeSql("CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
-                    + " PRIMARY KEY (id) NOT ENFORCED)" + with + "'domains')");
+            String with =
+                    " WITH ('connector' = 'cdcjoin-bench-trace', 'format' = 'debezium-json',"
+                            + " 'trace' = '"
+                            + spec.dir
+                            + "', 'rate' = '"
+                            + spec.rate
+                            + "', 'max-seconds' = '"
+                            + spec.maxSeconds
+                            + "', 'pause-at-end' = '"
+                            + spec.pauseAtEnd
+                            + "', 'probes' = '"
+                            + spec.probes
+                            + "', 'probe-interval-ns' = '"
+                            + spec.probeIntervalNanos
+                            + "', 'fraction' = '"
+                            + spec.fraction
+                            + "', 'topic' = ";
+            t.executeSql(
+                    "CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
+                            + " PRIMARY KEY (id) NOT ENFORCED)"
+                            + with
+                            + "'users')");
+            t.executeSql(
+                    "CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
+                            + " PRIMARY KEY (id) NOT ENFORCED)"
+                            + with
+                            + "'domains')");
             String join = o.join == JoinType.LEFT ? "LEFT JOIN" : "JOIN";
-            org.apache.flink.table.api.Table joined = t.sqlQuery(
-                    "SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name"
-                            + " FROM users AS u " + join + " domains AS d ON u.id = d.user_id");
+            org.apache.flink.table.api.Table joined =
+                    t.sqlQuery(
+                            "SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name"
+                                    + " FROM users AS u "
+                                    + join
+                                    + " domains AS d ON u.id = d.user_id");
             t.toChangelogStream(joined).sinkTo(sink).name("checksum sink");
             return;
         }
         DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
         DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
-        CdcJoin.Builder b = CdcJoin.builder()
-                .left("users", Workload.USERS, List.of("id"), List.of("id"))
-                .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(o.join);
+        CdcJoin.Builder b =
+                CdcJoin.builder()
+                        .left("users", Workload.USERS, List.of("id"), List.of("id"))
+                        .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
+                        .joinType(o.join);
         if (o.variant == Variant.NATIVE_5MS) {
             b.maxFlushDelay(Duration.ofMillis(5));
         }
         CdcJoin join = b.build();
-        DataStream<Row> rows = o.variant == Variant.NATIVE || o.variant == Variant.NATIVE_5MS
-                ? join.joinJson(users, domains).rows()
-                : JavaJoin.join(users, domains, join.spec());
+        DataStream<Row> rows =
+                o.variant == Variant.NATIVE || o.variant == Variant.NATIVE_5MS
+                        ? join.joinJson(users, domains).rows()
+                        : JavaJoin.join(users, domains, join.spec());
         rows.sinkTo(sink).name("checksum sink");
     }
 
-    private DataStream<byte[]> source(StreamExecutionEnvironment env, TraceSource.Spec spec, String name) {
-        return env.fromSource(new TraceSource<>(spec, new Emitters.Bytes()),
-                WatermarkStrategy.noWatermarks(), name,
+    private DataStream<byte[]> source(
+            StreamExecutionEnvironment env, TraceSource.Spec spec, String name) {
+        return env.fromSource(
+                new TraceSource<>(spec, new Emitters.Bytes()),
+                WatermarkStrategy.noWatermarks(),
+                name,
                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
     }
 
@@ -322,7 +391,9 @@ public final class Runner {
         Long ckpt = null;
         for (int attempt = 0; ckpt == null && attempt < 20; attempt++) {
             try {
-                ckpt = cluster.triggerCheckpoint(job, CheckpointType.FULL).get(600, TimeUnit.SECONDS);
+                ckpt =
+                        cluster.triggerCheckpoint(job, CheckpointType.FULL)
+                                .get(600, TimeUnit.SECONDS);
             } catch (Exception e) {
                 m.put("checkpointRetry", String.valueOf(e.getMessage()));
                 Thread.sleep(500);
@@ -341,9 +412,12 @@ public final class Runner {
         m.put("cpuNsPerEvent", (double) cpu / messages);
         // CPU used by other processes meanwhile, in cores: the machine's busy time minus ours.
         double inputSeconds = (exhaustedAt - first) / 1e9;
-        m.put("backgroundCores", (machineEnd - RunControl.machineAtFirstEmit - cpu / 1e9) / inputSeconds);
+        m.put(
+                "backgroundCores",
+                (machineEnd - RunControl.machineAtFirstEmit - cpu / 1e9) / inputSeconds);
         // The busiest thread, in cores: near 1, that thread bounds the throughput.
-        Map.Entry<String, Long> busiest = Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, threadCpuEnd);
+        Map.Entry<String, Long> busiest =
+                Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, threadCpuEnd);
         if (busiest != null) {
             m.put("busiestThread", busiest.getKey());
             m.put("busiestThreadCores", busiest.getValue() / 1e9 / inputSeconds);
@@ -384,7 +458,9 @@ public final class Runner {
         if (nativeBytes != null) {
             m.put("nativeStateBytes", nativeBytes);
             m.put("nativeStateRows", r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROWS));
-            m.put("nativeStateRowBytes", r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROW_BYTES));
+            m.put(
+                    "nativeStateRowBytes",
+                    r.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROW_BYTES));
         }
         Map<String, Long> status = Metrics.procStatus();
         m.put("vmHwm", status.get("VmHWM"));
@@ -419,8 +495,10 @@ public final class Runner {
         long messages = RunControl.messagesEmitted.get();
         double seconds = (RunControl.exhaustedAt - first) / 1e9;
         double own = (Metrics.processCpuNanos() - RunControl.cpuAtFirstEmit) / 1e9;
-        m.put("backgroundCores", (Metrics.machineBusySeconds() - RunControl.machineAtFirstEmit - own)
-                / ((System.nanoTime() - first) / 1e9));
+        m.put(
+                "backgroundCores",
+                (Metrics.machineBusySeconds() - RunControl.machineAtFirstEmit - own)
+                        / ((System.nanoTime() - first) / 1e9));
         m.put("targetRate", o.rate);
         m.put("messages", messages);
         m.put("probes", RunControl.probesEmitted.get());
@@ -443,8 +521,8 @@ public final class Runner {
     }
 
     /**
-     * Waits until the finished job's slots are free again: the TaskExecutor holds a finished
-     * task, and with it its heap state, until then (seconds on a loaded machine). Returns the wait.
+     * Waits until the finished job's slots are free again: the TaskExecutor holds a finished task,
+     * and with it its heap state, until then (seconds on a loaded machine). Returns the wait.
      */
     private double awaitReleased() throws Exception {
         long t0 = System.nanoTime();
@@ -462,8 +540,12 @@ public final class Runner {
 
     private AbstractCheckpointStats checkpointStats(JobID job, long id) throws Exception {
         for (int i = 0; i < 100; i++) {
-            AbstractCheckpointStats s = cluster.getExecutionGraph(job).get()
-                    .getCheckpointStatsSnapshot().getHistory().getCheckpointById(id);
+            AbstractCheckpointStats s =
+                    cluster.getExecutionGraph(job)
+                            .get()
+                            .getCheckpointStatsSnapshot()
+                            .getHistory()
+                            .getCheckpointById(id);
             if (s != null && s.getStatus() == CheckpointStatsStatus.COMPLETED) {
                 return s;
             }
@@ -474,10 +556,12 @@ public final class Runner {
 
     private static Map<String, Object> failed(Map<String, Object> m, JobResult r) {
         m.put("ok", false);
-        m.put("error", r.getSerializedThrowable()
-                .map(t -> t.getFullStringifiedStackTrace())
-                .map(s -> s.length() > 4000 ? s.substring(0, 4000) : s)
-                .orElse("job failed"));
+        m.put(
+                "error",
+                r.getSerializedThrowable()
+                        .map(t -> t.getFullStringifiedStackTrace())
+                        .map(s -> s.length() > 4000 ? s.substring(0, 4000) : s)
+                        .orElse("job failed"));
         return m;
     }
 

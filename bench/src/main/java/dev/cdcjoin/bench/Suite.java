@@ -21,15 +21,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * The whole comparison (issue 4), one child JVM per measured job so that every variant starts
- * from the same state and its peak RSS is its own:
+ * The whole comparison (issue 4), one child JVM per measured job so that every variant starts from
+ * the same state and its peak RSS is its own:
  *
  * <ol>
  *   <li>generate the trace (once; reused when it exists);
  *   <li>throughput: {@code rounds} rounds; in each round every (parallelism, join type, variant)
  *       runs once in a fresh JVM (an unmeasured warm-up over the trace, then the measured run), so
- *       the variants are interleaved in time and background load hits them alike; the median of
- *       the rounds is reported;
+ *       the variants are interleaved in time and background load hits them alike; the median of the
+ *       rounds is reported;
  *   <li>latency: every variant at a fixed input rate, {@code latency-load} × the Java heap
  *       variant's median throughput of the same configuration, with probes;
  *   <li>smallest -Xmx: a bisection over a list of heap sizes per variant (parallelism 1, LEFT);
@@ -41,20 +41,23 @@ import java.util.stream.Collectors;
  */
 public final class Suite {
 
-    static final List<String> JVM_FLAGS = List.of(
-            "-XX:+UseG1GC", "-XX:MaxDirectMemorySize=1g", "-XX:+ExitOnOutOfMemoryError",
-            "--add-opens=java.base/java.util=ALL-UNNAMED",
-            "--add-opens=java.base/java.lang=ALL-UNNAMED",
-            "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-            "--add-opens=java.base/java.io=ALL-UNNAMED",
-            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-            "--add-opens=java.base/java.time=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-            "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-            "--add-opens=java.base/java.net=ALL-UNNAMED",
-            "--add-opens=java.base/java.text=ALL-UNNAMED",
-            "--add-opens=java.sql/java.sql=ALL-UNNAMED");
+    static final List<String> JVM_FLAGS =
+            List.of(
+                    "-XX:+UseG1GC",
+                    "-XX:MaxDirectMemorySize=1g",
+                    "-XX:+ExitOnOutOfMemoryError",
+                    "--add-opens=java.base/java.util=ALL-UNNAMED",
+                    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+                    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+                    "--add-opens=java.base/java.io=ALL-UNNAMED",
+                    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+                    "--add-opens=java.base/java.time=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+                    "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+                    "--add-opens=java.base/java.net=ALL-UNNAMED",
+                    "--add-opens=java.base/java.text=ALL-UNNAMED",
+                    "--add-opens=java.sql/java.sql=ALL-UNNAMED");
 
     static final class Options {
         long events = 5_000_000;
@@ -68,9 +71,16 @@ public final class Suite {
         int rounds = 3;
         List<Integer> parallelisms = List.of(1, 2);
         List<String> joins = List.of("INNER", "LEFT");
-        List<String> variants = List.of("NATIVE", "JAVA_HEAP", "JAVA_ROCKSDB", "SQL_HEAP", "SQL_ROCKSDB");
+        List<String> variants =
+                List.of("NATIVE", "JAVA_HEAP", "JAVA_ROCKSDB", "SQL_HEAP", "SQL_ROCKSDB");
         List<String> latencyVariants =
-                List.of("NATIVE", "NATIVE_5MS", "JAVA_HEAP", "JAVA_ROCKSDB", "SQL_HEAP", "SQL_ROCKSDB");
+                List.of(
+                        "NATIVE",
+                        "NATIVE_5MS",
+                        "JAVA_HEAP",
+                        "JAVA_ROCKSDB",
+                        "SQL_HEAP",
+                        "SQL_ROCKSDB");
         double latencySeconds = 12;
         double latencyWarmup = 4;
         double latencyLoad = 0.5;
@@ -92,35 +102,92 @@ public final class Suite {
             for (int i = 0; i < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
-                    case "--events": o.events = Long.parseLong(v); break;
-                    case "--users": o.users = Integer.parseInt(v); break;
-                    case "--domains": o.domains = Integer.parseInt(v); break;
-                    case "--seed": o.seed = Long.parseLong(v); break;
-                    case "--skew": o.skew = Double.parseDouble(v); break;
-                    case "--mix": o.mix = v; break;
-                    case "--partitions": o.partitions = Integer.parseInt(v); break;
-                    case "--tombstones": o.tombstones = Boolean.parseBoolean(v); break;
-                    case "--rounds": o.rounds = Integer.parseInt(v); break;
-                    case "--parallelisms": o.parallelisms = ints(v); break;
-                    case "--joins": o.joins = List.of(v.split(",")); break;
-                    case "--variants": o.variants = List.of(v.split(",")); break;
-                    case "--latency-variants": o.latencyVariants = List.of(v.split(",")); break;
-                    case "--latency-seconds": o.latencySeconds = Double.parseDouble(v); break;
-                    case "--latency-warmup": o.latencyWarmup = Double.parseDouble(v); break;
-                    case "--latency-load": o.latencyLoad = Double.parseDouble(v); break;
-                    case "--xmx-sizes": o.xmxSizes = ints(v); break;
-                    case "--xmx-variants": o.xmxVariants = List.of(v.split(",")); break;
-                    case "--heap": o.heap = v; break;
-                    case "--warmup-fraction": o.warmupFraction = Double.parseDouble(v); break;
-                    case "--phases": o.phases = List.of(v.split(",")); break;
-                    case "--out": o.out = v; break;
-                    case "--trace-root": o.traceRoot = v; break;
-                    case "--jmh-args": o.jmhArgs = v; break;
-                    case "--command": o.command = v; break;
-                    case "--xmx-events": o.xmxEvents = Long.parseLong(v); break;
-                    case "--quiet-wait-s": o.quietWaitSeconds = Double.parseDouble(v); break;
-                    case "--quiet-cores": o.quietCores = Double.parseDouble(v); break;
-                    default: throw new IllegalArgumentException("unknown option " + args[i]);
+                    case "--events":
+                        o.events = Long.parseLong(v);
+                        break;
+                    case "--users":
+                        o.users = Integer.parseInt(v);
+                        break;
+                    case "--domains":
+                        o.domains = Integer.parseInt(v);
+                        break;
+                    case "--seed":
+                        o.seed = Long.parseLong(v);
+                        break;
+                    case "--skew":
+                        o.skew = Double.parseDouble(v);
+                        break;
+                    case "--mix":
+                        o.mix = v;
+                        break;
+                    case "--partitions":
+                        o.partitions = Integer.parseInt(v);
+                        break;
+                    case "--tombstones":
+                        o.tombstones = Boolean.parseBoolean(v);
+                        break;
+                    case "--rounds":
+                        o.rounds = Integer.parseInt(v);
+                        break;
+                    case "--parallelisms":
+                        o.parallelisms = ints(v);
+                        break;
+                    case "--joins":
+                        o.joins = List.of(v.split(","));
+                        break;
+                    case "--variants":
+                        o.variants = List.of(v.split(","));
+                        break;
+                    case "--latency-variants":
+                        o.latencyVariants = List.of(v.split(","));
+                        break;
+                    case "--latency-seconds":
+                        o.latencySeconds = Double.parseDouble(v);
+                        break;
+                    case "--latency-warmup":
+                        o.latencyWarmup = Double.parseDouble(v);
+                        break;
+                    case "--latency-load":
+                        o.latencyLoad = Double.parseDouble(v);
+                        break;
+                    case "--xmx-sizes":
+                        o.xmxSizes = ints(v);
+                        break;
+                    case "--xmx-variants":
+                        o.xmxVariants = List.of(v.split(","));
+                        break;
+                    case "--heap":
+                        o.heap = v;
+                        break;
+                    case "--warmup-fraction":
+                        o.warmupFraction = Double.parseDouble(v);
+                        break;
+                    case "--phases":
+                        o.phases = List.of(v.split(","));
+                        break;
+                    case "--out":
+                        o.out = v;
+                        break;
+                    case "--trace-root":
+                        o.traceRoot = v;
+                        break;
+                    case "--jmh-args":
+                        o.jmhArgs = v;
+                        break;
+                    case "--command":
+                        o.command = v;
+                        break;
+                    case "--xmx-events":
+                        o.xmxEvents = Long.parseLong(v);
+                        break;
+                    case "--quiet-wait-s":
+                        o.quietWaitSeconds = Double.parseDouble(v);
+                        break;
+                    case "--quiet-cores":
+                        o.quietCores = Double.parseDouble(v);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             return o;
@@ -134,11 +201,17 @@ public final class Suite {
             return workload(events, users, domains);
         }
 
-        /** The workload for the -Xmx bisection: {@code --xmx-events} (default: half the trace), scaled alike. */
+        /**
+         * The workload for the -Xmx bisection: {@code --xmx-events} (default: half the trace),
+         * scaled alike.
+         */
         Workload.Config xmxWorkload() {
             long e = xmxEvents > 0 ? xmxEvents : events / 2;
             double f = (double) e / events;
-            return workload(e, users == null ? null : (int) (users * f), domains == null ? null : (int) (domains * f));
+            return workload(
+                    e,
+                    users == null ? null : (int) (users * f),
+                    domains == null ? null : (int) (domains * f));
         }
 
         Workload.Config workload(long events, Integer users, Integer domains) {
@@ -164,7 +237,9 @@ public final class Suite {
 
     Suite(Options o) throws IOException {
         this.o = o;
-        String stamp = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HHmm'Z'"));
+        String stamp =
+                LocalDateTime.now(ZoneOffset.UTC)
+                        .format(DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HHmm'Z'"));
         this.out = Path.of(o.out != null ? o.out : "results/" + stamp);
         this.logs = out.resolve("logs");
         Files.createDirectories(logs);
@@ -177,23 +252,42 @@ public final class Suite {
         long t0 = System.nanoTime();
         Workload.Config cfg = o.workload();
         s.trace = Path.of(o.traceRoot).resolve(cfg.id());
-        if (!o.phases.equals(List.of("report")) || !Files.exists(s.out.resolve("trace.properties"))) {
+        if (!o.phases.equals(List.of("report"))
+                || !Files.exists(s.out.resolve("trace.properties"))) {
             s.log("trace: " + s.trace);
             Properties p = Workload.generate(cfg, s.trace);
-            Files.copy(s.trace.resolve("trace.properties"), s.out.resolve("trace.properties"),
+            Files.copy(
+                    s.trace.resolve("trace.properties"),
+                    s.out.resolve("trace.properties"),
                     java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            s.log("trace: " + p.getProperty("messages") + " messages, " + p.getProperty("bytes") + " bytes");
+            s.log(
+                    "trace: "
+                            + p.getProperty("messages")
+                            + " messages, "
+                            + p.getProperty("bytes")
+                            + " bytes");
         }
         s.writeMachine();
         for (String phase : o.phases) {
             long p0 = System.nanoTime();
             switch (phase) {
-                case "throughput": s.throughput(); break;
-                case "latency": s.latency(); break;
-                case "xmx": s.xmx(); break;
-                case "jmh": s.jmh(); break;
-                case "report": new Report(s.out, o).write(); break;
-                default: throw new IllegalArgumentException("unknown phase " + phase);
+                case "throughput":
+                    s.throughput();
+                    break;
+                case "latency":
+                    s.latency();
+                    break;
+                case "xmx":
+                    s.xmx();
+                    break;
+                case "jmh":
+                    s.jmh();
+                    break;
+                case "report":
+                    new Report(s.out, o).write();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown phase " + phase);
             }
             s.log(String.format("phase %s: %.0f s", phase, (System.nanoTime() - p0) / 1e9));
             s.appendTiming(phase, (System.nanoTime() - p0) / 1e9);
@@ -202,20 +296,30 @@ public final class Suite {
     }
 
     void log(String line) {
-        String l = LocalDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ISO_LOCAL_TIME).substring(0, 8)
-                + " " + line;
+        String l =
+                LocalDateTime.now(ZoneOffset.UTC)
+                                .format(DateTimeFormatter.ISO_LOCAL_TIME)
+                                .substring(0, 8)
+                        + " "
+                        + line;
         System.out.println(l);
         try {
-            Files.writeString(out.resolve("suite.log"), l + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(
+                    out.resolve("suite.log"),
+                    l + "\n",
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
         } catch (IOException e) {
             // ignore
         }
     }
 
     private void appendTiming(String phase, double seconds) throws IOException {
-        Files.writeString(out.resolve("timings.jsonl"),
+        Files.writeString(
+                out.resolve("timings.jsonl"),
                 json.writeValueAsString(Map.of("phase", phase, "seconds", seconds)) + "\n",
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
     }
 
     private void writeMachine() throws IOException {
@@ -241,7 +345,11 @@ public final class Suite {
             }
         }
         m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-        m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+        m.put(
+                "java",
+                System.getProperty("java.vm.name")
+                        + " "
+                        + System.getProperty("java.runtime.version"));
         m.put("jvmFlags", "-Xmx" + o.heap + " " + String.join(" ", JVM_FLAGS.subList(0, 3)));
         m.put("command", o.command);
         m.put("trace", trace.toString());
@@ -262,8 +370,9 @@ public final class Suite {
             long own0 = Metrics.processCpuNanos();
             long t0 = System.nanoTime();
             Thread.sleep(1000);
-            double busy = (Metrics.machineBusySeconds() - m0 - (Metrics.processCpuNanos() - own0) / 1e9)
-                    / ((System.nanoTime() - t0) / 1e9);
+            double busy =
+                    (Metrics.machineBusySeconds() - m0 - (Metrics.processCpuNanos() - own0) / 1e9)
+                            / ((System.nanoTime() - t0) / 1e9);
             if (busy < o.quietCores || System.nanoTime() > deadline || Double.isNaN(busy)) {
                 return busy;
             }
@@ -271,10 +380,14 @@ public final class Suite {
     }
 
     /** Runs one child JVM; returns its exit code, or -1 on timeout. */
-    private int child(String name, String heap, List<String> args, long timeoutSeconds) throws Exception {
+    private int child(String name, String heap, List<String> args, long timeoutSeconds)
+            throws Exception {
         long w0 = System.nanoTime();
         double background = waitQuiet();
-        log(String.format("%s: background %.2f cores after %.0f s wait", name, background, (System.nanoTime() - w0) / 1e9));
+        log(
+                String.format(
+                        "%s: background %.2f cores after %.0f s wait",
+                        name, background, (System.nanoTime() - w0) / 1e9));
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-Xmx" + heap);
@@ -285,8 +398,11 @@ public final class Suite {
         cmd.addAll(args);
         Files.createDirectories(Path.of("/tmp/cdcjoin-bench/tmp"));
         File logFile = logs.resolve(name + ".log").toFile();
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile)).start();
+        Process p =
+                new ProcessBuilder(cmd)
+                        .redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile))
+                        .start();
         if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
@@ -297,8 +413,17 @@ public final class Suite {
     }
 
     private List<String> runner(String variant, int parallelism, String join) {
-        return new ArrayList<>(List.of("dev.cdcjoin.bench.Runner", "--variant", variant,
-                "--parallelism", "" + parallelism, "--join", join, "--trace", trace.toString()));
+        return new ArrayList<>(
+                List.of(
+                        "dev.cdcjoin.bench.Runner",
+                        "--variant",
+                        variant,
+                        "--parallelism",
+                        "" + parallelism,
+                        "--join",
+                        join,
+                        "--trace",
+                        trace.toString()));
     }
 
     void throughput() throws Exception {
@@ -308,12 +433,33 @@ public final class Suite {
                 for (String join : o.joins) {
                     for (String v : o.variants) {
                         List<String> a = runner(v, p, join);
-                        a.addAll(List.of("--runs", "1", "--run-number", "" + round, "--out", file.toString(),
-                                "--warmup-fraction", "" + o.warmupFraction));
+                        a.addAll(
+                                List.of(
+                                        "--runs",
+                                        "1",
+                                        "--run-number",
+                                        "" + round,
+                                        "--out",
+                                        file.toString(),
+                                        "--warmup-fraction",
+                                        "" + o.warmupFraction));
                         long t0 = System.nanoTime();
-                        int code = child("throughput-" + v + "-p" + p + "-" + join + "-r" + round, o.heap, a, 1800);
-                        log(String.format("throughput round %d %s p=%d %s: exit %d, %.0f s (load %.1f)",
-                                round, v, p, join, code, (System.nanoTime() - t0) / 1e9, Metrics.loadAverage()));
+                        int code =
+                                child(
+                                        "throughput-" + v + "-p" + p + "-" + join + "-r" + round,
+                                        o.heap,
+                                        a,
+                                        1800);
+                        log(
+                                String.format(
+                                        "throughput round %d %s p=%d %s: exit %d, %.0f s (load %.1f)",
+                                        round,
+                                        v,
+                                        p,
+                                        join,
+                                        code,
+                                        (System.nanoTime() - t0) / 1e9,
+                                        Metrics.loadAverage()));
                     }
                 }
             }
@@ -336,11 +482,19 @@ public final class Suite {
     }
 
     /** Median events/s of a variant's successful throughput runs in one configuration, or NaN. */
-    static double medianThroughput(List<Map<String, Object>> rows, String variant, int p, String join) {
-        double[] v = rows.stream()
-                .filter(r -> variant.equals(r.get("variant")) && Integer.valueOf(p).equals(r.get("parallelism"))
-                        && join.equals(r.get("join")) && Boolean.TRUE.equals(r.get("ok")))
-                .mapToDouble(r -> ((Number) r.get("eventsPerSec")).doubleValue()).sorted().toArray();
+    static double medianThroughput(
+            List<Map<String, Object>> rows, String variant, int p, String join) {
+        double[] v =
+                rows.stream()
+                        .filter(
+                                r ->
+                                        variant.equals(r.get("variant"))
+                                                && Integer.valueOf(p).equals(r.get("parallelism"))
+                                                && join.equals(r.get("join"))
+                                                && Boolean.TRUE.equals(r.get("ok")))
+                        .mapToDouble(r -> ((Number) r.get("eventsPerSec")).doubleValue())
+                        .sorted()
+                        .toArray();
         return v.length == 0 ? Double.NaN : Report.median(v);
     }
 
@@ -357,14 +511,33 @@ public final class Suite {
                 double rate = Math.floor(o.latencyLoad * javaRate / 1000) * 1000;
                 for (String v : o.latencyVariants) {
                     List<String> a = runner(v, p, join);
-                    a.addAll(List.of("--mode", "latency", "--runs", "1", "--rate", "" + rate,
-                            "--seconds", "" + o.latencySeconds, "--warmup", "" + o.latencyWarmup,
-                            "--out", file.toString(), "--warmup-fraction", "" + o.warmupFraction));
+                    a.addAll(
+                            List.of(
+                                    "--mode",
+                                    "latency",
+                                    "--runs",
+                                    "1",
+                                    "--rate",
+                                    "" + rate,
+                                    "--seconds",
+                                    "" + o.latencySeconds,
+                                    "--warmup",
+                                    "" + o.latencyWarmup,
+                                    "--out",
+                                    file.toString(),
+                                    "--warmup-fraction",
+                                    "" + o.warmupFraction));
                     long t0 = System.nanoTime();
-                    int code = child("latency-" + v + "-p" + p + "-" + join, o.heap, a,
-                            (long) (o.latencySeconds * 4 + 120));
-                    log(String.format("latency %s p=%d %s at %.0f/s: exit %d, %.0f s", v, p, join, rate, code,
-                            (System.nanoTime() - t0) / 1e9));
+                    int code =
+                            child(
+                                    "latency-" + v + "-p" + p + "-" + join,
+                                    o.heap,
+                                    a,
+                                    (long) (o.latencySeconds * 4 + 120));
+                    log(
+                            String.format(
+                                    "latency %s p=%d %s at %.0f/s: exit %d, %.0f s",
+                                    v, p, join, rate, code, (System.nanoTime() - t0) / 1e9));
                 }
             }
         }
@@ -376,18 +549,23 @@ public final class Suite {
         Workload.Config xc = o.xmxWorkload();
         Path xmxTrace = Path.of(o.traceRoot).resolve(xc.id());
         Properties xp = Workload.generate(xc, xmxTrace);
-        Files.copy(xmxTrace.resolve("trace.properties"), out.resolve("xmx-trace.properties"),
+        Files.copy(
+                xmxTrace.resolve("trace.properties"),
+                out.resolve("xmx-trace.properties"),
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        double scale = Double.parseDouble(xp.getProperty("messages"))
-                / Double.parseDouble(TraceFiles.load(trace).getProperty("messages"));
+        double scale =
+                Double.parseDouble(xp.getProperty("messages"))
+                        / Double.parseDouble(TraceFiles.load(trace).getProperty("messages"));
         int p = 1;
         String join = "LEFT";
         for (String v : o.xmxVariants != null ? o.xmxVariants : o.variants) {
             double rate = medianThroughput(tp, v, p, join);
-            double messages = Double.parseDouble(TraceFiles.load(trace).getProperty("messages")) * scale;
+            double messages =
+                    Double.parseDouble(TraceFiles.load(trace).getProperty("messages")) * scale;
             double normal = Double.isNaN(rate) ? 120 : messages / rate;
             long timeout = (long) (3 * normal + 60);
-            // Bisection over the sorted sizes: sizes[hi] completes (hi == size: none tried does), sizes[lo] does not.
+            // Bisection over the sorted sizes: sizes[hi] completes (hi == size: none tried does),
+            // sizes[lo] does not.
             int lo = -1;
             int hi = o.xmxSizes.size();
             while (hi - lo > 1) {
@@ -397,8 +575,16 @@ public final class Suite {
                 a.set(a.indexOf(trace.toString()), xmxTrace.toString());
                 Path attempt = out.resolve("xmx-attempt.jsonl");
                 Files.deleteIfExists(attempt);
-                a.addAll(List.of("--runs", "1", "--out", attempt.toString(), "--warmup-fraction", "0",
-                        "--measure-state", "false"));
+                a.addAll(
+                        List.of(
+                                "--runs",
+                                "1",
+                                "--out",
+                                attempt.toString(),
+                                "--warmup-fraction",
+                                "0",
+                                "--measure-state",
+                                "false"));
                 long t0 = System.nanoTime();
                 int code = child("xmx-" + v + "-" + mb + "m", mb + "m", a, timeout);
                 double secs = (System.nanoTime() - t0) / 1e9;
@@ -416,9 +602,15 @@ public final class Suite {
                 if (!r.isEmpty()) {
                     rec.put("eventsPerSec", r.get(0).get("eventsPerSec"));
                 }
-                Files.writeString(file, json.writeValueAsString(rec) + "\n", StandardOpenOption.CREATE,
+                Files.writeString(
+                        file,
+                        json.writeValueAsString(rec) + "\n",
+                        StandardOpenOption.CREATE,
                         StandardOpenOption.APPEND);
-                log(String.format("xmx %s %d MB: %s (exit %d, %.0f s)", v, mb, ok ? "ok" : "FAILED", code, secs));
+                log(
+                        String.format(
+                                "xmx %s %d MB: %s (exit %d, %.0f s)",
+                                v, mb, ok ? "ok" : "FAILED", code, secs));
                 if (ok) {
                     hi = mid;
                 } else {

@@ -17,14 +17,15 @@ import java.util.regex.Pattern;
 import javax.imageio.ImageIO;
 
 /**
- * Renders the report's chart (the SVG subset {@link Report} writes: rect, line, text) to a PNG
- * with Java2D, so the chart also exists where SVG is not shown.
+ * Renders the report's chart (the SVG subset {@link Report} writes: rect, line, text) to a PNG with
+ * Java2D, so the chart also exists where SVG is not shown.
  */
 final class SvgToPng {
 
     private SvgToPng() {}
 
-    private static final Pattern ELEMENT = Pattern.compile("<(rect|line|text)\\b([^>]*)>(?:([^<]*)</text>)?");
+    private static final Pattern ELEMENT =
+            Pattern.compile("<(rect|line|text)\\b([^>]*)>(?:([^<]*)</text>)?");
     private static final Pattern ATTR = Pattern.compile("([\\w-]+)=\"([^\"]*)\"");
 
     static void render(Path svg, Path png) throws IOException {
@@ -40,7 +41,8 @@ final class SvgToPng {
         BufferedImage img = new BufferedImage(w * scale, h * scale, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = img.createGraphics();
         g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-        g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
+        g.setRenderingHint(
+                RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
         g.scale(scale, scale);
         g.setColor(Color.WHITE);
         g.fillRect(0, 0, w, h);
@@ -57,7 +59,9 @@ final class SvgToPng {
                         continue;
                     }
                     g.setColor(color(a.getOrDefault("fill", "#000")));
-                    g.fill(new Rectangle2D.Double(d(a, "x"), d(a, "y"), d(a, "width"), d(a, "height")));
+                    g.fill(
+                            new Rectangle2D.Double(
+                                    d(a, "x"), d(a, "y"), d(a, "width"), d(a, "height")));
                     break;
                 case "line":
                     g.setColor(color(a.getOrDefault("stroke", "#000")));
@@ -66,9 +70,13 @@ final class SvgToPng {
                     break;
                 default:
                     String text = unescape(m.group(3) == null ? "" : m.group(3));
-                    float fs = a.containsKey("font-size") ? Float.parseFloat(a.get("font-size")) : 11f;
-                    g.setFont(new Font(Font.SANS_SERIF, "bold".equals(a.get("font-weight")) ? Font.BOLD : Font.PLAIN,
-                            Math.round(fs)));
+                    float fs =
+                            a.containsKey("font-size") ? Float.parseFloat(a.get("font-size")) : 11f;
+                    g.setFont(
+                            new Font(
+                                    Font.SANS_SERIF,
+                                    "bold".equals(a.get("font-weight")) ? Font.BOLD : Font.PLAIN,
+                                    Math.round(fs)));
                     g.setColor(Color.BLACK);
                     FontMetrics fm = g.getFontMetrics();
                     double x = d(a, "x");
@@ -91,7 +99,14 @@ final class SvgToPng {
 
     private static Color color(String c) {
         if (c.startsWith("#") && c.length() == 4) {
-            c = "#" + c.charAt(1) + c.charAt(1) + c.charAt(2) + c.charAt(2) + c.charAt(3) + c.charAt(3);
+            c =
+                    "#"
+                            + c.charAt(1)
+                            + c.charAt(1)
+                            + c.charAt(2)
+                            + c.charAt(2)
+                            + c.charAt(3)
+                            + c.charAt(3);
         }
         return c.startsWith("#") ? Color.decode(c) : Color.BLACK;
     }

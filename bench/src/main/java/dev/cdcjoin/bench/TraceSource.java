@@ -28,17 +28,17 @@ import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * Reads one topic of a generated trace ({@link Workload}) from its partition files: subtask
- * {@code s} of {@code p} reads partitions {@code k ≡ s (mod p)}, round-robin, each in order, as a
- * Kafka consumer reads its assigned partitions. Messages are read from the page cache through a
- * 1 MiB buffer, so the source costs a copy per message and no parsing.
+ * Reads one topic of a generated trace ({@link Workload}) from its partition files: subtask {@code
+ * s} of {@code p} reads partitions {@code k ≡ s (mod p)}, round-robin, each in order, as a Kafka
+ * consumer reads its assigned partitions. Messages are read from the page cache through a 1 MiB
+ * buffer, so the source costs a copy per message and no parsing.
  *
  * <p>Options ({@link Spec}): an input rate (messages/s over both topics, split by each subtask's
- * share of the trace; 0 = as fast as possible), a time limit, latency probes (updates of probe
- * rows with negative ids whose name carries their scheduled emission time in {@code
- * System.nanoTime()}, see {@link ChecksumSink}), and a pause at the end of the input until {@link
- * RunControl#release} completes, so the harness can checkpoint and measure the final state while
- * the job is still running.
+ * share of the trace; 0 = as fast as possible), a time limit, latency probes (updates of probe rows
+ * with negative ids whose name carries their scheduled emission time in {@code System.nanoTime()},
+ * see {@link ChecksumSink}), and a pause at the end of the input until {@link RunControl#release}
+ * completes, so the harness can checkpoint and measure the final state while the job is still
+ * running.
  *
  * @param <T> what the {@link Emitter} turns messages into
  */
@@ -49,20 +49,28 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
     /** The run's source settings. */
     public static final class Spec implements Serializable {
         private static final long serialVersionUID = 1L;
+
         /** Trace directory. */
         public String dir;
+
         /** 0 = users, 1 = domains. */
         public int topic;
+
         /** Messages per second over both topics; 0 = unlimited. */
         public double rate;
+
         /** Stop after this many seconds of schedule (rate-limited runs); 0 = the whole trace. */
         public double maxSeconds;
+
         /** Pause at the end of input until released. */
         public boolean pauseAtEnd;
+
         /** Probe rows per subtask; 0 = no probes. */
         public int probes;
+
         /** Interval between two probe updates of one subtask, in nanoseconds. */
         public long probeIntervalNanos = 2_000_000;
+
         /** Read only this fraction of each subtask's messages (a warm-up prefix); 1 = all. */
         public double fraction = 1.0;
 
@@ -104,7 +112,8 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
     @Override
     public SplitEnumerator<Split, Integer> createEnumerator(SplitEnumeratorContext<Split> context)
             throws IOException {
-        int partitions = Integer.parseInt(TraceFiles.load(Path.of(spec.dir)).getProperty("partitions"));
+        int partitions =
+                Integer.parseInt(TraceFiles.load(Path.of(spec.dir)).getProperty("partitions"));
         return new Enumerator(context, spec.topic, partitions);
     }
 
@@ -282,7 +291,9 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
                 begin(out);
             }
             if (exhausted) {
-                return RunControl.release.isDone() ? InputStatus.END_OF_INPUT : InputStatus.NOTHING_AVAILABLE;
+                return RunControl.release.isDone()
+                        ? InputStatus.END_OF_INPUT
+                        : InputStatus.NOTHING_AVAILABLE;
             }
             for (int i = 0; i < 256; i++) {
                 if (nanosPerMessage > 0) {
@@ -297,7 +308,8 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
                         return InputStatus.MORE_AVAILABLE;
                     }
                 }
-                if (emitted >= limit || (stopAt != Long.MAX_VALUE && System.nanoTime() >= stopAt)
+                if (emitted >= limit
+                        || (stopAt != Long.MAX_VALUE && System.nanoTime() >= stopAt)
                         || !emitOne(out)) {
                     return finished();
                 }
@@ -342,7 +354,9 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
             if (!spec.pauseAtEnd) {
                 RunControl.release.complete(null);
             }
-            return RunControl.release.isDone() ? InputStatus.END_OF_INPUT : InputStatus.NOTHING_AVAILABLE;
+            return RunControl.release.isDone()
+                    ? InputStatus.END_OF_INPUT
+                    : InputStatus.NOTHING_AVAILABLE;
         }
 
         @Override
@@ -383,9 +397,12 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         Open(String dir, Split split) throws IOException {
             this.split = split;
             String name = Workload.file(split.topic, split.partition);
-            this.count = Long.parseLong(TraceFiles.load(Path.of(dir)).getProperty("messages." + name));
-            this.in = new DataInputStream(new BufferedInputStream(
-                    new FileInputStream(Path.of(dir, name).toFile()), 1 << 20));
+            this.count =
+                    Long.parseLong(TraceFiles.load(Path.of(dir)).getProperty("messages." + name));
+            this.in =
+                    new DataInputStream(
+                            new BufferedInputStream(
+                                    new FileInputStream(Path.of(dir, name).toFile()), 1 << 20));
             while (read < split.offset) {
                 readMessage();
             }
@@ -466,16 +483,28 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         private static String row(int topic, int id, long stamp) {
             return topic == 0
                     ? "{\"id\":" + id + ",\"firstname\":\"p" + stamp + "\",\"lastname\":\"probe\"}"
-                    : "{\"id\":" + id + ",\"user_id\":" + id + ",\"domain_name\":\"p" + stamp + "\"}";
+                    : "{\"id\":"
+                            + id
+                            + ",\"user_id\":"
+                            + id
+                            + ",\"domain_name\":\"p"
+                            + stamp
+                            + "\"}";
         }
 
         private static byte[] envelope(int topic, String op, String before, String after) {
-            return ("{\"before\":" + before + ",\"after\":" + after
-                    + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
-                    + "\"name\":\"shop\",\"ts_ms\":0,\"snapshot\":\"false\",\"db\":\"shop\","
-                    + "\"schema\":\"public\",\"table\":\"" + (topic == 0 ? "users" : "domains")
-                    + "\",\"txId\":0,\"lsn\":0,\"xmin\":null},\"op\":\"" + op
-                    + "\",\"ts_ms\":0,\"transaction\":null}").getBytes(StandardCharsets.UTF_8);
+            return ("{\"before\":"
+                            + before
+                            + ",\"after\":"
+                            + after
+                            + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
+                            + "\"name\":\"shop\",\"ts_ms\":0,\"snapshot\":\"false\",\"db\":\"shop\","
+                            + "\"schema\":\"public\",\"table\":\""
+                            + (topic == 0 ? "users" : "domains")
+                            + "\",\"txId\":0,\"lsn\":0,\"xmin\":null},\"op\":\""
+                            + op
+                            + "\",\"ts_ms\":0,\"transaction\":null}")
+                    .getBytes(StandardCharsets.UTF_8);
         }
     }
 }

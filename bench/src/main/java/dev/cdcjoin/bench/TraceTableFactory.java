@@ -23,18 +23,23 @@ import org.apache.flink.table.types.DataType;
  */
 public final class TraceTableFactory implements DynamicTableSourceFactory {
 
-    static final ConfigOption<String> TRACE = ConfigOptions.key("trace").stringType().noDefaultValue();
-    static final ConfigOption<String> TOPIC = ConfigOptions.key("topic").stringType().noDefaultValue();
-    static final ConfigOption<Double> RATE = ConfigOptions.key("rate").doubleType().defaultValue(0.0);
+    static final ConfigOption<String> TRACE =
+            ConfigOptions.key("trace").stringType().noDefaultValue();
+    static final ConfigOption<String> TOPIC =
+            ConfigOptions.key("topic").stringType().noDefaultValue();
+    static final ConfigOption<Double> RATE =
+            ConfigOptions.key("rate").doubleType().defaultValue(0.0);
     static final ConfigOption<Double> MAX_SECONDS =
             ConfigOptions.key("max-seconds").doubleType().defaultValue(0.0);
     static final ConfigOption<Boolean> PAUSE =
             ConfigOptions.key("pause-at-end").booleanType().defaultValue(false);
-    static final ConfigOption<Integer> PROBES = ConfigOptions.key("probes").intType().defaultValue(0);
+    static final ConfigOption<Integer> PROBES =
+            ConfigOptions.key("probes").intType().defaultValue(0);
     static final ConfigOption<Long> PROBE_INTERVAL =
             ConfigOptions.key("probe-interval-ns").longType().defaultValue(2_000_000L);
 
-    static final ConfigOption<Double> FRACTION = ConfigOptions.key("fraction").doubleType().defaultValue(1.0);
+    static final ConfigOption<Double> FRACTION =
+            ConfigOptions.key("fraction").doubleType().defaultValue(1.0);
 
     @Override
     public String factoryIdentifier() {
@@ -55,7 +60,8 @@ public final class TraceTableFactory implements DynamicTableSourceFactory {
     public DynamicTableSource createDynamicTableSource(Context context) {
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         DecodingFormat<DeserializationSchema<RowData>> format =
-                helper.discoverDecodingFormat(DeserializationFormatFactory.class, FactoryUtil.FORMAT);
+                helper.discoverDecodingFormat(
+                        DeserializationFormatFactory.class, FactoryUtil.FORMAT);
         helper.validate();
         ReadableConfig o = helper.getOptions();
         TraceSource.Spec spec = new TraceSource.Spec();
@@ -75,7 +81,10 @@ public final class TraceTableFactory implements DynamicTableSourceFactory {
         private final DecodingFormat<DeserializationSchema<RowData>> format;
         private final DataType physical;
 
-        Table(TraceSource.Spec spec, DecodingFormat<DeserializationSchema<RowData>> format, DataType physical) {
+        Table(
+                TraceSource.Spec spec,
+                DecodingFormat<DeserializationSchema<RowData>> format,
+                DataType physical) {
             this.spec = spec;
             this.format = format;
             this.physical = physical;

@@ -19,16 +19,16 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 
 /**
- * The deterministic users/domains Debezium workload (the shape of {@code rust/workload}):
- * {@code users(id INT, firstname STRING, lastname STRING)} and {@code domains(id INT, user_id INT,
+ * The deterministic users/domains Debezium workload (the shape of {@code rust/workload}): {@code
+ * users(id INT, firstname STRING, lastname STRING)} and {@code domains(id INT, user_id INT,
  * domain_name STRING)} joined on {@code users.id = domains.user_id}.
  *
  * <p>A snapshot ({@code op = r}) of {@code users} users and {@code domains} domains, then changes
- * drawn from a mix until {@code events} messages: user inserts, user renames (non-key column),
- * user deletes (their domains deleted first, as a foreign key would), domain inserts, renames
- * (non-key), moves to another user (join-key change), renumbering (primary-key change: an update
- * whose before and after ids differ) and deletes. Envelopes carry a full Postgres {@code source}
- * block (about 550 bytes a message), as the Rust workload's do.
+ * drawn from a mix until {@code events} messages: user inserts, user renames (non-key column), user
+ * deletes (their domains deleted first, as a foreign key would), domain inserts, renames (non-key),
+ * moves to another user (join-key change), renumbering (primary-key change: an update whose before
+ * and after ids differ) and deletes. Envelopes carry a full Postgres {@code source} block (about
+ * 550 bytes a message), as the Rust workload's do.
  *
  * <p>Written once per trace directory: one file per topic and partition ({@code users-0.bin},
  * {@code domains-1.bin}, ...), each a sequence of {@code int32 big-endian length | UTF-8 JSON}
@@ -40,22 +40,37 @@ import java.util.SplittableRandom;
  */
 public final class Workload {
 
-    /** The users table the workload writes: {@code users(id INT NOT NULL, firstname STRING, lastname STRING)}. */
-    public static final CdcSchema USERS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("firstname", "STRING"),
-            Column.nullable("lastname", "STRING"));
-    /** The domains table the workload writes: {@code domains(id INT NOT NULL, user_id INT, domain_name STRING)}. */
-    public static final CdcSchema DOMAINS = CdcSchema.of(
-            Column.notNull("id", "INT"), Column.nullable("user_id", "INT"),
-            Column.nullable("domain_name", "STRING"));
+    /**
+     * The users table the workload writes: {@code users(id INT NOT NULL, firstname STRING, lastname
+     * STRING)}.
+     */
+    public static final CdcSchema USERS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("firstname", "STRING"),
+                    Column.nullable("lastname", "STRING"));
+
+    /**
+     * The domains table the workload writes: {@code domains(id INT NOT NULL, user_id INT,
+     * domain_name STRING)}.
+     */
+    public static final CdcSchema DOMAINS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("user_id", "INT"),
+                    Column.nullable("domain_name", "STRING"));
 
     /** Change kinds of the mix, with their default weights (those of rust/workload). */
     static final String DEFAULT_MIX =
             "insert_user=10,insert_domain=20,rename_user=15,rename_domain=15,move_domain=15,"
                     + "renumber_domain=5,delete_domain=15,delete_user=5";
 
-    private static final String[] FIRST = {"Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"};
-    private static final String[] LAST = {"Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber"};
+    private static final String[] FIRST = {
+        "Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"
+    };
+    private static final String[] LAST = {
+        "Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber"
+    };
     private static final String[] TLD = {"com", "org", "net", "io"};
 
     /** Generator options. */
@@ -74,15 +89,32 @@ public final class Workload {
             for (int i = 0; i < args.size(); i += 2) {
                 String v = args.get(i + 1);
                 switch (args.get(i)) {
-                    case "--users": c.users = Integer.parseInt(v); break;
-                    case "--domains": c.domains = Integer.parseInt(v); break;
-                    case "--events": c.events = Long.parseLong(v); break;
-                    case "--seed": c.seed = Long.parseLong(v); break;
-                    case "--skew": c.skew = Double.parseDouble(v); break;
-                    case "--mix": c.mix = v; break;
-                    case "--partitions": c.partitions = Integer.parseInt(v); break;
-                    case "--tombstones": c.tombstones = Boolean.parseBoolean(v); break;
-                    default: throw new IllegalArgumentException("unknown option " + args.get(i));
+                    case "--users":
+                        c.users = Integer.parseInt(v);
+                        break;
+                    case "--domains":
+                        c.domains = Integer.parseInt(v);
+                        break;
+                    case "--events":
+                        c.events = Long.parseLong(v);
+                        break;
+                    case "--seed":
+                        c.seed = Long.parseLong(v);
+                        break;
+                    case "--skew":
+                        c.skew = Double.parseDouble(v);
+                        break;
+                    case "--mix":
+                        c.mix = v;
+                        break;
+                    case "--partitions":
+                        c.partitions = Integer.parseInt(v);
+                        break;
+                    case "--tombstones":
+                        c.tombstones = Boolean.parseBoolean(v);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option " + args.get(i));
                 }
             }
             return c;
@@ -90,8 +122,19 @@ public final class Workload {
 
         /** A directory name that identifies the trace. */
         String id() {
-            return "u" + users + "-d" + domains + "-e" + events + "-s" + seed + "-k" + skew + "-p"
-                    + partitions + (tombstones ? "-t" : "")
+            return "u"
+                    + users
+                    + "-d"
+                    + domains
+                    + "-e"
+                    + events
+                    + "-s"
+                    + seed
+                    + "-k"
+                    + skew
+                    + "-p"
+                    + partitions
+                    + (tombstones ? "-t" : "")
                     + (mix.equals(DEFAULT_MIX) ? "" : "-m" + Integer.toHexString(mix.hashCode()));
         }
     }
@@ -239,15 +282,32 @@ public final class Workload {
             k++;
         }
         switch (kinds[k]) {
-            case "insert_user": insertUser("c"); break;
-            case "insert_domain": insertDomain("c"); break;
-            case "rename_user": renameUser(); break;
-            case "rename_domain": renameDomain(); break;
-            case "move_domain": moveDomain(); break;
-            case "renumber_domain": renumberDomain(); break;
-            case "delete_domain": deleteDomain(); break;
-            case "delete_user": deleteUser(); break;
-            default: throw new IllegalArgumentException("unknown change kind " + kinds[k]);
+            case "insert_user":
+                insertUser("c");
+                break;
+            case "insert_domain":
+                insertDomain("c");
+                break;
+            case "rename_user":
+                renameUser();
+                break;
+            case "rename_domain":
+                renameDomain();
+                break;
+            case "move_domain":
+                moveDomain();
+                break;
+            case "renumber_domain":
+                renumberDomain();
+                break;
+            case "delete_domain":
+                deleteDomain();
+                break;
+            case "delete_user":
+                deleteUser();
+                break;
+            default:
+                throw new IllegalArgumentException("unknown change kind " + kinds[k]);
         }
     }
 
@@ -263,7 +323,9 @@ public final class Workload {
     }
 
     private Domain pickDomain() {
-        return domains.rows.isEmpty() ? null : domains.rows.get(pickIndex(domains.rows.size(), 1.0));
+        return domains.rows.isEmpty()
+                ? null
+                : domains.rows.get(pickIndex(domains.rows.size(), 1.0));
     }
 
     private void insertUser(String op) throws IOException {
@@ -365,25 +427,51 @@ public final class Workload {
     }
 
     private static String json(User u) {
-        return "{\"id\":" + u.id + ",\"firstname\":\"" + u.first + "\",\"lastname\":\"" + u.last + "\"}";
+        return "{\"id\":"
+                + u.id
+                + ",\"firstname\":\""
+                + u.first
+                + "\",\"lastname\":\""
+                + u.last
+                + "\"}";
     }
 
     private static String json(Domain d) {
-        return "{\"id\":" + d.id + ",\"user_id\":" + d.userId + ",\"domain_name\":\"" + d.name + "\"}";
+        return "{\"id\":"
+                + d.id
+                + ",\"user_id\":"
+                + d.userId
+                + ",\"domain_name\":\""
+                + d.name
+                + "\"}";
     }
 
     private void emit(int topic, int lineage, String op, String before, String after)
             throws IOException {
         ts++;
         String table = topic == 0 ? "users" : "domains";
-        String json = "{\"before\":" + (before == null ? "null" : before)
-                + ",\"after\":" + (after == null ? "null" : after)
-                + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
-                + "\"name\":\"shop\",\"ts_ms\":" + ts + ",\"snapshot\":\"" + op.equals("r")
-                + "\",\"db\":\"shop\",\"sequence\":\"[\\\"24023928\\\",\\\"24023928\\\"]\","
-                + "\"schema\":\"public\",\"table\":\"" + table + "\",\"txId\":" + (500 + ts % 100_000)
-                + ",\"lsn\":" + (24_023_928 + lsn[topic] * 64) + ",\"xmin\":null},\"op\":\"" + op
-                + "\",\"ts_ms\":" + (ts + 3) + ",\"transaction\":null}";
+        String json =
+                "{\"before\":"
+                        + (before == null ? "null" : before)
+                        + ",\"after\":"
+                        + (after == null ? "null" : after)
+                        + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
+                        + "\"name\":\"shop\",\"ts_ms\":"
+                        + ts
+                        + ",\"snapshot\":\""
+                        + op.equals("r")
+                        + "\",\"db\":\"shop\",\"sequence\":\"[\\\"24023928\\\",\\\"24023928\\\"]\","
+                        + "\"schema\":\"public\",\"table\":\""
+                        + table
+                        + "\",\"txId\":"
+                        + (500 + ts % 100_000)
+                        + ",\"lsn\":"
+                        + (24_023_928 + lsn[topic] * 64)
+                        + ",\"xmin\":null},\"op\":\""
+                        + op
+                        + "\",\"ts_ms\":"
+                        + (ts + 3)
+                        + ",\"transaction\":null}";
         lsn[topic]++;
         int p = partition(lineage, cfg.partitions);
         byte[] b = json.getBytes(StandardCharsets.UTF_8);
@@ -466,7 +554,10 @@ public final class Workload {
         return p;
     }
 
-    /** {@code generate --dir D [--users N --domains N --events N --seed N --skew X --mix M --partitions N --tombstones B]} */
+    /**
+     * {@code generate --dir D [--users N --domains N --events N --seed N --skew X --mix M
+     * --partitions N --tombstones B]}
+     */
     public static void main(String[] args) throws IOException {
         List<String> a = new ArrayList<>(List.of(args));
         Path root = Path.of("/tmp/cdcjoin-bench/traces");
@@ -480,7 +571,8 @@ public final class Workload {
         Path dir = root.resolve(cfg.id());
         Properties p = generate(cfg, dir);
         System.out.println(dir);
-        p.stringPropertyNames().stream().sorted()
+        p.stringPropertyNames().stream()
+                .sorted()
                 .forEach(k -> System.out.println("  " + k + " = " + p.getProperty(k)));
     }
 }

@@ -39,19 +39,19 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Decoding alone: {@value #N} Debezium messages of the {@code domains} topic (sampled evenly from
- * a generated trace: the trace's mix of r/c/u/d) per invocation, reported per message. Per MB
- * follows from the sample's mean message size, printed at setup and computed by the suite.
+ * Decoding alone: {@value #N} Debezium messages of the {@code domains} topic (sampled evenly from a
+ * generated trace: the trace's mix of r/c/u/d) per invocation, reported per message. Per MB follows
+ * from the sample's mean message size, printed at setup and computed by the suite.
  *
  * <ul>
  *   <li>{@code jackson}: the pure-Java join's {@link DebeziumJsonDecoder} (Jackson streaming) to
  *       {@link Row}s, updates split;
- *   <li>{@code flinkDebeziumJson}: Flink's {@code debezium-json} format (the SQL path) to
- *       {@link RowData};
+ *   <li>{@code flinkDebeziumJson}: Flink's {@code debezium-json} format (the SQL path) to {@link
+ *       RowData};
  *   <li>{@code nativeBatch}: {@link NativeDecoder#decodeJson} on batches of 1024 messages framed in
  *       a direct buffer, output left in the native output buffer;
- *   <li>{@code nativeToRecords}: the same, framing included, plus materializing every change as
- *       the {@link ChangeRecord} the operator emits (key and row copied to byte arrays).
+ *   <li>{@code nativeToRecords}: the same, framing included, plus materializing every change as the
+ *       {@link ChangeRecord} the operator emits (key and row copied to byte arrays).
  * </ul>
  */
 @State(Scope.Thread)
@@ -77,28 +77,37 @@ public class DecodeBench {
         for (byte[] m : messages) {
             bytes += m.length;
         }
-        System.out.printf("%n[decode sample] %d messages, %d bytes, %.1f bytes/message%n",
+        System.out.printf(
+                "%n[decode sample] %d messages, %d bytes, %.1f bytes/message%n",
                 N, bytes, (double) bytes / N);
         jackson = new DebeziumJsonDecoder("domains", Workload.DOMAINS);
-        DataType type = DataTypes.ROW(
-                DataTypes.FIELD("id", DataTypes.INT().notNull()),
-                DataTypes.FIELD("user_id", DataTypes.INT()),
-                DataTypes.FIELD("domain_name", DataTypes.STRING()));
-        flink = new DebeziumJsonDeserializationSchema(type, Collections.emptyList(),
-                InternalTypeInfo.of((RowType) type.getLogicalType()), false, false,
-                TimestampFormat.ISO_8601);
-        flink.open(new DeserializationSchema.InitializationContext() {
-            @Override
-            public MetricGroup getMetricGroup() {
-                return new UnregisteredMetricsGroup();
-            }
+        DataType type =
+                DataTypes.ROW(
+                        DataTypes.FIELD("id", DataTypes.INT().notNull()),
+                        DataTypes.FIELD("user_id", DataTypes.INT()),
+                        DataTypes.FIELD("domain_name", DataTypes.STRING()));
+        flink =
+                new DebeziumJsonDeserializationSchema(
+                        type,
+                        Collections.emptyList(),
+                        InternalTypeInfo.of((RowType) type.getLogicalType()),
+                        false,
+                        false,
+                        TimestampFormat.ISO_8601);
+        flink.open(
+                new DeserializationSchema.InitializationContext() {
+                    @Override
+                    public MetricGroup getMetricGroup() {
+                        return new UnregisteredMetricsGroup();
+                    }
 
-            @Override
-            public UserCodeClassLoader getUserCodeClassLoader() {
-                return SimpleUserCodeClassLoader.create(DecodeBench.class.getClassLoader());
-            }
-        });
-        SideSpec side = new SideSpec("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"), null);
+                    @Override
+                    public UserCodeClassLoader getUserCodeClassLoader() {
+                        return SimpleUserCodeClassLoader.create(DecodeBench.class.getClassLoader());
+                    }
+                });
+        SideSpec side =
+                new SideSpec("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"), null);
         nativeDecoder = new NativeDecoder(side.decoderConfigJson(false));
         batches = new BatchBuffer[N / BATCH];
         for (int b = 0; b < batches.length; b++) {

@@ -34,8 +34,8 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code joinTrivialBatch}: {@code batch} records framed from {@link ChangeRecord}s exactly
  *       as {@code NativeJoinOperator.append} does (key group computed, side, kind, row copied into
  *       the direct buffer) and joined in one call; the records are retractions of absent users, so
- *       the engine does one probe per record, changes no state and emits nothing: an upper bound
- *       of the crossing cost per record (the probe is join work);
+ *       the engine does one probe per record, changes no state and emits nothing: an upper bound of
+ *       the crossing cost per record (the probe is join work);
  *   <li>{@code frameOnly}: the framing of {@code joinTrivialBatch} without the native call;
  *   <li>{@code decodeTombstones}: {@link NativeDecoder#decodeJson} on {@code batch} null messages
  *       (tombstones, counted and dropped): the decoder path's crossing plus framing.
@@ -60,18 +60,22 @@ public class JniCrossingBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        CdcJoin def = CdcJoin.builder()
-                .left("users", Workload.USERS, List.of("id"), List.of("id"))
-                .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(JoinType.LEFT)
-                .build();
+        CdcJoin def =
+                CdcJoin.builder()
+                        .left("users", Workload.USERS, List.of("id"), List.of("id"))
+                        .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
+                        .joinType(JoinType.LEFT)
+                        .build();
         join = new NativeJoin(def.spec().specJson(0, MAX_PARALLELISM - 1));
         // Real ChangeRecords: -D of users that were never inserted, decoded natively.
         decoder = new NativeDecoder(def.spec().left().decoderConfigJson(false));
         BatchBuffer json = new BatchBuffer(1 << 20);
         for (int i = 0; i < batch; i++) {
-            String m = "{\"before\":{\"id\":" + (1_000_000 + i) + ",\"firstname\":\"Ana\","
-                    + "\"lastname\":\"Kim\"},\"after\":null,\"op\":\"d\"}";
+            String m =
+                    "{\"before\":{\"id\":"
+                            + (1_000_000 + i)
+                            + ",\"firstname\":\"Ana\","
+                            + "\"lastname\":\"Kim\"},\"after\":null,\"op\":\"d\"}";
             json.putSized(m.getBytes(StandardCharsets.UTF_8));
             json.recordAdded();
         }

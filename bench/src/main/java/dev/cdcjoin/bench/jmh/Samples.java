@@ -14,14 +14,15 @@ public final class Samples {
     private Samples() {}
 
     /**
-     * {@code n} messages of {@code domains-0.bin} (or users), taken evenly over the file so the
-     * op mix (snapshot reads, inserts, updates, deletes) is the trace's.
+     * {@code n} messages of {@code domains-0.bin} (or users), taken evenly over the file so the op
+     * mix (snapshot reads, inserts, updates, deletes) is the trace's.
      */
     public static List<byte[]> read(String dir, String topic, int n) throws IOException {
         Path file = Path.of(dir, topic + "-0.bin");
         List<byte[]> all = new ArrayList<>();
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(
-                new FileInputStream(file.toFile()), 1 << 20))) {
+        try (DataInputStream in =
+                new DataInputStream(
+                        new BufferedInputStream(new FileInputStream(file.toFile()), 1 << 20))) {
             while (in.available() > 0) {
                 int len = in.readInt();
                 if (len < 0) {

@@ -12,8 +12,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * Writes the records a job's decoders or join rejected ({@code Result.badRecords()} under {@code
  * BadRecordPolicy.SIDE_OUTPUT}) to {@code mart.fid_bad_records}, one autocommitted row each: the
  * mart, the input, the reason and an excerpt of the record. So a rejected record is a failed check
- * with its reason (the e2e expects the table empty), not a job that fails and restarts for ever.
- * At least once is enough: a replay can only repeat a row, and any row fails the check.
+ * with its reason (the e2e expects the table empty), not a job that fails and restarts for ever. At
+ * least once is enough: a replay can only repeat a row, and any row fails the check.
  */
 public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<BadRecord, Void> {
@@ -21,6 +21,7 @@ public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
     private static final long serialVersionUID = 1L;
 
     static final String TABLE = "mart.fid_bad_records";
+
     /** Characters of the record kept: enough to see the offending field, not a 20 KB row. */
     private static final int EXCERPT = 2000;
 
@@ -37,7 +38,8 @@ public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
      *
      * @param martTable the job's mart, to tell the jobs' rows apart
      */
-    public BadRecordSinkOperator(String jdbcUrl, String jdbcUser, String jdbcPassword, String martTable) {
+    public BadRecordSinkOperator(
+            String jdbcUrl, String jdbcUser, String jdbcPassword, String martTable) {
         this.jdbcUrl = jdbcUrl;
         this.jdbcUser = jdbcUser;
         this.jdbcPassword = jdbcPassword;
@@ -47,11 +49,17 @@ public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
     @Override
     public void open() throws Exception {
         super.open();
-        connection = E2eJobs.connect(jdbcUrl, jdbcUser, jdbcPassword, "cdcjoin-e2e bad records " + martTable);
-        insert = connection.prepareStatement(
-                "INSERT INTO " + TABLE + " (mart_table, source, reason, record) VALUES (?, ?, ?, ?)");
-        getRuntimeContext().registerUserCodeClassLoaderReleaseHookIfAbsent(
-                "cdcjoin-e2e-deregister-pgjdbc", MartSinkOperator::deregisterDriver);
+        connection =
+                E2eJobs.connect(
+                        jdbcUrl, jdbcUser, jdbcPassword, "cdcjoin-e2e bad records " + martTable);
+        insert =
+                connection.prepareStatement(
+                        "INSERT INTO "
+                                + TABLE
+                                + " (mart_table, source, reason, record) VALUES (?, ?, ?, ?)");
+        getRuntimeContext()
+                .registerUserCodeClassLoaderReleaseHookIfAbsent(
+                        "cdcjoin-e2e-deregister-pgjdbc", MartSinkOperator::deregisterDriver);
     }
 
     @Override

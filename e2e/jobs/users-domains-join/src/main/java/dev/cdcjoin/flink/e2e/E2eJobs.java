@@ -40,7 +40,9 @@ final class E2eJobs {
                 .build();
     }
 
-    /** A record's value bytes; Debezium's tombstones (null values, for log compaction) are dropped. */
+    /**
+     * A record's value bytes; Debezium's tombstones (null values, for log compaction) are dropped.
+     */
     static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
         private static final long serialVersionUID = 1L;
 
@@ -96,7 +98,8 @@ final class E2eJobs {
      * @param password empty for none
      * @param applicationName shown in pg_stat_activity
      */
-    static Connection connect(String url, String user, String password, String applicationName) throws SQLException {
+    static Connection connect(String url, String user, String password, String applicationName)
+            throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", user);
         if (!password.isEmpty()) {

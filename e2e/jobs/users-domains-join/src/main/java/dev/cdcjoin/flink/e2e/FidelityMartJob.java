@@ -44,40 +44,66 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class FidelityMartJob {
 
     /** fid_items as the jobs declare it: each Postgres type as the Flink type it maps to. */
-    static final CdcSchema ITEMS = CdcSchema.of(
-            Column.notNull("id", "BIGINT"),
-            Column.notNull("account_id", "INT"),
-            Column.nullable("n_money", "DECIMAL(12, 2)"),
-            Column.nullable("n_free", "DECIMAL(38, 10)"),
-            Column.nullable("ts3", "TIMESTAMP(3)"),
-            Column.nullable("ts6", "TIMESTAMP(6)"),
-            Column.nullable("tstz", "TIMESTAMP_LTZ(6)"),
-            Column.nullable("d", "DATE"),
-            Column.nullable("t", "TIME(3)"),
-            Column.nullable("flag", "BOOLEAN"),
-            Column.nullable("bin", "BYTES"),
-            Column.nullable("uid", "STRING"),
-            Column.nullable("doc", "STRING"),
-            Column.nullable("txt", "STRING"),
-            Column.nullable("small", "SMALLINT"),
-            Column.nullable("big", "BIGINT"),
-            Column.nullable("r", "FLOAT"),
-            Column.nullable("dp", "DOUBLE"));
+    static final CdcSchema ITEMS =
+            CdcSchema.of(
+                    Column.notNull("id", "BIGINT"),
+                    Column.notNull("account_id", "INT"),
+                    Column.nullable("n_money", "DECIMAL(12, 2)"),
+                    Column.nullable("n_free", "DECIMAL(38, 10)"),
+                    Column.nullable("ts3", "TIMESTAMP(3)"),
+                    Column.nullable("ts6", "TIMESTAMP(6)"),
+                    Column.nullable("tstz", "TIMESTAMP_LTZ(6)"),
+                    Column.nullable("d", "DATE"),
+                    Column.nullable("t", "TIME(3)"),
+                    Column.nullable("flag", "BOOLEAN"),
+                    Column.nullable("bin", "BYTES"),
+                    Column.nullable("uid", "STRING"),
+                    Column.nullable("doc", "STRING"),
+                    Column.nullable("txt", "STRING"),
+                    Column.nullable("small", "SMALLINT"),
+                    Column.nullable("big", "BIGINT"),
+                    Column.nullable("r", "FLOAT"),
+                    Column.nullable("dp", "DOUBLE"));
 
     /** fid_accounts: note and profile are the TOASTed columns. */
-    static final CdcSchema ACCOUNTS = CdcSchema.of(
-            Column.notNull("id", "INT"),
-            Column.nullable("name", "STRING"),
-            Column.nullable("balance", "DECIMAL(12, 2)"),
-            Column.nullable("visits", "INT"),
-            Column.nullable("seen", "TIMESTAMP(6)"),
-            Column.nullable("note", "STRING"),
-            Column.nullable("profile", "STRING"));
+    static final CdcSchema ACCOUNTS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("name", "STRING"),
+                    Column.nullable("balance", "DECIMAL(12, 2)"),
+                    Column.nullable("visits", "INT"),
+                    Column.nullable("seen", "TIMESTAMP(6)"),
+                    Column.nullable("note", "STRING"),
+                    Column.nullable("profile", "STRING"));
 
     /** The mart's columns (e2e/sql/fidelity.sql), in the join's output order. */
-    static final List<String> MART_COLUMNS = List.of("item_id", "account_id", "n_money", "n_free", "ts3", "ts6",
-            "tstz", "d", "t", "flag", "bin", "uid", "doc", "txt", "small", "big", "r", "dp", "acc_id", "acc_name",
-            "acc_balance", "acc_visits", "acc_seen", "acc_note", "acc_profile");
+    static final List<String> MART_COLUMNS =
+            List.of(
+                    "item_id",
+                    "account_id",
+                    "n_money",
+                    "n_free",
+                    "ts3",
+                    "ts6",
+                    "tstz",
+                    "d",
+                    "t",
+                    "flag",
+                    "bin",
+                    "uid",
+                    "doc",
+                    "txt",
+                    "small",
+                    "big",
+                    "r",
+                    "dp",
+                    "acc_id",
+                    "acc_name",
+                    "acc_balance",
+                    "acc_visits",
+                    "acc_seen",
+                    "acc_note",
+                    "acc_profile");
 
     /** The mart's key: the item, and the join key (so one row's changes come from one subtask). */
     static final List<String> MART_KEY = List.of("item_id", "account_id");
@@ -97,25 +123,34 @@ public final class FidelityMartJob {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
-        DataStream<byte[]> items = source(env, bootstrap, prefix + ".public.fid_items", group, "items");
-        DataStream<byte[]> accounts = source(env, bootstrap, prefix + ".public.fid_accounts", group, "accounts");
+        DataStream<byte[]> items =
+                source(env, bootstrap, prefix + ".public.fid_items", group, "items");
+        DataStream<byte[]> accounts =
+                source(env, bootstrap, prefix + ".public.fid_accounts", group, "accounts");
 
-        CdcJoin join = CdcJoin.builder()
-                .left("fid_items", ITEMS, List.of("account_id"), List.of("id"))
-                .right("fid_accounts", ACCOUNTS, List.of("id"), List.of("id"))
-                .joinType(JoinType.LEFT)
-                .format(itemsFormat(config), accountsFormat(config))
-                .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
-                .maxFlushDelay(Duration.ofMillis(maxFlushMs))
-                .build();
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left("fid_items", ITEMS, List.of("account_id"), List.of("id"))
+                        .right("fid_accounts", ACCOUNTS, List.of("id"), List.of("id"))
+                        .joinType(JoinType.LEFT)
+                        .format(itemsFormat(config), accountsFormat(config))
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .maxFlushDelay(Duration.ofMillis(maxFlushMs))
+                        .build();
         CdcJoin.Result result = join.joinJson(items, accounts);
-        result.rows().uid("join-fid")
+        result.rows()
+                .uid("join-fid")
                 .forward()
-                .transform("mart sink " + table, Types.VOID,
-                        new MartSinkOperator(jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
+                .transform(
+                        "mart sink " + table,
+                        Types.VOID,
+                        new MartSinkOperator(
+                                jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
                 .uid("mart-sink");
         result.badRecords()
-                .transform("bad records " + table, Types.VOID,
+                .transform(
+                        "bad records " + table,
+                        Types.VOID,
                         new BadRecordSinkOperator(jdbcUrl, jdbcUser, jdbcPassword, table))
                 .uid("bad-record-sink");
 
@@ -139,12 +174,15 @@ public final class FidelityMartJob {
 
     /**
      * fid_items' format. In the adaptive mode every TIME and TIMESTAMP column sent as an epoch
-     * integer needs its source precision (its unit depends on it): timestamp(3), timestamp(6), time.
+     * integer needs its source precision (its unit depends on it): timestamp(3), timestamp(6),
+     * time.
      */
     static DebeziumFormat itemsFormat(String config) {
         DebeziumFormat f = connectorFormat(config);
         return adaptive(f)
-                ? f.withSourcePrecision("ts3", 3).withSourcePrecision("ts6", 6).withSourcePrecision("t", 6)
+                ? f.withSourcePrecision("ts3", 3)
+                        .withSourcePrecision("ts6", 6)
+                        .withSourcePrecision("t", 6)
                 : f;
     }
 
@@ -159,8 +197,14 @@ public final class FidelityMartJob {
     }
 
     private static DataStream<byte[]> source(
-            StreamExecutionEnvironment env, String bootstrap, String topic, String group, String what) {
-        return env.fromSource(E2eJobs.kafka(bootstrap, topic, group, what), WatermarkStrategy.noWatermarks(),
+            StreamExecutionEnvironment env,
+            String bootstrap,
+            String topic,
+            String group,
+            String what) {
+        return env.fromSource(
+                        E2eJobs.kafka(bootstrap, topic, group, what),
+                        WatermarkStrategy.noWatermarks(),
                         "kafka " + topic)
                 .uid("source-" + what);
     }

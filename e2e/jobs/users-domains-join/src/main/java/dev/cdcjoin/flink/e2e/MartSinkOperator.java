@@ -35,8 +35,8 @@ import org.apache.flink.types.RowKind;
  * where the stored row equals the retracted row, column by column.
  *
  * <p>How: the rows that arrive between two checkpoint barriers are one batch. {@link
- * #snapshotState} puts it, with the batches not yet committed, into operator state (so a
- * completed checkpoint never lacks a row that reached the sink before its barrier); {@link
+ * #snapshotState} puts it, with the batches not yet committed, into operator state (so a completed
+ * checkpoint never lacks a row that reached the sink before its barrier); {@link
  * #notifyCheckpointComplete} applies the batches up to that checkpoint to the database in one
  * transaction, in order, together with the sink's progress row in {@code mart.sink_progress}
  * ({@code (mart_table, job_id, subtask)} → last applied checkpoint id). After a failure the job
@@ -44,14 +44,14 @@ import org.apache.flink.types.RowKind;
  * applied in {@link #initializeState}, and the replay starts after them. So the table always holds
  * exactly the changelog up to a completed checkpoint, which is what the restored join state has
  * emitted: no row is lost, none applied twice, and no row written from input that is replayed in
- * another order after the restore is left behind (an at-least-once sink can leave those: the
- * replay need not retract a row that the lost attempt inserted).
+ * another order after the restore is left behind (an at-least-once sink can leave those: the replay
+ * need not retract a row that the lost attempt inserted).
  *
  * <p>The table needs a unique key ({@code keyColumns}, e.g. {@code (id, domain_id)} with {@code
  * UNIQUE NULLS NOT DISTINCT} where a key column can be NULL) that includes the join key, and this
  * operator must receive the join's output forward (same parallelism, chained), so that all changes
- * of one table row arrive in one ordered stream. The first key column must never be NULL (it is
- * the index probe of the deletes).
+ * of one table row arrive in one ordered stream. The first key column must never be NULL (it is the
+ * index probe of the deletes).
  *
  * <p>Values: every Java class the product's rows carry ({@link MartValues}), kept exactly in the
  * batches and bound as they are (an {@code Instant} as a UTC {@code OffsetDateTime}), so a
@@ -86,10 +86,13 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
 
     /** The rows since the last barrier, encoded. */
     private transient ByteArrayOutputStream current;
+
     private transient DataOutputStream currentOut;
     private transient int currentCount;
+
     /** Batches snapshotted but not yet committed, by checkpoint id. */
     private transient TreeMap<Long, byte[]> pending;
+
     private transient ListState<byte[]> pendingState;
 
     private transient String jobId;
@@ -105,10 +108,16 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
      * @param columns its columns, in the rows' field order
      * @param keyColumns its unique key (first column never NULL)
      */
-    public MartSinkOperator(String jdbcUrl, String jdbcUser, String jdbcPassword, String table,
-            List<String> columns, List<String> keyColumns) {
+    public MartSinkOperator(
+            String jdbcUrl,
+            String jdbcUser,
+            String jdbcPassword,
+            String table,
+            List<String> columns,
+            List<String> keyColumns) {
         if (!columns.containsAll(keyColumns) || keyColumns.isEmpty()) {
-            throw new IllegalArgumentException("key " + keyColumns + " not among the columns " + columns);
+            throw new IllegalArgumentException(
+                    "key " + keyColumns + " not among the columns " + columns);
         }
         this.jdbcUrl = jdbcUrl;
         this.jdbcUser = jdbcUser;
@@ -128,9 +137,12 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         pending = new TreeMap<>();
         newCurrent();
-        pendingState = context.getOperatorStateStore().getListState(
-                new ListStateDescriptor<>("mart-sink-pending-batches",
-                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+        pendingState =
+                context.getOperatorStateStore()
+                        .getListState(
+                                new ListStateDescriptor<>(
+                                        "mart-sink-pending-batches",
+                                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
         connect();
         if (context.isRestored()) {
             // Every batch in the restored state belongs to a completed checkpoint (the one
@@ -141,8 +153,12 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
                 restored.add(b);
             }
             int applied = commit(restored);
-            LOG.info("mart sink {} subtask {}: restored {} uncommitted batch(es), applied {} (the others were in the database)",
-                    table, subtask, restored.size(), applied);
+            LOG.info(
+                    "mart sink {} subtask {}: restored {} uncommitted batch(es), applied {} (the others were in the database)",
+                    table,
+                    subtask,
+                    restored.size(),
+                    applied);
             pendingState.clear();
         }
     }
@@ -154,24 +170,44 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         // loader got it from (the join operator in this chain uses the very same class), and call
         // into it, so the e2e can check both jobs on both TaskManagers.
         NativeLibrary.load();
-        String line = "E2E_NATIVE job=" + jobId + " table=" + table + " subtask=" + subtask
-                + " attempt=" + getRuntimeContext().getTaskInfo().getAttemptNumber()
-                + " tm=" + System.getProperty("e2e.tm", "?") + " pid=" + ProcessHandle.current().pid()
-                + " loader=" + Integer.toHexString(System.identityHashCode(NativeLibrary.class.getClassLoader()))
-                + " version=" + NativeLibrary.version()
-                + " loadedFrom=" + NativeLibrary.loadedFrom();
+        String line =
+                "E2E_NATIVE job="
+                        + jobId
+                        + " table="
+                        + table
+                        + " subtask="
+                        + subtask
+                        + " attempt="
+                        + getRuntimeContext().getTaskInfo().getAttemptNumber()
+                        + " tm="
+                        + System.getProperty("e2e.tm", "?")
+                        + " pid="
+                        + ProcessHandle.current().pid()
+                        + " loader="
+                        + Integer.toHexString(
+                                System.identityHashCode(NativeLibrary.class.getClassLoader()))
+                        + " version="
+                        + NativeLibrary.version()
+                        + " loadedFrom="
+                        + NativeLibrary.loadedFrom();
         System.out.println(line);
         LOG.info(line);
-        getRuntimeContext().registerUserCodeClassLoaderReleaseHookIfAbsent(
-                "cdcjoin-e2e-deregister-pgjdbc", MartSinkOperator::deregisterDriver);
+        getRuntimeContext()
+                .registerUserCodeClassLoaderReleaseHookIfAbsent(
+                        "cdcjoin-e2e-deregister-pgjdbc", MartSinkOperator::deregisterDriver);
     }
 
     @Override
     public void processElement(StreamRecord<Row> element) throws Exception {
         Row row = element.getValue();
         if (row.getArity() != columns.size()) {
-            throw new IllegalArgumentException("row of arity " + row.getArity() + " for " + columns.size()
-                    + " columns: " + row);
+            throw new IllegalArgumentException(
+                    "row of arity "
+                            + row.getArity()
+                            + " for "
+                            + columns.size()
+                            + " columns: "
+                            + row);
         }
         currentOut.writeByte(row.getKind().toByteValue());
         for (int i = 0; i < columns.size(); i++) {
@@ -231,11 +267,19 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
     // the database
 
     private void connect() throws SQLException {
-        connection = E2eJobs.connect(jdbcUrl, jdbcUser, jdbcPassword, "cdcjoin-e2e " + table + " #" + subtask);
+        connection =
+                E2eJobs.connect(
+                        jdbcUrl, jdbcUser, jdbcPassword, "cdcjoin-e2e " + table + " #" + subtask);
         connection.setAutoCommit(false);
         sqlTypes = new int[columns.size()];
         try (Statement s = connection.createStatement();
-                ResultSet rs = s.executeQuery("SELECT " + String.join(", ", columns) + " FROM " + table + " WHERE false")) {
+                ResultSet rs =
+                        s.executeQuery(
+                                "SELECT "
+                                        + String.join(", ", columns)
+                                        + " FROM "
+                                        + table
+                                        + " WHERE false")) {
             ResultSetMetaData md = rs.getMetaData();
             for (int i = 0; i < sqlTypes.length; i++) {
                 sqlTypes[i] = md.getColumnType(i + 1);
@@ -244,22 +288,54 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         try (Statement s = connection.createStatement()) {
             s.executeQuery("SELECT 1 FROM " + PROGRESS_TABLE + " WHERE false").close();
         } catch (SQLException e) {
-            throw new SQLException("the mart sink needs its progress table " + PROGRESS_TABLE
-                    + " (see e2e/sql/schema.sql)", e);
+            throw new SQLException(
+                    "the mart sink needs its progress table "
+                            + PROGRESS_TABLE
+                            + " (see e2e/sql/schema.sql)",
+                    e);
         }
         connection.commit();
         String cols = String.join(", ", columns);
         String params = columns.stream().map(c -> "?").collect(Collectors.joining(", "));
         String key = String.join(", ", keyColumns);
-        insertSql = "INSERT INTO " + table + " (" + cols + ") VALUES (" + params + ") ON CONFLICT (" + key + ") DO NOTHING";
-        String set = columns.stream().filter(c -> !keyColumns.contains(c))
-                .map(c -> c + " = EXCLUDED." + c).collect(Collectors.joining(", "));
-        upsertSql = "INSERT INTO " + table + " (" + cols + ") VALUES (" + params + ") ON CONFLICT (" + key + ") DO "
-                + (set.isEmpty() ? "NOTHING" : "UPDATE SET " + set);
+        insertSql =
+                "INSERT INTO "
+                        + table
+                        + " ("
+                        + cols
+                        + ") VALUES ("
+                        + params
+                        + ") ON CONFLICT ("
+                        + key
+                        + ") DO NOTHING";
+        String set =
+                columns.stream()
+                        .filter(c -> !keyColumns.contains(c))
+                        .map(c -> c + " = EXCLUDED." + c)
+                        .collect(Collectors.joining(", "));
+        upsertSql =
+                "INSERT INTO "
+                        + table
+                        + " ("
+                        + cols
+                        + ") VALUES ("
+                        + params
+                        + ") ON CONFLICT ("
+                        + key
+                        + ") DO "
+                        + (set.isEmpty() ? "NOTHING" : "UPDATE SET " + set);
         String first = keyColumns.get(0);
-        deleteSql = "DELETE FROM " + table + " WHERE " + columns.stream()
-                .map(c -> c.equals(first) ? c + " = ?" : c + " IS NOT DISTINCT FROM ?")
-                .collect(Collectors.joining(" AND "));
+        deleteSql =
+                "DELETE FROM "
+                        + table
+                        + " WHERE "
+                        + columns.stream()
+                                .map(
+                                        c ->
+                                                c.equals(first)
+                                                        ? c + " = ?"
+                                                        : c + " IS NOT DISTINCT FROM ?")
+                                .collect(Collectors.joining(" AND "));
     }
 
     /** One decoded batch. */
@@ -280,8 +356,10 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
         for (byte[] b : encoded) {
             batches.add(decode(b));
         }
-        batches.sort(Comparator.comparing((Batch b) -> b.jobId).thenComparingInt(b -> b.subtask)
-                .thenComparingLong(b -> b.checkpointId));
+        batches.sort(
+                Comparator.comparing((Batch b) -> b.jobId)
+                        .thenComparingInt(b -> b.subtask)
+                        .thenComparingLong(b -> b.checkpointId));
         int applied = 0;
         try {
             for (Batch b : batches) {
@@ -290,10 +368,13 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
                     continue;
                 }
                 long[] counts = apply(b); // inserted, upserted_existing, deleted, delete_missed
-                try (PreparedStatement ps = connection.prepareStatement("UPDATE " + PROGRESS_TABLE
-                        + " SET checkpoint_id = ?, batches = batches + 1, changes = changes + ?, inserted = inserted + ?,"
-                        + " upserted_existing = upserted_existing + ?, deleted = deleted + ?, delete_missed = delete_missed + ?,"
-                        + " updated_at = now() WHERE mart_table = ? AND job_id = ? AND subtask = ?")) {
+                try (PreparedStatement ps =
+                        connection.prepareStatement(
+                                "UPDATE "
+                                        + PROGRESS_TABLE
+                                        + " SET checkpoint_id = ?, batches = batches + 1, changes = changes + ?, inserted = inserted + ?,"
+                                        + " upserted_existing = upserted_existing + ?, deleted = deleted + ?, delete_missed = delete_missed + ?,"
+                                        + " updated_at = now() WHERE mart_table = ? AND job_id = ? AND subtask = ?")) {
                     ps.setLong(1, b.checkpointId);
                     ps.setLong(2, b.kinds.length);
                     for (int i = 0; i < 4; i++) {
@@ -305,8 +386,13 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
                     ps.executeUpdate();
                 }
                 if (counts[1] + counts[3] > 0) {
-                    LOG.warn("mart sink {} subtask {}: checkpoint {}: {} insert(s) found their key taken, {} retraction(s) found no equal row",
-                            table, b.subtask, b.checkpointId, counts[1], counts[3]);
+                    LOG.warn(
+                            "mart sink {} subtask {}: checkpoint {}: {} insert(s) found their key taken, {} retraction(s) found no equal row",
+                            table,
+                            b.subtask,
+                            b.checkpointId,
+                            counts[1],
+                            counts[3]);
                 }
                 applied++;
             }
@@ -317,22 +403,30 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
             } catch (SQLException suppressed) {
                 e.addSuppressed(suppressed);
             }
-            throw new IOException("mart sink " + table + ": commit of " + batches.size() + " batch(es) failed", e);
+            throw new IOException(
+                    "mart sink " + table + ": commit of " + batches.size() + " batch(es) failed",
+                    e);
         }
         return applied;
     }
 
     /** The last checkpoint applied for (job, subtask), its row locked (created if missing). */
     private long lockProgress(String job, int origin) throws SQLException {
-        try (PreparedStatement ins = connection.prepareStatement("INSERT INTO " + PROGRESS_TABLE
-                + " (mart_table, job_id, subtask, checkpoint_id) VALUES (?, ?, ?, -1) ON CONFLICT DO NOTHING")) {
+        try (PreparedStatement ins =
+                connection.prepareStatement(
+                        "INSERT INTO "
+                                + PROGRESS_TABLE
+                                + " (mart_table, job_id, subtask, checkpoint_id) VALUES (?, ?, ?, -1) ON CONFLICT DO NOTHING")) {
             ins.setString(1, table);
             ins.setString(2, job);
             ins.setInt(3, origin);
             ins.executeUpdate();
         }
-        try (PreparedStatement sel = connection.prepareStatement("SELECT checkpoint_id FROM " + PROGRESS_TABLE
-                + " WHERE mart_table = ? AND job_id = ? AND subtask = ? FOR UPDATE")) {
+        try (PreparedStatement sel =
+                connection.prepareStatement(
+                        "SELECT checkpoint_id FROM "
+                                + PROGRESS_TABLE
+                                + " WHERE mart_table = ? AND job_id = ? AND subtask = ? FOR UPDATE")) {
             sel.setString(1, table);
             sel.setString(2, job);
             sel.setInt(3, origin);
@@ -344,8 +438,8 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
     }
 
     /**
-     * Applies one batch in order: consecutive inserts, resp. deletes, go in one JDBC batch.
-     * Returns {inserted, upserted_existing, deleted, delete_missed}.
+     * Applies one batch in order: consecutive inserts, resp. deletes, go in one JDBC batch. Returns
+     * {inserted, upserted_existing, deleted, delete_missed}.
      */
     private long[] apply(Batch b) throws SQLException {
         long[] counts = new long[4];

@@ -14,14 +14,14 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 
 /**
- * The values a mart row can hold, as {@link MartSinkOperator} keeps them in its operator state
- * (one tag byte, then the value) and binds them to SQL parameters. These are the Java classes of
- * every Flink type the product's {@code Row}s carry: BOOLEAN {@link Boolean}, TINYINT {@link Byte},
+ * The values a mart row can hold, as {@link MartSinkOperator} keeps them in its operator state (one
+ * tag byte, then the value) and binds them to SQL parameters. These are the Java classes of every
+ * Flink type the product's {@code Row}s carry: BOOLEAN {@link Boolean}, TINYINT {@link Byte},
  * SMALLINT {@link Short}, INT {@link Integer}, BIGINT {@link Long}, FLOAT {@link Float}, DOUBLE
  * {@link Double}, DECIMAL {@link BigDecimal}, STRING {@link String}, BYTES {@code byte[]}, DATE
- * {@link LocalDate}, TIME {@link LocalTime}, TIMESTAMP {@link LocalDateTime}, TIMESTAMP_LTZ
- * {@link Instant}. Each is encoded exactly (a decimal with its scale, times to the nanosecond),
- * so what is applied to the table is what the join emitted.
+ * {@link LocalDate}, TIME {@link LocalTime}, TIMESTAMP {@link LocalDateTime}, TIMESTAMP_LTZ {@link
+ * Instant}. Each is encoded exactly (a decimal with its scale, times to the nanosecond), so what is
+ * applied to the table is what the join emitted.
  */
 final class MartValues {
 
@@ -105,7 +105,8 @@ final class MartValues {
             out.writeByte(INSTANT);
             writeInstant(out, (Instant) v);
         } else {
-            throw new IllegalArgumentException("mart sink: unsupported value type " + v.getClass().getName());
+            throw new IllegalArgumentException(
+                    "mart sink: unsupported value type " + v.getClass().getName());
         }
     }
 
@@ -161,8 +162,8 @@ final class MartValues {
     }
 
     /**
-     * The value as a JDBC parameter: itself, except an {@link Instant}, which the PostgreSQL
-     * driver takes as an {@link OffsetDateTime} (for a {@code timestamptz} column).
+     * The value as a JDBC parameter: itself, except an {@link Instant}, which the PostgreSQL driver
+     * takes as an {@link OffsetDateTime} (for a {@code timestamptz} column).
      */
     static Object jdbc(Object v) {
         return v instanceof Instant ? OffsetDateTime.ofInstant((Instant) v, ZoneOffset.UTC) : v;

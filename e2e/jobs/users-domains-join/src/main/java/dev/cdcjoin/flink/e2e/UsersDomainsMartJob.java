@@ -31,24 +31,26 @@ import org.apache.flink.types.Row;
  * </pre>
  *
  * <p>Topology, parallelism as submitted (2 in the e2e): two Kafka sources (raw value bytes,
- * tombstones dropped; earliest offsets on a fresh start, checkpointed offsets on recovery) →
- * native decoders (chained to the sources) → {@code keyBy} join key → native join → (forward,
- * chained) mart sink. The sink is chained to the join so that all changes of one mart row, whose
- * key contains the join key, come from one ordered stream.
+ * tombstones dropped; earliest offsets on a fresh start, checkpointed offsets on recovery) → native
+ * decoders (chained to the sources) → {@code keyBy} join key → native join → (forward, chained)
+ * mart sink. The sink is chained to the join so that all changes of one mart row, whose key
+ * contains the join key, come from one ordered stream.
  */
 public final class UsersDomainsMartJob {
 
     /** users(id PK, firstname, lastname), as Debezium's JSON converter writes it. */
-    static final CdcSchema USERS = CdcSchema.of(
-            Column.notNull("id", "INT"),
-            Column.nullable("firstname", "STRING"),
-            Column.nullable("lastname", "STRING"));
+    static final CdcSchema USERS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("firstname", "STRING"),
+                    Column.nullable("lastname", "STRING"));
 
     /** domains(id PK, user_id, domain_name). */
-    static final CdcSchema DOMAINS = CdcSchema.of(
-            Column.notNull("id", "INT"),
-            Column.nullable("user_id", "INT"),
-            Column.nullable("domain_name", "STRING"));
+    static final CdcSchema DOMAINS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("user_id", "INT"),
+                    Column.nullable("domain_name", "STRING"));
 
     /** The mart's columns, in the join's output order (users columns, then domains columns). */
     static final List<String> MART_COLUMNS =
@@ -63,7 +65,8 @@ public final class UsersDomainsMartJob {
         String usersTopic = a.getOrDefault("users-topic", "e2e.public.users");
         String domainsTopic = a.getOrDefault("domains-topic", "e2e.public.domains");
         String group = a.getOrDefault("group", "e2e-join");
-        JoinType joinType = JoinType.valueOf(a.getOrDefault("join", "inner").toUpperCase(Locale.ROOT));
+        JoinType joinType =
+                JoinType.valueOf(a.getOrDefault("join", "inner").toUpperCase(Locale.ROOT));
         if (joinType != JoinType.INNER && joinType != JoinType.LEFT) {
             throw new IllegalArgumentException("--join must be inner or left, not " + joinType);
         }
@@ -74,43 +77,56 @@ public final class UsersDomainsMartJob {
         long checkpointMs = Long.parseLong(a.getOrDefault("checkpoint-ms", "2000"));
         long maxFlushMs = Long.parseLong(a.getOrDefault("max-flush-ms", "50"));
         if (checkpointMs <= 0) {
-            throw new IllegalArgumentException("--checkpoint-ms must be > 0: the mart sink commits on checkpoints");
+            throw new IllegalArgumentException(
+                    "--checkpoint-ms must be > 0: the mart sink commits on checkpoints");
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
 
-        DataStream<byte[]> users = env
-                .fromSource(E2eJobs.kafka(bootstrap, usersTopic, group, "users"), WatermarkStrategy.noWatermarks(),
-                        "kafka " + usersTopic)
-                .uid("source-users");
-        DataStream<byte[]> domains = env
-                .fromSource(E2eJobs.kafka(bootstrap, domainsTopic, group, "domains"), WatermarkStrategy.noWatermarks(),
-                        "kafka " + domainsTopic)
-                .uid("source-domains");
+        DataStream<byte[]> users =
+                env.fromSource(
+                                E2eJobs.kafka(bootstrap, usersTopic, group, "users"),
+                                WatermarkStrategy.noWatermarks(),
+                                "kafka " + usersTopic)
+                        .uid("source-users");
+        DataStream<byte[]> domains =
+                env.fromSource(
+                                E2eJobs.kafka(bootstrap, domainsTopic, group, "domains"),
+                                WatermarkStrategy.noWatermarks(),
+                                "kafka " + domainsTopic)
+                        .uid("source-domains");
 
-        CdcJoin join = CdcJoin.builder()
-                .left("users", USERS, List.of("id"), List.of("id"))
-                .right("domains", DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(joinType)
-                .badRecordPolicy(BadRecordPolicy.FAIL)
-                .maxFlushDelay(Duration.ofMillis(maxFlushMs))
-                .build();
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left("users", USERS, List.of("id"), List.of("id"))
+                        .right("domains", DOMAINS, List.of("user_id"), List.of("id"))
+                        .joinType(joinType)
+                        .badRecordPolicy(BadRecordPolicy.FAIL)
+                        .maxFlushDelay(Duration.ofMillis(maxFlushMs))
+                        .build();
         SingleOutputStreamOperator<ChangeRecord> usersChanges =
                 join.leftDecoder().decodeJson(users).uid("decode-users");
         SingleOutputStreamOperator<ChangeRecord> domainsChanges =
                 join.rightDecoder().decodeJson(domains).uid("decode-domains");
         CdcJoin.Result result = join.join(usersChanges, domainsChanges);
-        SingleOutputStreamOperator<Row> rows = result.rows().uid("join-" + joinType.name().toLowerCase(Locale.ROOT));
+        SingleOutputStreamOperator<Row> rows =
+                result.rows().uid("join-" + joinType.name().toLowerCase(Locale.ROOT));
         if (rows.getType().getArity() != MART_COLUMNS.size()) {
-            throw new IllegalStateException("join output has " + rows.getType().getArity()
-                    + " columns, the mart " + MART_COLUMNS.size());
+            throw new IllegalStateException(
+                    "join output has "
+                            + rows.getType().getArity()
+                            + " columns, the mart "
+                            + MART_COLUMNS.size());
         }
 
         // forward (same parallelism, chained): one mart row's changes come from one ordered stream
         rows.forward()
-                .transform("mart sink " + table, Types.VOID,
-                        new MartSinkOperator(jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
+                .transform(
+                        "mart sink " + table,
+                        Types.VOID,
+                        new MartSinkOperator(
+                                jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
                 .uid("mart-sink");
 
         env.execute("e2e users-domains " + joinType + " join -> " + table);

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link MartSinkOperator} against a live Postgres with e2e/sql/schema.sql loaded ({@code
- * -De2e.jdbc.url=jdbc:postgresql://127.0.0.1:15432/e2e?user=postgres}; skipped without it). e2e/run.sh
- * runs it once its Postgres is up. Each test writes a scratch table {@code mart.sink_test} shaped
- * like the left mart ({@code UNIQUE NULLS NOT DISTINCT (id, domain_id)}).
+ * -De2e.jdbc.url=jdbc:postgresql://127.0.0.1:15432/e2e?user=postgres}; skipped without it).
+ * e2e/run.sh runs it once its Postgres is up. Each test writes a scratch table {@code
+ * mart.sink_test} shaped like the left mart ({@code UNIQUE NULLS NOT DISTINCT (id, domain_id)}).
  */
 class MartSinkOperatorTest {
 
@@ -41,12 +41,21 @@ class MartSinkOperatorTest {
 
     @BeforeEach
     void setUp() throws SQLException {
-        assumeTrue(!URL.isEmpty(), "no -De2e.jdbc.url: MartSinkOperatorTest needs the e2e Postgres");
+        assumeTrue(
+                !URL.isEmpty(), "no -De2e.jdbc.url: MartSinkOperatorTest needs the e2e Postgres");
         db = new org.postgresql.Driver().connect(URL, props());
         sql("DROP TABLE IF EXISTS " + TABLE + ", " + TYPED);
-        sql("CREATE TABLE " + TABLE + " (id integer NOT NULL, firstname text, lastname text, domain_id integer,"
-                + " user_id integer, domain_name text, UNIQUE NULLS NOT DISTINCT (id, domain_id))");
-        sql("DELETE FROM mart.sink_progress WHERE mart_table IN ('" + TABLE + "', '" + TYPED + "')");
+        sql(
+                "CREATE TABLE "
+                        + TABLE
+                        + " (id integer NOT NULL, firstname text, lastname text, domain_id integer,"
+                        + " user_id integer, domain_name text, UNIQUE NULLS NOT DISTINCT (id, domain_id))");
+        sql(
+                "DELETE FROM mart.sink_progress WHERE mart_table IN ('"
+                        + TABLE
+                        + "', '"
+                        + TYPED
+                        + "')");
     }
 
     @AfterEach
@@ -56,7 +65,12 @@ class MartSinkOperatorTest {
         }
         if (db != null) {
             sql("DROP TABLE IF EXISTS " + TABLE + ", " + TYPED);
-            sql("DELETE FROM mart.sink_progress WHERE mart_table IN ('" + TABLE + "', '" + TYPED + "')");
+            sql(
+                    "DELETE FROM mart.sink_progress WHERE mart_table IN ('"
+                            + TABLE
+                            + "', '"
+                            + TYPED
+                            + "')");
             db.close();
         }
     }
@@ -126,9 +140,26 @@ class MartSinkOperatorTest {
         h.processElement(rec(RowKind.INSERT, 2, "Bo", "Kim", 20, 2, "b.io"));
         h.snapshot(1, 1);
         h.notifyOfCompletedCheckpoint(1);
-        h.processElement(rec(RowKind.DELETE, 1, "Ana", "Li", null, null, null));      // the null-padded row: deleted
-        h.processElement(rec(RowKind.UPDATE_BEFORE, 2, "Bo", "OLD", 20, 2, "b.io"));  // not the stored row: kept
-        h.processElement(rec(RowKind.INSERT, 2, "Bo", "New", 20, 2, "b.io"));         // key taken: overwritten
+        h.processElement(
+                rec(
+                        RowKind.DELETE,
+                        1,
+                        "Ana",
+                        "Li",
+                        null,
+                        null,
+                        null)); // the null-padded row: deleted
+        h.processElement(
+                rec(
+                        RowKind.UPDATE_BEFORE,
+                        2,
+                        "Bo",
+                        "OLD",
+                        20,
+                        2,
+                        "b.io")); // not the stored row: kept
+        h.processElement(
+                rec(RowKind.INSERT, 2, "Bo", "New", 20, 2, "b.io")); // key taken: overwritten
         h.snapshot(2, 2);
         h.notifyOfCompletedCheckpoint(2);
         assertEquals(List.of("2|Bo|New|20|2|b.io"), rows());
@@ -137,27 +168,48 @@ class MartSinkOperatorTest {
 
     /**
      * A row of every type the product emits is stored as it came, and its whole-row retraction
-     * finds it: each type compares equal to itself through {@code IS NOT DISTINCT FROM ?}
-     * (floats at their extremes, times with fractions, instants before 1970, empty bytes).
+     * finds it: each type compares equal to itself through {@code IS NOT DISTINCT FROM ?} (floats
+     * at their extremes, times with fractions, instants before 1970, empty bytes).
      */
     @Test
     void everyTypeIsStoredAndRetractedExactly() throws Exception {
-        sql("CREATE TABLE " + TYPED + " (k integer PRIMARY KEY, b boolean, ti smallint, s smallint, l bigint,"
-                + " f real, d double precision, n numeric(38, 10), bin bytea, dt date, tm time, ts timestamp(6),"
-                + " tz timestamptz, str text)");
-        List<String> cols = List.of("k", "b", "ti", "s", "l", "f", "d", "n", "bin", "dt", "tm", "ts", "tz", "str");
+        sql(
+                "CREATE TABLE "
+                        + TYPED
+                        + " (k integer PRIMARY KEY, b boolean, ti smallint, s smallint, l bigint,"
+                        + " f real, d double precision, n numeric(38, 10), bin bytea, dt date, tm time, ts timestamp(6),"
+                        + " tz timestamptz, str text)");
+        List<String> cols =
+                List.of(
+                        "k", "b", "ti", "s", "l", "f", "d", "n", "bin", "dt", "tm", "ts", "tz",
+                        "str");
         OneInputStreamOperatorTestHarness<Row, Void> h = harness(TYPED, cols, List.of("k"), null);
-        Object[] row = {1, true, (byte) -128, (short) 32767, Long.MIN_VALUE, Float.MIN_VALUE, -Double.MAX_VALUE,
-            new BigDecimal("-1234567890123456789012345678.1234567890"), new byte[0], LocalDate.of(1600, 2, 29),
-            LocalTime.of(23, 59, 59, 999_000_000), LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_000),
-            Instant.parse("1969-12-31T23:59:59.999999Z"), "Zoë 😀"};
+        Object[] row = {
+            1,
+            true,
+            (byte) -128,
+            (short) 32767,
+            Long.MIN_VALUE,
+            Float.MIN_VALUE,
+            -Double.MAX_VALUE,
+            new BigDecimal("-1234567890123456789012345678.1234567890"),
+            new byte[0],
+            LocalDate.of(1600, 2, 29),
+            LocalTime.of(23, 59, 59, 999_000_000),
+            LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_000),
+            Instant.parse("1969-12-31T23:59:59.999999Z"),
+            "Zoë 😀"
+        };
         h.processElement(rec(RowKind.INSERT, row));
         sql("SET TIME ZONE 'UTC'");
         h.snapshot(1, 1);
         h.notifyOfCompletedCheckpoint(1);
-        assertEquals(List.of("1|t|-128|32767|-9223372036854775808|1e-45|-1.7976931348623157e+308"
-                + "|-1234567890123456789012345678.1234567890|\\x|1600-02-29|23:59:59.999|1969-12-31 23:59:59.999999"
-                + "|1969-12-31 23:59:59.999999+00|Zoë 😀"), select("SELECT * FROM " + TYPED, cols.size()));
+        assertEquals(
+                List.of(
+                        "1|t|-128|32767|-9223372036854775808|1e-45|-1.7976931348623157e+308"
+                                + "|-1234567890123456789012345678.1234567890|\\x|1600-02-29|23:59:59.999|1969-12-31 23:59:59.999999"
+                                + "|1969-12-31 23:59:59.999999+00|Zoë 😀"),
+                select("SELECT * FROM " + TYPED, cols.size()));
         h.processElement(rec(RowKind.DELETE, row));
         h.snapshot(2, 2);
         h.notifyOfCompletedCheckpoint(2);
@@ -167,14 +219,18 @@ class MartSinkOperatorTest {
 
     // -------------------------------------------------------------------------------------------
 
-    private OneInputStreamOperatorTestHarness<Row, Void> harness(OperatorSubtaskState restore) throws Exception {
-        return harness(TABLE, UsersDomainsMartJob.MART_COLUMNS, UsersDomainsMartJob.MART_KEY, restore);
+    private OneInputStreamOperatorTestHarness<Row, Void> harness(OperatorSubtaskState restore)
+            throws Exception {
+        return harness(
+                TABLE, UsersDomainsMartJob.MART_COLUMNS, UsersDomainsMartJob.MART_KEY, restore);
     }
 
-    private OneInputStreamOperatorTestHarness<Row, Void> harness(String table, List<String> columns, List<String> key,
-            OperatorSubtaskState restore) throws Exception {
+    private OneInputStreamOperatorTestHarness<Row, Void> harness(
+            String table, List<String> columns, List<String> key, OperatorSubtaskState restore)
+            throws Exception {
         MartSinkOperator op = new MartSinkOperator(URL, "postgres", "", table, columns, key);
-        OneInputStreamOperatorTestHarness<Row, Void> h = new OneInputStreamOperatorTestHarness<>(op);
+        OneInputStreamOperatorTestHarness<Row, Void> h =
+                new OneInputStreamOperatorTestHarness<>(op);
         harnesses.add(h);
         h.setup();
         h.initializeState(restore);
@@ -211,7 +267,8 @@ class MartSinkOperatorTest {
     /** The query's rows, each as its first n columns' text joined with |. */
     private List<String> select(String query, int n) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery(query)) {
+        try (Statement st = db.createStatement();
+                ResultSet rs = st.executeQuery(query)) {
             while (rs.next()) {
                 StringBuilder sb = new StringBuilder();
                 for (int i = 1; i <= n; i++) {
@@ -223,16 +280,22 @@ class MartSinkOperatorTest {
         return out;
     }
 
-    /** "checkpoint changes inserted upserted_existing deleted delete_missed" of the progress rows. */
+    /**
+     * "checkpoint changes inserted upserted_existing deleted delete_missed" of the progress rows.
+     */
     private String progress() throws SQLException {
         return progress(TABLE);
     }
 
     private String progress(String table) throws SQLException {
         try (Statement st = db.createStatement();
-                ResultSet rs = st.executeQuery("SELECT max(checkpoint_id), sum(changes), sum(inserted),"
-                        + " sum(upserted_existing), sum(deleted), sum(delete_missed) FROM mart.sink_progress"
-                        + " WHERE mart_table = '" + table + "'")) {
+                ResultSet rs =
+                        st.executeQuery(
+                                "SELECT max(checkpoint_id), sum(changes), sum(inserted),"
+                                        + " sum(upserted_existing), sum(deleted), sum(delete_missed) FROM mart.sink_progress"
+                                        + " WHERE mart_table = '"
+                                        + table
+                                        + "'")) {
             rs.next();
             StringBuilder sb = new StringBuilder();
             for (int i = 1; i <= 6; i++) {
