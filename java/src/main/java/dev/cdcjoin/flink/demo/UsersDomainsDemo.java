@@ -23,12 +23,10 @@ import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
@@ -125,7 +123,6 @@ public final class UsersDomainsDemo {
      * @param args options (see the class documentation)
      * @throws Exception if the job fails
      */
-    @SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
     public static void main(String[] args) throws Exception {
         Options o = Options.parse(args);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -168,23 +165,16 @@ public final class UsersDomainsDemo {
             result = join.joinStrings(source(env, users), source(env, domains));
         }
         result.badRecords().map(new ReportBad()).sinkTo(new DiscardingSink<>());
-        CloseableIterator<Row> rows = result.rows().collectAsync();
+        // The first rows are printed by one subtask in the job itself: collecting every row to
+        // this client would make the collect RPC the pipeline's bottleneck.
+        result.rows()
+                .map(new PrintFirst(o.print))
+                .setParallelism(1)
+                .sinkTo(new DiscardingSink<>())
+                .setParallelism(1);
         long start = System.currentTimeMillis();
-        JobClient client = env.executeAsync("cdcjoin users/domains demo");
-        long out = 0;
-        try (CloseableIterator<Row> it = rows) {
-            while (it.hasNext()) {
-                Row row = it.next();
-                if (o.print < 0 || out < o.print) {
-                    System.out.println(row);
-                } else if (out == o.print) {
-                    System.out.println("... (use --print -1 to see every row)");
-                }
-                out++;
-            }
-        }
-        JobExecutionResult done = client.getJobExecutionResult().get();
-        summary(out, start, System.currentTimeMillis(), done);
+        JobExecutionResult done = env.execute("cdcjoin users/domains demo");
+        summary(acc(done, PrintFirst.ACCUMULATOR), start, System.currentTimeMillis(), done);
     }
 
     /**
@@ -264,6 +254,30 @@ public final class UsersDomainsDemo {
 
         /** Maps one record, already counted. */
         abstract O apply(I record);
+    }
+
+    /** Prints the first {@code print} rows ({@code -1}: all) and counts them all. */
+    static final class PrintFirst extends CountingMap<Row, Row> {
+        private static final long serialVersionUID = 1L;
+        static final String ACCUMULATOR = "cdcjoin.demo.rowsOut";
+        private final long print;
+        private long seen;
+
+        PrintFirst(long print) {
+            super(ACCUMULATOR);
+            this.print = print;
+        }
+
+        @Override
+        Row apply(Row row) {
+            if (print < 0 || seen < print) {
+                System.out.println(row);
+            } else if (seen == print) {
+                System.out.println("... (use --print -1 to see every row)");
+            }
+            seen++;
+            return row;
+        }
     }
 
     /** Prints each undecodable record's reason and counts them in {@value #ACCUMULATOR}. */
