@@ -441,7 +441,7 @@ impl JoinEngine {
     ) -> Result<(), JoinError> {
         let rec = &p.rec;
         let me = &self.sides[rec.side as usize];
-        let unavailable = reject::unavailable_columns(&RowRef::new(&me.row_layout, rec.row));
+        let unavailable = RowRef::new(&me.row_layout, rec.row).unavailable_columns();
         self.stats.records_in[rec.side as usize] += 1;
         let why = match reject::refusal(me, &unavailable) {
             Some(why) => why,

@@ -32,16 +32,6 @@ const UNAVAILABLE: &str = "<unavailable>";
 const WHAT_UNAVAILABLE_IS: &str = "the change does not carry the value, e.g. Debezium's \
      placeholder for an unchanged TOASTed value, or a delete by key";
 
-/// The unavailable columns of `row`. Unavailable columns are nulls, so a row without a null (the
-/// common case) is answered from its null bitmap alone, without allocating.
-pub(crate) fn unavailable_columns(row: &RowRef<'_>) -> Vec<usize> {
-    let arity = row.layout().arity();
-    if row.bytes()[..arity.div_ceil(8)].iter().all(|&b| b == 0) {
-        return Vec::new();
-    }
-    (0..arity).filter(|&i| row.is_unavailable(i)).collect()
-}
-
 /// The refusal that `side`'s declaration alone implies for a change whose unavailable columns are
 /// `unavailable`, whatever state holds; `None` when the change may go on.
 pub(crate) fn refusal(side: &ResolvedSide, unavailable: &[usize]) -> Option<Refusal> {
@@ -198,9 +188,9 @@ mod tests {
         let s = side(true);
         let l = &s.row_layout;
         let bytes = row(l, "b", &[]);
-        assert!(unavailable_columns(&RowRef::new(l, &bytes)).is_empty());
+        assert!(RowRef::new(l, &bytes).unavailable_columns().is_empty());
         let bytes = row(l, "b", &[1, 3]);
-        assert_eq!(unavailable_columns(&RowRef::new(l, &bytes)), vec![1, 3]);
+        assert_eq!(RowRef::new(l, &bytes).unavailable_columns(), vec![1, 3]);
     }
 
     #[test]

@@ -271,9 +271,20 @@ impl<'a> RowRef<'a> {
         self.is_null(i) && self.bytes[self.layout.offsets[i]] == UNAVAILABLE
     }
 
+    /// The unavailable columns, in order. Unavailable columns are nulls, so a row without a null
+    /// (the common case) is answered from its null bitmap alone, without allocating.
+    pub fn unavailable_columns(&self) -> Vec<usize> {
+        if self.bytes[..self.layout.bitmap_len].iter().all(|&b| b == 0) {
+            return Vec::new();
+        }
+        (0..self.layout.arity())
+            .filter(|&i| self.is_unavailable(i))
+            .collect()
+    }
+
     /// Whether any column is unavailable.
     pub fn has_unavailable(&self) -> bool {
-        (0..self.layout.arity()).any(|i| self.is_unavailable(i))
+        !self.unavailable_columns().is_empty()
     }
 
     fn fixed<const N: usize>(&self, i: usize) -> [u8; N] {
@@ -479,6 +490,7 @@ mod tests {
         assert!(r.is_null(1) && r.is_unavailable(1) && r.is_unavailable(3));
         assert!(r.is_null(2) && !r.is_unavailable(2) && !r.is_unavailable(0));
         assert!(r.has_unavailable());
+        assert_eq!(r.unavailable_columns(), vec![1, 3]);
         assert!(!RowRef::new(&layout, &write(&layout, 1, None, 0.0)).has_unavailable());
         let mut copy = Vec::new();
         let mut w = RowWriter::new(&layout, &mut copy);
