@@ -46,11 +46,13 @@
 //!
 //! TTL follows `table.exec.state.ttl` with `OnCreateAndWrite` / `NeverReturnExpired`: a row expires
 //! `ttl` after its last write (insert, an update of its match counter or of its multiplicity, or an
-//! identical replacement), expired rows are invisible at once, freed when their key is touched or by
-//! a periodic sweep, and expiry emits nothing.
+//! identical replacement), expired rows are invisible at once, and expiry emits nothing. They are
+//! freed by a periodic sweep, and before that when their key is touched (a key of few rows) or when
+//! a change finds them by primary key or value (a key of many rows: freeing them by a scan there
+//! would make a change cost the rows of its key).
 
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
-use crate::group::{Entry, EntryLayout, Group};
+use crate::group::{expiry_deadline, Entry, EntryLayout, Group};
 use crate::reject::{self, Refusal};
 use crate::snapshot::Definition;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
@@ -129,6 +131,9 @@ pub struct JoinStats {
     pub stored_keys: u64,
     /// Bytes of all stored groups (rows and their headers), kept up to date per record.
     pub group_bytes: u64,
+    /// Heap bytes the groups of many rows hold beyond their rows (indexes, room to grow, removed
+    /// entries not compacted yet), kept up to date per record.
+    pub index_bytes: u64,
 }
 
 /// The names of [`JoinEngine::counters`], in its order: the contract with callers that read the
@@ -204,6 +209,8 @@ struct Ctx<'a> {
     row_buf: &'a mut Vec<u8>,
     filled: &'a mut Vec<u8>,
     now: i64,
+    /// Rows (with multiplicity) freed by TTL while the change was applied.
+    expired: u64,
 }
 
 /// What a record did to state.
@@ -238,23 +245,30 @@ fn emit(
 }
 
 impl Ctx<'_> {
-    /// The stored entry that `row` would replace or retract, if any.
-    fn find_stored(&self, row: &[u8]) -> Option<Entry> {
-        let (g, el) = (&*self.mine, self.me.entry);
-        match self.me.layout {
+    /// The stored entry that `row` would replace or retract, if any. An expired one is freed
+    /// and not returned.
+    fn find_stored(&mut self, row: &[u8]) -> Option<Entry> {
+        let (g, el, id) = (&mut *self.mine, self.me.entry, self.me.identity());
+        let found = match self.me.layout {
             StateLayout::JoinKeyContainsUniqueKey => g.first(el),
-            StateLayout::HasUniqueKey => {
-                let pk = self
-                    .me
-                    .primary_key
-                    .as_ref()
-                    .expect("layout implies a primary key");
-                let r = RowRef::new(&self.me.row_layout, row);
-                g.entries(el)
-                    .find(|e| pk.same_key(&r, &RowRef::new(&self.me.row_layout, g.row(e))))
+            _ => g.find(el, &id, row),
+        }?;
+        match self.me.ttl_ms {
+            Some(ttl) if g.written_at(el, &found) <= expiry_deadline(ttl, self.now) => {
+                self.expired += g.count(el, &found) as u64;
+                g.remove(&id, &found);
+                None
             }
-            StateLayout::NoUniqueKey => g.entries(el).find(|e| g.row(e) == row),
+            _ => Some(found),
         }
+    }
+
+    /// The write time at or before which the other side's rows have expired (`i64::MIN` without
+    /// a TTL: none has).
+    fn their_deadline(&self) -> i64 {
+        self.other
+            .ttl_ms
+            .map_or(i64::MIN, |ttl| expiry_deadline(ttl, self.now))
     }
 
     /// The other side's rows of this key, if the key can match at all.
@@ -262,15 +276,14 @@ impl Ctx<'_> {
         (!self.null_key && !self.theirs.is_empty()).then_some(&mut *self.theirs)
     }
 
-    /// Drops expired rows of both sides; returns how many went.
-    fn expire(&mut self) -> u64 {
-        let mut gone = 0;
+    /// Frees the expired rows of both sides' groups of few rows (a scan of a few rows; groups of
+    /// many rows keep theirs, invisible, until the sweep or until a change finds them).
+    fn expire(&mut self) {
         for (g, side) in [(&mut *self.mine, self.me), (&mut *self.theirs, self.other)] {
-            if let Some(ttl) = side.ttl_ms {
-                gone += g.purge_expired(side.entry, ttl, self.now);
+            if let (Some(ttl), false) = (side.ttl_ms, g.is_indexed()) {
+                self.expired += g.purge_expired(side.entry, &side.identity(), ttl, self.now);
             }
         }
-        gone
     }
 
     /// Applies one change: the emission table's accumulate or retract half.
@@ -508,7 +521,7 @@ impl JoinEngine {
         let row = RowRef::new(&me.row_layout, rec.row);
         let sides = &self.sides;
         let before = out.rows();
-        let (mut expired, mut grown, mut keys) = (0, 0i64, 0i64);
+        let (mut expired, mut grown, mut overhead, mut keys) = (0, 0i64, 0i64, 0i64);
         let mut run = |slot: &mut KeySlot| {
             let [left, right] = &mut slot.sides;
             let (mine, theirs) = if rec.side == Side::Left {
@@ -527,11 +540,21 @@ impl JoinEngine {
                 row_buf: &mut self.row_buf,
                 filled: &mut self.filled,
                 now,
+                expired: 0,
             };
-            let bytes = ctx.mine.bytes().len() + ctx.theirs.bytes().len();
-            expired += ctx.expire();
+            let sizes = |c: &Ctx<'_>| {
+                let (a, b) = (&*c.mine, &*c.theirs);
+                (
+                    (a.stored_bytes() + b.stored_bytes()) as i64,
+                    (a.overhead_bytes() + b.overhead_bytes()) as i64,
+                )
+            };
+            let (bytes, extra) = sizes(&ctx);
+            ctx.expire();
             let applied = ctx.apply(rec.kind, rec.row, out);
-            grown = (ctx.mine.bytes().len() + ctx.theirs.bytes().len()) as i64 - bytes as i64;
+            let (bytes_after, extra_after) = sizes(&ctx);
+            (grown, overhead) = (bytes_after - bytes, extra_after - extra);
+            expired = ctx.expired;
             applied
         };
         let mut entry = table.entry(sides, p.hash, key);
@@ -557,6 +580,7 @@ impl JoinEngine {
         self.stats.stored_rows -= expired;
         self.stats.stored_keys = self.stats.stored_keys.saturating_add_signed(keys);
         self.stats.group_bytes = self.stats.group_bytes.saturating_add_signed(grown);
+        self.stats.index_bytes = self.stats.index_bytes.saturating_add_signed(overhead);
         self.stats.rows_out += (out.rows() - before) as u64;
         applied
     }
@@ -577,7 +601,7 @@ impl JoinEngine {
             table.retain_mut(|slot| {
                 for (side, g) in sides.iter().zip(&mut slot.sides) {
                     if let Some(ttl) = side.ttl_ms {
-                        expired += g.purge_expired(side.entry, ttl, now);
+                        expired += g.purge_expired(side.entry, &side.identity(), ttl, now);
                     }
                 }
             });
@@ -590,7 +614,8 @@ impl JoinEngine {
     /// Recomputes the key and byte counters from the tables (after sweeps and restores).
     pub(crate) fn recount_state(&mut self) {
         self.stats.stored_keys = self.key_groups.iter().map(|t| t.len() as u64).sum();
-        self.stats.group_bytes = self.groups().map(|(_, g)| g.bytes().len() as u64).sum();
+        self.stats.group_bytes = self.groups().map(|(_, g)| g.stored_bytes() as u64).sum();
+        self.stats.index_bytes = self.groups().map(|(_, g)| g.overhead_bytes() as u64).sum();
     }
 
     /// Every stored group with its side's declaration.
@@ -610,7 +635,7 @@ impl JoinEngine {
             rows: self.stats.stored_rows,
             keys: self.stats.stored_keys,
             group_bytes: self.stats.group_bytes,
-            heap_bytes: self.stats.group_bytes + tables as u64,
+            heap_bytes: self.stats.group_bytes + self.stats.index_bytes + tables as u64,
         }
     }
 
@@ -627,20 +652,23 @@ impl JoinEngine {
     }
 }
 
-/// Calls `f(group, entry, count, matches)` for every stored row of the other side's group (which
-/// `f` may update in place); returns the number of rows matched, with multiplicity.
+/// Calls `f(group, entry, count, matches)` for every row of the other side's group `g` written
+/// after `deadline` (the others have expired), which `f` may update in place; returns the number
+/// of rows matched, with multiplicity.
 fn each_match(
     g: &mut Group,
     el: EntryLayout,
+    deadline: i64,
     mut f: impl FnMut(&mut Group, &Entry, u32, u32),
 ) -> u32 {
-    let (mut at, mut total) = (0, 0);
-    while at < g.bytes().len() {
-        let e = g.entry_at(el, at);
-        at = e.row.end;
-        let (count, m) = (g.count(el, &e), g.matches(el, &e));
-        f(g, &e, count, m);
-        total += count;
+    let (mut next, mut total) = (g.first(el), 0);
+    while let Some(e) = next {
+        if g.written_at(el, &e) > deadline {
+            let (count, m) = (g.count(el, &e), g.matches(el, &e));
+            f(g, &e, count, m);
+            total += count;
+        }
+        next = g.next_entry(el, Some(&e));
     }
     total
 }
@@ -697,10 +725,10 @@ fn add(
     } else {
         kind
     };
-    let (el, now) = (ctx.other.entry, ctx.now);
+    let (el, now, deadline) = (ctx.other.entry, ctx.now, ctx.their_deadline());
     let mut total = 0u32;
     if let Some(g) = ctx.matches() {
-        total = each_match(g, el, |g, e, count, m| {
+        total = each_match(g, el, deadline, |g, e, count, m| {
             for _ in 0..count {
                 if other_outer && m == 0 {
                     emit(out, input, RowKind::Delete, None, Some(g.row(e)));
@@ -728,7 +756,7 @@ fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
             g.set_count(el, &e, count);
             g.set_matches(el, &e, matches, now);
         }
-        None => g.push(el, row, 1, matches, now),
+        None => g.push(el, &ctx.me.identity(), row, (1, matches), now),
     }
 }
 
@@ -748,10 +776,10 @@ fn retract_stored(ctx: &mut Ctx<'_>, kind: RowKind, stored: &Entry, out: &mut Ou
     stored_row.extend_from_slice(ctx.mine.row(stored));
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer { RowKind::Delete } else { kind };
-    let (el, now) = (ctx.other.entry, ctx.now);
+    let (el, now, deadline) = (ctx.other.entry, ctx.now, ctx.their_deadline());
     let mut total = 0u32;
     if let Some(g) = ctx.matches() {
-        total = each_match(g, el, |g, e, count, m| {
+        total = each_match(g, el, deadline, |g, e, count, m| {
             for _ in 0..count {
                 emit(out, input, out_kind, Some(&stored_row), Some(g.row(e)));
                 if other_outer && m == 1 {
@@ -779,6 +807,6 @@ fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
             g.set_count(el, stored, c - 1);
             g.touch(el, stored, ctx.now);
         }
-        _ => g.remove(stored),
+        _ => g.remove(&ctx.me.identity(), stored),
     }
 }

@@ -242,8 +242,8 @@ impl JoinEngine {
                 .map(|slot| &slot.sides[i])
                 .filter(|g| !g.is_empty())
             {
-                buf.extend_from_slice(&(g.bytes().len() as u32).to_le_bytes());
-                buf.extend_from_slice(g.bytes());
+                buf.extend_from_slice(&(g.stored_bytes() as u32).to_le_bytes());
+                g.write_entries(&mut buf);
             }
             buf
         });
@@ -360,7 +360,12 @@ impl JoinEngine {
     /// Adds one group of side `i` to key group `kg`'s table.
     fn restore_group(&mut self, kg: u16, i: usize, bytes: &[u8]) -> Result<(), String> {
         let spec = &self.sides[i];
-        let g = Group::from_bytes(bytes.to_vec(), spec.entry, &spec.row_layout)?;
+        let g = Group::from_bytes(
+            bytes.to_vec(),
+            spec.entry,
+            &spec.row_layout,
+            &spec.identity(),
+        )?;
         let mut key = Vec::new();
         let first = g
             .first(spec.entry)

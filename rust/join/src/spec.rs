@@ -1,6 +1,6 @@
 //! The join as the user declares it, and what the declaration implies for state.
 
-use crate::group::EntryLayout;
+use crate::group::{EntryLayout, RowIdentity};
 use cdcjoin_model::{KeyProjection, RowLayout, Schema};
 use serde::{Deserialize, Serialize};
 
@@ -161,6 +161,18 @@ pub struct ResolvedSide {
     pub outer: bool,
     /// Retention in milliseconds.
     pub ttl_ms: Option<u64>,
+}
+
+impl ResolvedSide {
+    /// How this side's rows under one join key are told apart: by primary key, or by value on
+    /// a multiset side.
+    pub fn identity(&self) -> RowIdentity<'_> {
+        let key = match self.layout {
+            StateLayout::NoUniqueKey => None,
+            _ => self.primary_key.as_ref(),
+        };
+        RowIdentity::new(&self.row_layout, key)
+    }
 }
 
 impl JoinSpec {

@@ -124,7 +124,8 @@ impl KeyTable {
             .take_while(|b| !b.slot.is_empty())
             .find(|b| b.hash == hash);
         for g in found.iter().flat_map(|b| &b.slot.sides) {
-            prefetch_range(g.bytes().as_ptr(), g.bytes().len().min(GROUP_BYTES));
+            let bytes = g.prefetch_bytes();
+            prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
         }
     }
 
@@ -344,7 +345,7 @@ mod tests {
             }
             (None, true) => {
                 let mut slot = KeySlot::default();
-                slot.sides[1].push(sides[1].entry, &row(k), 1, 0, 0);
+                slot.sides[1].push(sides[1].entry, &sides[1].identity(), &row(k), (1, 0), 0);
                 e.insert(slot);
             }
             (Some(_), true) | (None, false) => assert!(!e.remove_if_empty()),
@@ -385,11 +386,9 @@ mod tests {
         let mut visited = 0;
         t.retain_mut(|slot| {
             visited += 1;
-            let k = i32::from_le_bytes(
-                slot.sides[1].bytes()[slot.sides[1].bytes().len() - 4..]
-                    .try_into()
-                    .unwrap(),
-            );
+            let g = &slot.sides[1];
+            let row = g.row(&g.first(sides[1].entry).unwrap());
+            let k = i32::from_le_bytes(row[row.len() - 4..].try_into().unwrap());
             if k % 3 == 0 {
                 slot.sides = Default::default();
             }

@@ -12,6 +12,9 @@
 //! - after every row is deleted, no state is left;
 //! - snapshot, restore split across two instances by key group, and continue gives exactly the
 //!   output of an uninterrupted run.
+//!
+//! The same properties hold on hot keys: traces over two join keys, so that a key's rows grow past
+//! the size where its group is indexed and shrink back, and one key holding 100,000 rows.
 
 mod support;
 
@@ -80,8 +83,9 @@ fn side() -> impl Strategy<Value = Side> {
     prop_oneof![Just(Side::Left), Just(Side::Right)]
 }
 
-fn key() -> impl Strategy<Value = Option<i32>> {
-    prop_oneof![1 => Just(None), 8 => (0..5).prop_map(Some)]
+/// A join key value among `0..keys`, or null.
+fn key(keys: i32) -> impl Strategy<Value = Option<i32>> {
+    prop_oneof![1 => Just(None), 8 => (0..keys).prop_map(Some)]
 }
 
 fn kind() -> impl Strategy<Value = RowKind> {
@@ -93,17 +97,31 @@ fn kind() -> impl Strategy<Value = RowKind> {
     ]
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// Any change, over join key values `0..keys`.
+fn op(keys: i32) -> impl Strategy<Value = Op> {
+    let k = || key(keys);
     prop_oneof![
-        4 => (side(), 0..6i32, key(), 0..3u8).prop_map(|(side, id, k, v)| Op::Insert { side, id, k, v }),
-        4 => (side(), any::<usize>(), 0..4u8, key(), 0..3u8).prop_map(|(side, idx, what, k, v)| Op::Update { side, idx, what, k, v }),
+        4 => (side(), 0..6i32, k(), 0..3u8).prop_map(|(side, id, k, v)| Op::Insert { side, id, k, v }),
+        4 => (side(), any::<usize>(), 0..4u8, k(), 0..3u8).prop_map(|(side, idx, what, k, v)| Op::Update { side, idx, what, k, v }),
         2 => (side(), any::<usize>()).prop_map(|(side, idx)| Op::Delete { side, idx }),
-        2 => (side(), any::<usize>(), 0..4u8, key(), 0..3u8, any::<bool>()).prop_map(|(side, idx, what, k, v, insert)| Op::Replace { side, idx, what, k, v, insert }),
-        2 => (side(), any::<usize>(), any::<bool>(), key()).prop_map(|(side, idx, change_k, k)| Op::Toast { side, idx, change_k, k }),
+        2 => (side(), any::<usize>(), 0..4u8, k(), 0..3u8, any::<bool>()).prop_map(|(side, idx, what, k, v, insert)| Op::Replace { side, idx, what, k, v, insert }),
+        2 => (side(), any::<usize>(), any::<bool>(), k()).prop_map(|(side, idx, change_k, k)| Op::Toast { side, idx, change_k, k }),
         1 => (side(), any::<usize>()).prop_map(|(side, idx)| Op::DeleteByKey { side, idx }),
-        1 => (side(), key()).prop_map(|(side, k)| Op::Unfillable { side, k }),
+        1 => (side(), k()).prop_map(|(side, k)| Op::Unfillable { side, k }),
         1 => (side(), any::<usize>(), kind()).prop_map(|(side, idx, kind)| Op::UnavailableJoinKey { side, idx, kind }),
     ]
+}
+
+/// Any change over two join keys, or an insert into the first: the key's rows grow past the size
+/// where its group is indexed (and shrink back as the trace deletes them).
+fn hot_op() -> impl Strategy<Value = Op> {
+    let insert = (side(), 0..6i32, 0..3u8).prop_map(|(side, id, v)| Op::Insert {
+        side,
+        id,
+        k: Some(0),
+        v,
+    });
+    prop_oneof![1 => op(2), 1 => insert]
 }
 
 fn keys() -> impl Strategy<Value = Keys> {
@@ -214,7 +232,7 @@ impl World {
                 if t.is_empty() {
                     return;
                 }
-                let row = t.remove(idx % t.len());
+                let row = t.swap_remove(idx % t.len());
                 self.emit(side, RowKind::Delete, row);
             }
             Op::Replace {
@@ -300,11 +318,11 @@ impl World {
         match keys {
             Keys::NoPk => self.reject(change.without(&["v"])),
             Keys::Pk => {
-                self.tables[side as usize].remove(i);
+                self.tables[side as usize].swap_remove(i);
                 self.push(change.without(&["v"]));
             }
             Keys::JoinOnPk => {
-                self.tables[side as usize].remove(i);
+                self.tables[side as usize].swap_remove(i);
                 self.push(change.without(&["k", "v"]));
             }
         }
@@ -324,52 +342,219 @@ const ALL: KeyGroupRange = KeyGroupRange {
     end: MAX_KG - 1,
 };
 
+/// Runs the changes of `ops` through a join of type `jt` and checks every property of the module
+/// docs but the split restore: the changelog materializes to the join of the final tables, exactly
+/// the changes that must be rejected are, a snapshot restores into an instance that goes on
+/// exactly as the original, and deleting every row leaves no state.
+fn check_changelog(jt: JoinType, keys: [Keys; 2], ops: &[Op]) -> Result<(), TestCaseError> {
+    let [lk, rk] = keys;
+    let mut world = World::new(keys);
+    ops.iter().for_each(|o| world.apply(o));
+    let mut engine = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+    let outs = run(&mut engine, keys, &world.changes);
+    for ((out, change), rejected) in outs.iter().zip(&world.changes).zip(&world.rejected) {
+        let rejections = out.iter().filter(|r| r.starts_with(REJECTED)).count();
+        prop_assert_eq!(
+            (rejections, out.len()),
+            if *rejected { (1, 1) } else { (0, out.len()) },
+            "{:?}: {:?}",
+            change,
+            out
+        );
+    }
+    let out: Vec<String> = outs
+        .into_iter()
+        .flatten()
+        .filter(|r| !r.starts_with(REJECTED))
+        .collect();
+    let got = materialize(&out);
+    let want = reference(jt, keys, &world.tables[0], &world.tables[1]);
+    prop_assert_eq!(got, want);
+    prop_assert_eq!(engine.stats().absent_retractions, 0);
+    prop_assert_eq!(
+        engine.stats().rejected,
+        world.rejected.iter().filter(|r| **r).count() as u64
+    );
+    prop_assert_eq!(
+        engine.stats().stored_rows,
+        (world.tables[0].len() + world.tables[1].len()) as u64
+    );
+    // A restored copy holds the same state (and no unavailable column: restoring refuses one).
+    let mut copy = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+    for kg in engine.key_groups_with_state() {
+        let mut snapshot = Vec::new();
+        engine.snapshot_key_group(kg, &mut snapshot).unwrap();
+        copy.restore_key_group(&snapshot).unwrap();
+    }
+    prop_assert_eq!(
+        copy.state_size().group_bytes,
+        engine.state_size().group_bytes
+    );
+
+    // Deleting every row leaves an empty result and no state at all, in the copy as well.
+    let from = world.changes.len();
+    world.delete_all();
+    let rest: Vec<String> = run(&mut engine, keys, &world.changes[from..])
+        .into_iter()
+        .flatten()
+        .collect();
+    let rest_of_copy: Vec<String> = run(&mut copy, keys, &world.changes[from..])
+        .into_iter()
+        .flatten()
+        .collect();
+    prop_assert!(
+        rest == rest_of_copy,
+        "the restored copy went on differently"
+    );
+    prop_assert!(materialize(out.iter().chain(&rest)).is_empty());
+    for e in [&engine, &copy] {
+        prop_assert_eq!(e.stats().stored_rows, 0);
+        prop_assert!(e.key_groups_with_state().is_empty());
+        let size = e.state_size();
+        prop_assert_eq!(
+            (size.keys, size.group_bytes),
+            (0, 0),
+            "incremental counters drifted"
+        );
+        prop_assert_eq!(e.stats().index_bytes, 0, "an empty state holds no index");
+    }
+    Ok(())
+}
+
+/// A deterministic trace around one join key that comes to hold 100,000 rows of the hot side: the
+/// rows inserted, then changes of every kind on the hot side (value updates, join-key moves to a
+/// second key and back, primary-key changes, replacements, TOASTed updates, deletes by key), and a
+/// few changes on the other side, each of which matches every row of the key.
+fn hot_key_trace(hot: Side, rows: i32, changes: usize) -> Vec<Op> {
+    let other = hot.other();
+    let mut ops: Vec<Op> = (0..rows)
+        .map(|i| Op::Insert {
+            side: hot,
+            id: i % 1000,
+            k: Some(0),
+            v: (i % 3) as u8,
+        })
+        .collect();
+    for k in [0, 0, 1] {
+        ops.push(Op::Insert {
+            side: other,
+            id: k,
+            k: Some(k),
+            v: 0,
+        });
+    }
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for i in 0..changes {
+        let (r, idx) = (next(), next() as usize);
+        let (k, v, what) = (Some((r % 2) as i32), (r % 3) as u8, ((r >> 8) % 4) as u8);
+        ops.push(match (r >> 16) % 8 {
+            _ if i == changes / 2 => Op::Update {
+                side: other,
+                idx,
+                what: 0,
+                k,
+                v,
+            },
+            0 | 1 => Op::Update {
+                side: hot,
+                idx,
+                what: 0,
+                k,
+                v,
+            },
+            2 => Op::Update {
+                side: hot,
+                idx,
+                what,
+                k,
+                v,
+            },
+            3 => Op::Delete { side: hot, idx },
+            4 => Op::Replace {
+                side: hot,
+                idx,
+                what,
+                k,
+                v,
+                insert: r & 1 == 0,
+            },
+            5 => Op::Toast {
+                side: hot,
+                idx,
+                change_k: false,
+                k,
+            },
+            6 => Op::DeleteByKey { side: hot, idx },
+            _ => Op::Insert {
+                side: hot,
+                id: (r % 1000) as i32,
+                k,
+                v,
+            },
+        });
+    }
+    ops
+}
+
+/// One key of 100,000 rows joined by `jt`, with the hot side keyed by primary key or a multiset,
+/// on either input.
+fn a_key_of_100k_rows(jt: JoinType) {
+    for (hot, layout) in [
+        (Side::Right, Keys::Pk),
+        (Side::Right, Keys::NoPk),
+        (Side::Left, Keys::Pk),
+        (Side::Left, Keys::NoPk),
+    ] {
+        let keys = if hot == Side::Right {
+            [Keys::Pk, layout]
+        } else {
+            [layout, Keys::Pk]
+        };
+        check_changelog(jt, keys, &hot_key_trace(hot, 100_000, 20_000))
+            .unwrap_or_else(|e| panic!("{jt:?}, hot {hot:?} side {layout:?}: {e}"));
+    }
+}
+
+#[test]
+fn inner_join_of_a_key_of_100k_rows() {
+    a_key_of_100k_rows(JoinType::Inner);
+}
+
+#[test]
+fn left_join_of_a_key_of_100k_rows() {
+    a_key_of_100k_rows(JoinType::Left);
+}
+
+#[test]
+fn right_join_of_a_key_of_100k_rows() {
+    a_key_of_100k_rows(JoinType::Right);
+}
+
+#[test]
+fn full_join_of_a_key_of_100k_rows() {
+    a_key_of_100k_rows(JoinType::Full);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
     #[test]
     fn changelog_materializes_to_the_join_of_final_tables(
-        jt in join_type(), lk in keys(), rk in keys(), ops in prop::collection::vec(op(), 0..60)
+        jt in join_type(), lk in keys(), rk in keys(), ops in prop::collection::vec(op(5), 0..60)
     ) {
-        let keys = [lk, rk];
-        let mut world = World::new(keys);
-        ops.iter().for_each(|o| world.apply(o));
-        let mut engine = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
-        let outs = run(&mut engine, keys, &world.changes);
-        for ((out, change), rejected) in outs.iter().zip(&world.changes).zip(&world.rejected) {
-            let rejections = out.iter().filter(|r| r.starts_with(REJECTED)).count();
-            prop_assert_eq!((rejections, out.len()), if *rejected { (1, 1) } else { (0, out.len()) }, "{:?}: {:?}", change, out);
-        }
-        let out: Vec<String> = outs.into_iter().flatten().filter(|r| !r.starts_with(REJECTED)).collect();
-        let got = materialize(&out);
-        let want = reference(jt, keys, &world.tables[0], &world.tables[1]);
-        prop_assert_eq!(got, want);
-        prop_assert_eq!(engine.stats().absent_retractions, 0);
-        prop_assert_eq!(engine.stats().rejected, world.rejected.iter().filter(|r| **r).count() as u64);
-        // No unavailable column in state: restoring a snapshot refuses one.
-        let mut copy = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
-        for kg in engine.key_groups_with_state() {
-            let mut snapshot = Vec::new();
-            engine.snapshot_key_group(kg, &mut snapshot).unwrap();
-            copy.restore_key_group(&snapshot).unwrap();
-        }
-        prop_assert_eq!(engine.stats().stored_rows, (world.tables[0].len() + world.tables[1].len()) as u64);
-
-        // Deleting every row leaves an empty result and no state at all.
-        let from = world.changes.len();
-        world.delete_all();
-        let rest: Vec<String> = run(&mut engine, keys, &world.changes[from..]).into_iter().flatten().collect();
-        prop_assert!(materialize(out.iter().chain(&rest)).is_empty());
-        prop_assert_eq!(engine.stats().stored_rows, 0);
-        prop_assert!(engine.key_groups_with_state().is_empty());
-        let size = engine.state_size();
-        prop_assert_eq!((size.keys, size.group_bytes), (0, 0), "incremental counters drifted");
+        check_changelog(jt, [lk, rk], &ops)?;
     }
 
     #[test]
     fn snapshot_restore_split_continues_identically(
         jt in join_type(), lk in keys(), rk in keys(),
-        ops in prop::collection::vec(op(), 1..60), cut in any::<prop::sample::Index>(), split in 1..MAX_KG
+        ops in prop::collection::vec(op(5), 1..60), cut in any::<prop::sample::Index>(), split in 1..MAX_KG
     ) {
         let keys = [lk, rk];
         let mut world = World::new(keys);
@@ -406,5 +591,16 @@ proptest! {
             prop_assert_eq!(got, want, "at {:?}", c);
         }
         prop_assert!(parts.iter().all(|p| p.key_groups_with_state().is_empty()));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hot_keys_materialize_to_the_join_of_final_tables(
+        jt in join_type(), lk in keys(), rk in keys(), ops in prop::collection::vec(hot_op(), 200..600)
+    ) {
+        check_changelog(jt, [lk, rk], &ops)?;
     }
 }

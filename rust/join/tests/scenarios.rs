@@ -631,6 +631,43 @@ fn ttl_expires_rows_silently() {
     assert_eq!(e.key_groups_with_state(), vec![4]);
 }
 
+/// TTL on a key of many rows (an indexed group) behaves as on a key of few: expired rows are
+/// invisible at once, freed when a change finds them or by the sweep, and counted once.
+#[test]
+fn ttl_on_keys_of_few_and_many_rows() {
+    for n in [10, 200] {
+        let mut e = engine_of(JoinType::Left, PK, Some(100));
+        for i in 0..n {
+            run_at(&mut e, PK, 60 * (i % 2) as i64, &r(Insert, row(i, 1, "r")));
+        }
+        // At 120 the rows written at 0 (even ids) have expired, those written at 60 not.
+        let mut got = run_at(&mut e, PK, 120, &l(Insert, row(1000, 1, "l")));
+        got.sort();
+        let mut want: Vec<String> = (0..n)
+            .filter(|i| i % 2 == 1)
+            .map(|i| format!("+I[1000, 1, l, {i}, 1, r]"))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{n} rows");
+        let gone = run_at(&mut e, PK, 121, &r(Delete, row(0, 1, "r")));
+        assert!(gone.is_empty(), "an expired row is absent: {gone:?}");
+        assert_eq!(
+            run_at(&mut e, PK, 121, &r(Delete, row(1, 1, "r"))),
+            vec!["-D[1000, 1, l, 1, 1, r]"]
+        );
+        assert_eq!(e.stats().absent_retractions, 1);
+        run_at(&mut e, PK, 1000, &l(Insert, row(7, 9, "later")));
+        let stats = e.stats();
+        assert_eq!(
+            (stats.stored_rows, stats.expired_rows),
+            (1, n as u64),
+            "{n} rows"
+        );
+        assert_eq!(e.state_size().keys, 1);
+        assert_eq!(stats.index_bytes, 0, "nothing left to index");
+    }
+}
+
 #[test]
 fn errors_name_the_record() {
     let (mut e, k) = engine(JoinType::Inner);
