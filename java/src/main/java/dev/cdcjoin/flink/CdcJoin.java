@@ -2,7 +2,6 @@ package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
-import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import dev.cdcjoin.flink.serialization.JoinKeySerializer;
@@ -440,7 +439,7 @@ public final class CdcJoin {
     private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, SideSpec side) {
         SingleOutputStreamOperator<Row> rows =
                 changes.map(new ChangeToRow(side.schema()))
-                        .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
+                        .returns(side.schema().rowTypeInfo())
                         .name("ChangeRecord to Row: " + side.name());
         return changes.getParallelism() > 0 ? rows.setParallelism(changes.getParallelism()) : rows;
     }

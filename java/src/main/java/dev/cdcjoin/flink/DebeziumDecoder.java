@@ -1,7 +1,7 @@
 package dev.cdcjoin.flink;
 
-import dev.cdcjoin.flink.runtime.DebeziumDecodeOperator;
 import dev.cdcjoin.flink.runtime.InputEncoder;
+import dev.cdcjoin.flink.runtime.NativeDecodeOperator;
 import dev.cdcjoin.flink.serialization.ChangeRecordSerializer;
 import java.time.Duration;
 import java.util.Objects;
@@ -138,8 +138,8 @@ public final class DebeziumDecoder {
 
     private <IN> SingleOutputStreamOperator<ChangeRecord> apply(
             DataStream<IN> input, InputEncoder<IN> encoder) {
-        DebeziumDecodeOperator<IN> op =
-                new DebeziumDecodeOperator<>(
+        NativeDecodeOperator<IN> op =
+                new NativeDecodeOperator<>(
                         table.decoderConfigJson(deleteInsertUpdates),
                         table.name(),
                         encoder,

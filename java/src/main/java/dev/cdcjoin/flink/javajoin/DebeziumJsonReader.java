@@ -16,17 +16,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes the Debezium JSON messages of one table into changelog {@link Row}s, in one pass of
- * Jackson's streaming parser (no tree, no data binding). This class parses the envelope; {@link
- * ColumnReader} reads each value in the encoding the side's {@link DebeziumFormat} declares (or a
- * schema-wrapped message's Connect schema says), and {@link ChangeRules} turns the op and images
- * into changes.
+ * Reads the Debezium JSON messages of one table into changelog {@link Row}s, in one pass of
+ * Jackson's streaming parser (no tree, no data binding): the Java engine's parser of Flink's {@code
+ * debezium-json} messages (the native engine's is Rust's, behind {@code NativeDecoder}). This class
+ * parses the envelope; {@link ColumnReader} reads each value in the encoding the side's {@link
+ * DebeziumFormat} declares (or a schema-wrapped message's Connect schema says), and {@link
+ * ChangeRules} turns the op and images into changes.
  *
  * <p>Messages may be plain envelopes or wrapped as {@code {"schema": ..., "payload": ...}}, the
  * schema before or after the payload. Tombstones (a null or blank message, JSON {@code null}, or a
@@ -76,7 +76,7 @@ import org.apache.flink.util.Collector;
  * <p>One instance per thread: it keeps per-record scratch state. Not serializable; build it in
  * {@code open()}.
  */
-public final class DebeziumJsonDecoder {
+public final class DebeziumJsonReader {
 
     private final String source;
     private final CdcSchema schema;
@@ -98,37 +98,37 @@ public final class DebeziumJsonDecoder {
     private String deferredPayload;
 
     /**
-     * A decoder of a table with the default format, emitting updates as {@code -U}/{@code +U}.
+     * A reader of a table with the default format, emitting updates as {@code -U}/{@code +U}.
      *
      * @param source the table's name, used in error messages
      * @param schema the declared columns; rows are written in this order
      */
-    public DebeziumJsonDecoder(String source, CdcSchema schema) {
+    public DebeziumJsonReader(String source, CdcSchema schema) {
         this(source, schema, false);
     }
 
     /**
-     * A decoder of a table with the default format and no primary key.
+     * A reader of a table with the default format and no primary key.
      *
      * @param source the table's name, used in error messages
      * @param schema the declared columns; rows are written in this order
      * @param deleteInsertUpdates emit updates as {@code -D(before)}, {@code +I(after)} instead of
      *     {@code -U}/{@code +U}
      */
-    public DebeziumJsonDecoder(String source, CdcSchema schema, boolean deleteInsertUpdates) {
+    public DebeziumJsonReader(String source, CdcSchema schema, boolean deleteInsertUpdates) {
         this(
                 new SideSpec(source, schema, List.of(schema.columns().get(0).name()), null, null),
                 deleteInsertUpdates);
     }
 
     /**
-     * A decoder of one join input: its name, schema, primary key and Debezium format.
+     * A reader of one join input: its name, schema, primary key and Debezium format.
      *
      * @param side the input
      * @param deleteInsertUpdates emit updates as {@code -D(before)}, {@code +I(after)} instead of
      *     {@code -U}/{@code +U}
      */
-    public DebeziumJsonDecoder(SideSpec side, boolean deleteInsertUpdates) {
+    public DebeziumJsonReader(SideSpec side, boolean deleteInsertUpdates) {
         this.source = side.name();
         this.schema = side.schema();
         this.format = side.format();
@@ -145,30 +145,13 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * The row type of the decoded rows: the schema's columns, by name.
-     *
-     * @param schema the columns
-     * @return the row type information
-     */
-    public static RowTypeInfo rowTypeInfo(CdcSchema schema) {
-        List<Column> columns = schema.columns();
-        TypeInformation<?>[] t = new TypeInformation<?>[columns.size()];
-        String[] n = new String[columns.size()];
-        for (int i = 0; i < t.length; i++) {
-            t[i] = columns.get(i).type().typeInformation();
-            n[i] = columns.get(i).name();
-        }
-        return new RowTypeInfo(t, n);
-    }
-
-    /**
-     * The type of the changes this decoder emits: the schema's rows, whose columns may be {@link
+     * The type of the changes this reader emits: the schema's rows, whose columns may be {@link
      * Unavailable} (it serializes those).
      *
      * @return the row type information
      */
     public RowTypeInfo rowTypeInfo() {
-        return new ChangeRowTypeInfo(rowTypeInfo(schema));
+        return new ChangeRowTypeInfo(schema.rowTypeInfo());
     }
 
     /**
@@ -181,7 +164,7 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * Decodes one message given as bytes (UTF-8 JSON, e.g. a Kafka record value).
+     * Reads one message given as bytes (UTF-8 JSON, e.g. a Kafka record value).
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
@@ -189,19 +172,19 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (0 for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decode(byte[] message, long index, Collector<Row> out) {
+    public int read(byte[] message, long index, Collector<Row> out) {
         if (message == null || message.length == 0) {
             return 0;
         }
         try (JsonParser p = JsonExcerpt.FACTORY.createParser(message)) {
-            return decode(p, index, out);
+            return read(p, index, out);
         } catch (IOException e) {
             throw malformed(index, e);
         }
     }
 
     /**
-     * Decodes one message given as a string.
+     * Reads one message given as a string.
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
@@ -209,19 +192,19 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (0 for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decode(String message, long index, Collector<Row> out) {
+    public int read(String message, long index, Collector<Row> out) {
         if (message == null || message.isEmpty()) {
             return 0;
         }
         try (JsonParser p = JsonExcerpt.FACTORY.createParser(message)) {
-            return decode(p, index, out);
+            return read(p, index, out);
         } catch (IOException e) {
             throw malformed(index, e);
         }
     }
 
     /**
-     * Decodes one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
+     * Reads one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
      * record key is a JSON object holding the primary key columns, the value a flat JSON row, or
      * null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces the
      * row stored under its primary key. A delete is {@code -D} of a row whose primary key columns
@@ -235,7 +218,7 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (1)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decodeUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
+    public int readUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
         if (!format.upsert()) {
             throw new DebeziumDecodeException(
                     source,
@@ -281,16 +264,16 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * Decodes one message into a list (convenience for tests and tools).
+     * Reads one message into a list (convenience for tests and tools).
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
      * @return the changes, in order (empty for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded
      */
-    public List<Row> decodeToList(byte[] message, long index) {
+    public List<Row> readToList(byte[] message, long index) {
         List<Row> rows = new ArrayList<>(2);
-        decode(
+        read(
                 message,
                 index,
                 new Collector<Row>() {
@@ -340,7 +323,7 @@ public final class DebeziumJsonDecoder {
         }
     }
 
-    private int decode(JsonParser p, long index, Collector<Row> out) throws IOException {
+    private int read(JsonParser p, long index, Collector<Row> out) throws IOException {
         JsonToken t = p.nextToken();
         if (t == null) {
             return 0; // blank
@@ -564,6 +547,6 @@ public final class DebeziumJsonDecoder {
 
     @Override
     public String toString() {
-        return "DebeziumJsonDecoder(" + Objects.toString(source) + ", " + format + ")";
+        return "DebeziumJsonReader(" + Objects.toString(source) + ", " + format + ")";
     }
 }
