@@ -116,7 +116,7 @@ class SqlEquivalenceTest {
     static Table table(
             StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, SideSpec side) {
         DataStream<Row> rows =
-                changes.map(new CdcJoin.ChangeToRow(side.schema()))
+                changes.map(new JavaBackend.ChangeToRow(side.schema()))
                         .returns(side.schema().rowTypeInfo())
                         .setParallelism(changes.getParallelism());
         Schema.Builder schema = Schema.newBuilder().fromRowDataType(side.schema().dataType());

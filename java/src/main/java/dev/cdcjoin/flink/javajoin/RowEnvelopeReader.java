@@ -2,9 +2,9 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.codec.RowEnvelope;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.Set;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
@@ -16,11 +16,8 @@ import org.apache.flink.util.Collector;
  * DebeziumJsonReader} because these envelopes carry rows, not JSON: nothing is parsed, only
  * checked.
  *
- * <p>The envelope's fields are read by the names {@code before}, {@code op}, {@code after} when it
- * has names, else by position 0, 1, 2; {@code op} is a {@code Character} or {@code String} {@code
- * c}, {@code r}, {@code u} or {@code d}; each image is a {@link Row} of the table's schema (by name
- * or by position), or {@code null}. Both images are checked against the schema (NOT NULL columns,
- * value classes, DECIMAL range) and normalised through the compact row encoding, so the emitted
+ * <p>The envelope is taken apart by {@link RowEnvelope}, as the native engine takes it apart: its
+ * images checked against the schema and normalised through the compact row encoding, so the emitted
  * values are exactly those the native decoder would give (DECIMALs at the column's scale,
  * timestamps at its precision).
  *
@@ -64,32 +61,11 @@ final class RowEnvelopeReader {
 
     /** The changes of one envelope, or an exception naming the record. */
     private Row[] changes(Row envelope, long index) {
-        if (envelope == null) {
-            throw new DebeziumDecodeException(source, index, "null envelope");
-        }
-        Set<String> names = envelope.getFieldNames(false);
-        if (names == null && envelope.getArity() != 3) {
-            throw new DebeziumDecodeException(
-                    source,
-                    index,
-                    "expected Row(before, op, after), got " + envelope.getArity() + " fields");
-        }
-        Object op = names != null ? envelope.getField("op") : envelope.getField(1);
         try {
-            String opText = op == null ? "" : op.toString();
-            if (opText.length() != 1 || opText.charAt(0) > 0x7f) {
-                throw new IllegalArgumentException(
-                        "unknown \"op\" value "
-                                + (op == null ? "null" : "\"" + opText + "\"")
-                                + " (expected \"c\", \"r\", \"u\" or \"d\")");
-            }
-            Object[] before =
-                    image(names != null ? envelope.getField("before") : envelope.getField(0));
-            Object[] after =
-                    image(names != null ? envelope.getField("after") : envelope.getField(2));
-            return changes(opText.charAt(0), before, after);
-        } catch (IllegalArgumentException e) {
-            throw new DebeziumDecodeException(source, index, e.getMessage());
+            RowEnvelope e = RowEnvelope.of(envelope, codec);
+            return changes(e.op, image(e.before), image(e.after));
+        } catch (IllegalArgumentException bad) {
+            throw new DebeziumDecodeException(source, index, bad.getMessage());
         }
     }
 
@@ -125,16 +101,10 @@ final class RowEnvelopeReader {
         return image;
     }
 
-    /** An image checked and normalised through the compact encoding, or null. */
-    private Object[] image(Object image) {
-        if (image == null) {
-            return null;
-        }
-        if (!(image instanceof Row)) {
-            throw new IllegalArgumentException(
-                    "before/after must be a Row, found " + image.getClass().getSimpleName());
-        }
-        byte[] encoded = codec.encode((Row) image);
-        return codec.decode(ByteBuffer.wrap(encoded).order(ByteOrder.LITTLE_ENDIAN), 0);
+    /** An encoded image read back (normalised as the native decoder emits it), or null. */
+    private Object[] image(byte[] encoded) {
+        return encoded == null
+                ? null
+                : codec.decode(ByteBuffer.wrap(encoded).order(ByteOrder.LITTLE_ENDIAN), 0);
     }
 }
