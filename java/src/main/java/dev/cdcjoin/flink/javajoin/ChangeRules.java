@@ -88,7 +88,7 @@ final class ChangeRules {
      * The changes of a parsed envelope, after checking the op and the images it needs; nothing is
      * emitted on error.
      */
-    int emit(DebeziumJsonReader.Envelope env, long index, Collector<Row> out) {
+    int emit(Envelope env, long index, Collector<Row> out) {
         char op = op(env, index);
         boolean accumulate = op != 'd';
         boolean upsertUpdate = op == 'u' && upsert && env.before.state != RowImage.OBJECT;
@@ -131,7 +131,7 @@ final class ChangeRules {
     }
 
     /** The op, checked. */
-    private char op(DebeziumJsonReader.Envelope env, long index) {
+    private char op(Envelope env, long index) {
         if (!env.hasOp) {
             throw new DebeziumDecodeException(source, index, "missing \"op\" field");
         }
@@ -188,8 +188,7 @@ final class ChangeRules {
      * The change of an upsert-kafka record parsed into {@code env}: {@code -D} by the key in its
      * {@code before} ({@code delete}), else {@code +I} of its {@code after}.
      */
-    int emitUpsert(
-            DebeziumJsonReader.Envelope env, boolean delete, long index, Collector<Row> out) {
+    int emitUpsert(Envelope env, boolean delete, long index, Collector<Row> out) {
         RowImage img = delete ? env.before : env.after;
         if (delete) {
             byKey(img, index);

@@ -33,40 +33,8 @@ import org.apache.flink.util.Collector;
  * wrapper with a null payload) decode to nothing. Columns are looked up by name in {@code
  * before}/{@code after} (extra columns are skipped, missing nullable columns are null).
  *
- * <p>Values, by declared type and the side's format (a wrapped message's Connect schema names the
- * encoding of its fields: {@code org.apache.kafka.connect.data.Decimal} with its {@code scale},
- * {@code io.debezium.data.VariableScaleDecimal}, {@code io.debezium.time.*}, Connect's {@code
- * Date}/{@code Time}/{@code Timestamp}):
- *
- * <table>
- *   <caption>encodings</caption>
- *   <tr><th>type</th><th>Java</th><th>JSON</th></tr>
- *   <tr><td>BOOLEAN</td><td>Boolean</td><td>true/false</td></tr>
- *   <tr><td>TINYINT, SMALLINT, INT, BIGINT</td><td>Byte, Short, Integer, Long</td><td>an
- *       integer in range</td></tr>
- *   <tr><td>FLOAT, DOUBLE</td><td>Float, Double</td><td>a number, {@code "NaN"},
- *       {@code "Infinity"}, {@code "-Infinity"}</td></tr>
- *   <tr><td>DECIMAL(p, s)</td><td>BigDecimal at scale s ({@code HALF_UP})</td><td>FLINK: a
- *       number or decimal text; precise: base64 of the unscaled value at scale s, or {@code
- *       {"scale", "value"}}; string: decimal text; double: a number</td></tr>
- *   <tr><td>STRING</td><td>String</td><td>a string</td></tr>
- *   <tr><td>BYTES</td><td>byte[]</td><td>bytes/base64: base64; hex: hexadecimal</td></tr>
- *   <tr><td>DATE</td><td>LocalDate</td><td>FLINK/isostring: {@code yyyy-MM-dd}; otherwise
- *       epoch days</td></tr>
- *   <tr><td>TIME(p)</td><td>LocalTime, cut to milliseconds</td><td>FLINK/isostring: {@code
- *       HH:mm:ss[.f]}; adaptive: an integer in the source precision's unit; adaptive_time_
- *       microseconds: micros; connect: millis</td></tr>
- *   <tr><td>TIMESTAMP(p)</td><td>LocalDateTime, cut to p</td><td>FLINK: {@code yyyy-MM-dd
- *       HH:mm:ss[.f]} or with {@code T}; isostring: ISO; adaptive modes: epoch integer in the
- *       source precision's unit (millis up to 3, micros up to 6, nanos); connect: millis</td></tr>
- *   <tr><td>TIMESTAMP_LTZ(p)</td><td>Instant, cut to p</td><td>a timestamp string ending in
- *       {@code Z} or an offset (Debezium's ZonedTimestamp)</td></tr>
- * </table>
- *
- * <p>An adaptive-mode integer whose column has no declared source precision ({@link
- * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A JSON string
- * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64) is
- * {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
+ * <p>Values are read in the encodings the side's format declares ({@link DeclaredEncodings}, with
+ * the table of them), or a wrapped message's Connect schema names ({@link ConnectSchema}).
  *
  * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record and
  * the reason (for a value: the column, an excerpt of the value and the encoding expected). Nothing
@@ -139,7 +107,7 @@ public final class DebeziumJsonReader {
         for (int i = 0; i < names.length; i++) {
             names[i] = columns.get(i).name();
             byName.put(names[i], i);
-            declared[i] = ColumnReader.declared(columns.get(i), format);
+            declared[i] = DeclaredEncodings.reader(columns.get(i), format);
         }
         this.rules = new ChangeRules(side, deleteInsertUpdates);
     }
@@ -290,38 +258,6 @@ public final class DebeziumJsonReader {
 
     // ---------------------------------------------------------------------------------------
     // The envelope
-
-    /** What one envelope object says at its own level. */
-    static final class Envelope {
-        final RowImage before = new RowImage();
-        final RowImage after = new RowImage();
-
-        /** The op's text when it was a one-character string, else 0. */
-        char op;
-
-        /** Whether an {@code op} key with a non-null value was seen. */
-        boolean hasOp;
-
-        /** The op's JSON when it is not a one-character string. */
-        String badOp;
-
-        /** A structural error (an image that is neither an object nor null). */
-        String structural;
-
-        boolean hasSchema;
-        int payload;
-
-        void reset() {
-            before.reset();
-            after.reset();
-            op = 0;
-            hasOp = false;
-            badOp = null;
-            structural = null;
-            hasSchema = false;
-            payload = RowImage.MISSING;
-        }
-    }
 
     private int read(JsonParser p, long index, Collector<Row> out) throws IOException {
         JsonToken t = p.nextToken();
