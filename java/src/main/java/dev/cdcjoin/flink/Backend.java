@@ -14,17 +14,8 @@ import org.apache.flink.types.Row;
  */
 interface Backend<D> {
 
-    /** Decodes JSON messages given as bytes. */
-    SingleOutputStreamOperator<D> decodeJson(SideSpec side, DataStream<byte[]> in);
-
-    /** Decodes JSON messages given as strings. */
-    SingleOutputStreamOperator<D> decodeStrings(SideSpec side, DataStream<String> in);
-
-    /** Decodes {@code Row(before, op, after)} envelopes. */
-    SingleOutputStreamOperator<D> decodeRows(SideSpec side, DataStream<Row> in);
-
-    /** Decodes upsert-kafka records. */
-    SingleOutputStreamOperator<D> decodeUpsert(SideSpec side, DataStream<UpsertRecord> in);
+    /** Decodes one side's records of {@code kind} into this engine's changes. */
+    <I> SingleOutputStreamOperator<D> decode(SideSpec side, DataStream<I> in, InputKind<I> kind);
 
     /** Natively decoded changes as this engine's changes. */
     DataStream<D> fromChanges(SideSpec side, DataStream<ChangeRecord> in);

@@ -132,7 +132,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
-        return decodeAndJoin(backend(), Backend::decodeJson, left, right);
+        return decodeAndJoin(backend(), InputKind.JSON_BYTES, left, right);
     }
 
     /**
@@ -143,7 +143,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinStrings(DataStream<String> left, DataStream<String> right) {
-        return decodeAndJoin(backend(), Backend::decodeStrings, left, right);
+        return decodeAndJoin(backend(), InputKind.JSON_STRINGS, left, right);
     }
 
     /**
@@ -154,7 +154,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
-        return decodeAndJoin(backend(), Backend::decodeRows, left, right);
+        return decodeAndJoin(backend(), InputKind.ROW_ENVELOPES, left, right);
     }
 
     /**
@@ -167,7 +167,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinUpsert(DataStream<UpsertRecord> left, DataStream<UpsertRecord> right) {
-        return decodeAndJoin(backend(), Backend::decodeUpsert, left, right);
+        return decodeAndJoin(backend(), InputKind.UPSERT_RECORDS, left, right);
     }
 
     /**
@@ -228,19 +228,13 @@ public final class CdcJoin {
                 b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
-    /** How one input is turned into a backend's decoded changes. */
-    @FunctionalInterface
-    private interface Decoding<D, I> {
-        SingleOutputStreamOperator<D> decode(Backend<D> backend, SideSpec side, DataStream<I> in);
-    }
-
-    /** Decodes both inputs with {@code decoding} and joins them (see {@link #result}). */
+    /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #result}). */
     private <D, I> Result decodeAndJoin(
-            Backend<D> b, Decoding<D, I> decoding, DataStream<I> left, DataStream<I> right) {
+            Backend<D> b, InputKind<I> kind, DataStream<I> left, DataStream<I> right) {
         return result(
                 b,
-                decoding.decode(b, definition.left(), left),
-                decoding.decode(b, definition.right(), right));
+                b.decode(definition.left(), left, kind),
+                b.decode(definition.right(), right, kind));
     }
 
     /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */

@@ -29,24 +29,15 @@ final class JavaBackend implements Backend<Row> {
     }
 
     @Override
-    public SingleOutputStreamOperator<Row> decodeJson(SideSpec side, DataStream<byte[]> in) {
-        return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<Row> decodeStrings(SideSpec side, DataStream<String> in) {
-        return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<Row> decodeRows(SideSpec side, DataStream<Row> in) {
-        return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<Row> decodeUpsert(
-            SideSpec side, DataStream<UpsertRecord> in) {
-        return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
+    public <I> SingleOutputStreamOperator<Row> decode(
+            SideSpec side, DataStream<I> in, InputKind<I> kind) {
+        boolean left = side == definition.left();
+        if (kind.rowEnvelopes) {
+            @SuppressWarnings("unchecked") // ROW_ENVELOPES is the InputKind<Row>
+            DataStream<Row> envelopes = (DataStream<Row>) in;
+            return left ? java.decodeLeftRows(envelopes) : java.decodeRightRows(envelopes);
+        }
+        return left ? java.decodeLeft(in) : java.decodeRight(in);
     }
 
     /** Natively decoded changes as rows, at the input's parallelism (order kept). */
@@ -68,10 +59,6 @@ final class JavaBackend implements Backend<Row> {
     public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
         SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
         return new Joined<>(JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
-    }
-
-    private boolean isLeft(SideSpec side) {
-        return side == definition.left();
     }
 
     /** A change's row decoded from its compact encoding, with the change's kind. */

@@ -26,26 +26,9 @@ final class NativeBackend implements Backend<ChangeRecord> {
     }
 
     @Override
-    public SingleOutputStreamOperator<ChangeRecord> decodeJson(
-            SideSpec side, DataStream<byte[]> in) {
-        return join.decoder(side).decodeJson(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<ChangeRecord> decodeStrings(
-            SideSpec side, DataStream<String> in) {
-        return join.decoder(side).decodeStrings(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<ChangeRecord> decodeRows(SideSpec side, DataStream<Row> in) {
-        return join.decoder(side).decodeRows(in);
-    }
-
-    @Override
-    public SingleOutputStreamOperator<ChangeRecord> decodeUpsert(
-            SideSpec side, DataStream<UpsertRecord> in) {
-        return join.decoder(side).decodeUpsert(in);
+    public <I> SingleOutputStreamOperator<ChangeRecord> decode(
+            SideSpec side, DataStream<I> in, InputKind<I> kind) {
+        return join.decoder(side).decode(in, kind);
     }
 
     @Override
