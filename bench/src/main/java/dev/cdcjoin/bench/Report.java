@@ -752,7 +752,7 @@ final class Report {
                 "DecodeBench.nativeToRecords",
                 "native + framing + materializing `ChangeRecord`s (what the operator does)"
             },
-            {"DecodeBench.jackson", "Jackson (`DebeziumJsonDecoder`, pure-Java join) to `Row`s"},
+            {"DecodeBench.jackson", "Jackson (`DebeziumJsonReader`, pure-Java join) to `Row`s"},
             {
                 "DecodeBench.flinkDebeziumJson",
                 "Flink `debezium-json` format (SQL path) to `RowData`"
@@ -817,7 +817,7 @@ final class Report {
         md.append(
                         "- Variants: `native (CdcJoin)` = `CdcJoin.builder()…build().joinJson(users, domains)` (native decode, keyBy, native join; batch 1024, max flush delay 100 ms); ")
                 .append(
-                        "`pure Java` = `JavaJoin.join(users, domains, definition)` (Jackson decode chained to the source, keyBy, `KeyedCoProcessFunction` with `ValueState`/`MapState`); ")
+                        "`pure Java` = the same with `.engine(Engine.JAVA)` (Jackson decode chained to the source, keyBy, `KeyedCoProcessFunction` with `ValueState`/`MapState`); ")
                 .append(
                         "`Flink SQL` = two tables `(… PRIMARY KEY (id) NOT ENFORCED) WITH ('format' = 'debezium-json')` over the same source (decoded in the source like the Kafka connector) and ")
                 .append(

@@ -2,8 +2,8 @@ package dev.cdcjoin.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.CdcJoin;
+import dev.cdcjoin.flink.Engine;
 import dev.cdcjoin.flink.JoinType;
-import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -57,7 +57,7 @@ public final class Runner {
         NATIVE("hashmap"),
         /** The same with a 5 ms max flush delay (latency-tuned). */
         NATIVE_5MS("hashmap"),
-        /** Pure-Java decode + join (JavaJoin) on HashMapStateBackend. */
+        /** Pure-Java decode + join (CdcJoin with Engine.JAVA) on HashMapStateBackend. */
         JAVA_HEAP("hashmap"),
         /** Pure-Java decode + join on RocksDB. */
         JAVA_ROCKSDB("rocksdb"),
@@ -317,11 +317,10 @@ public final class Runner {
         if (o.variant == Variant.NATIVE_5MS) {
             b.maxFlushDelay(Duration.ofMillis(5));
         }
-        CdcJoin join = b.build();
-        DataStream<Row> rows =
-                o.variant == Variant.NATIVE || o.variant == Variant.NATIVE_5MS
-                        ? join.joinJson(users, domains).rows()
-                        : JavaJoin.join(users, domains, join.spec());
+        if (o.variant == Variant.JAVA_HEAP || o.variant == Variant.JAVA_ROCKSDB) {
+            b.engine(Engine.JAVA);
+        }
+        DataStream<Row> rows = b.build().joinJson(users, domains).rows();
         rows.sinkTo(sink).name("checksum sink");
     }
 

@@ -1,25 +1,14 @@
 package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.RowCodec;
-import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
-import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
-import dev.cdcjoin.flink.serialization.JoinKeySerializer;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
-import org.apache.flink.core.memory.ManagedMemoryUseCase;
-import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
@@ -46,18 +35,21 @@ import org.apache.flink.types.Row;
  * sinks that take bytes, each output row in the native wire format ({@link RawJoinOutput}).
  *
  * <p>With {@link Builder#engine(Engine) engine(Engine.JAVA)} the same calls build the pure-Java
- * join ({@link JavaJoin}: Jackson decoding, Flink keyed state) instead, with the same changelog and
- * the same {@link Result}; no native code is loaded unless {@link #leftDecoder()} or {@link
- * #rightDecoder()} is used.
+ * join (package {@code javajoin}: Jackson decoding, Flink keyed state) instead, with the same
+ * changelog and the same {@link Result}; no native code is loaded unless {@link #leftDecoder()} or
+ * {@link #rightDecoder()} is used.
  */
 public final class CdcJoin {
 
     private final JoinSpec definition;
-    private final BadRecordPolicy policy;
-    private final int batchSize;
-    private final Duration maxFlushDelay;
-    private final boolean deleteInsertUpdates;
     private final Engine engine;
+
+    /** The settings the engines read ({@link NativeBackend}, {@link JavaBackend}). */
+    final BadRecordPolicy policy;
+
+    final int batchSize;
+    final Duration maxFlushDelay;
+    final boolean deleteInsertUpdates;
 
     private CdcJoin(Builder b, JoinSpec definition) {
         this.definition = definition;
@@ -123,7 +115,8 @@ public final class CdcJoin {
         return decoder(definition.right());
     }
 
-    private DebeziumDecoder decoder(SideSpec side) {
+    /** The native decoder of a side, configured like this join. */
+    DebeziumDecoder decoder(SideSpec side) {
         return DebeziumDecoder.of(side)
                 .badRecordPolicy(policy)
                 .batchSize(batchSize)
@@ -139,7 +132,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
-        return decodeAndJoin(backend(), Backend::decodeJson, left, right);
+        return decodeAndJoin(backend(), InputKind.JSON_BYTES, left, right);
     }
 
     /**
@@ -150,7 +143,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinStrings(DataStream<String> left, DataStream<String> right) {
-        return decodeAndJoin(backend(), Backend::decodeStrings, left, right);
+        return decodeAndJoin(backend(), InputKind.JSON_STRINGS, left, right);
     }
 
     /**
@@ -161,7 +154,7 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
-        return decodeAndJoin(backend(), Backend::decodeRows, left, right);
+        return decodeAndJoin(backend(), InputKind.ROW_ENVELOPES, left, right);
     }
 
     /**
@@ -174,11 +167,12 @@ public final class CdcJoin {
      * @return the joined changelog and the bad records
      */
     public Result joinUpsert(DataStream<UpsertRecord> left, DataStream<UpsertRecord> right) {
-        return decodeAndJoin(backend(), Backend::decodeUpsert, left, right);
+        return decodeAndJoin(backend(), InputKind.UPSERT_RECORDS, left, right);
     }
 
     /**
-     * Joins two decoded change streams (from {@link #leftDecoder()} and {@link #rightDecoder()}).
+     * Joins two decoded change streams (from {@link #leftDecoder()} and {@link #rightDecoder()})
+     * with this join's engine.
      *
      * @param left the left table's changes
      * @param right the right table's changes
@@ -187,13 +181,13 @@ public final class CdcJoin {
     public Result join(
             SingleOutputStreamOperator<ChangeRecord> left,
             SingleOutputStreamOperator<ChangeRecord> right) {
-        return result(new NativeBackend(), left, right);
+        return joinDecoded(backend(), left, right);
     }
 
     /**
      * Joins two change streams: {@code keyBy} join key, then the join operator ({@link
      * NativeJoinOperator}, or with {@link Engine#JAVA} the rows decoded in Java from their compact
-     * encoding and joined by {@link JavaJoin}).
+     * encoding and joined by the Java engine).
      *
      * @param left the left table's changes
      * @param right the right table's changes
@@ -219,257 +213,49 @@ public final class CdcJoin {
 
     /** The engine's backend: the one place where the engine is chosen. */
     private Backend<?> backend() {
-        return engine == Engine.JAVA ? new JavaBackend() : new NativeBackend();
+        return engine == Engine.JAVA ? new JavaBackend(this) : new NativeBackend(this);
     }
 
-    private <D> Joined<Row> rows(
+    private <D> Backend.Joined<Row> rows(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
         return b.rows(
                 b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
-    private <D> Joined<byte[]> raw(
+    private <D> Backend.Joined<byte[]> raw(
             Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
         return b.raw(
                 b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
     }
 
-    /** How one input is turned into a backend's decoded changes. */
-    @FunctionalInterface
-    private interface Decoding<D, I> {
-        SingleOutputStreamOperator<D> decode(Backend<D> backend, SideSpec side, DataStream<I> in);
-    }
-
-    /** Decodes both inputs with {@code decoding} and joins them (see {@link #result}). */
+    /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #result}). */
     private <D, I> Result decodeAndJoin(
-            Backend<D> b, Decoding<D, I> decoding, DataStream<I> left, DataStream<I> right) {
+            Backend<D> b, InputKind<I> kind, DataStream<I> left, DataStream<I> right) {
         return result(
                 b,
-                decoding.decode(b, definition.left(), left),
-                decoding.decode(b, definition.right(), right));
+                b.decode(definition.left(), left, kind),
+                b.decode(definition.right(), right, kind));
     }
 
     /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
     private <D> Result result(
             Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
-        DataStream<BadRecord> bad =
-                l.getSideOutput(BadRecord.OUTPUT).union(r.getSideOutput(BadRecord.OUTPUT));
-        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), bad);
+        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), badRecords(l, r));
     }
 
-    /**
-     * A join's output and the changes it rejected.
-     *
-     * @param <T> the output type
-     */
-    private static final class Joined<T> {
-        final SingleOutputStreamOperator<T> output;
-        final DataStream<BadRecord> rejected;
-
-        Joined(SingleOutputStreamOperator<T> output, DataStream<BadRecord> rejected) {
-            this.output = output;
-            this.rejected = rejected;
-        }
-
-        /** An operator's output with its own side output of rejections. */
-        static <T> Joined<T> of(SingleOutputStreamOperator<T> operator) {
-            return new Joined<>(operator, operator.getSideOutput(BadRecord.OUTPUT));
-        }
+    /** Joins natively decoded changes lazily with engine {@code b}, as {@link #result} does. */
+    private <D> Result joinDecoded(
+            Backend<D> b,
+            SingleOutputStreamOperator<ChangeRecord> left,
+            SingleOutputStreamOperator<ChangeRecord> right) {
+        DataStream<D> l = b.fromChanges(definition.left(), left);
+        DataStream<D> r = b.fromChanges(definition.right(), right);
+        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), badRecords(left, right));
     }
 
-    /**
-     * What an engine does: decode each kind of input into its changes ({@code D}), and join two
-     * change streams into rows or bytes. Chosen once, in {@link #backend()}.
-     */
-    private interface Backend<D> {
-        SingleOutputStreamOperator<D> decodeJson(SideSpec side, DataStream<byte[]> in);
-
-        SingleOutputStreamOperator<D> decodeStrings(SideSpec side, DataStream<String> in);
-
-        SingleOutputStreamOperator<D> decodeRows(SideSpec side, DataStream<Row> in);
-
-        SingleOutputStreamOperator<D> decodeUpsert(SideSpec side, DataStream<UpsertRecord> in);
-
-        DataStream<D> fromChanges(SideSpec side, DataStream<ChangeRecord> in);
-
-        Joined<Row> rows(DataStream<D> left, DataStream<D> right);
-
-        Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);
-    }
-
-    /**
-     * Native decoding ({@link DebeziumDecoder}) and the native join ({@link NativeJoinOperator}).
-     */
-    private final class NativeBackend implements Backend<ChangeRecord> {
-        @Override
-        public SingleOutputStreamOperator<ChangeRecord> decodeJson(
-                SideSpec side, DataStream<byte[]> in) {
-            return decoder(side).decodeJson(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<ChangeRecord> decodeStrings(
-                SideSpec side, DataStream<String> in) {
-            return decoder(side).decodeStrings(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<ChangeRecord> decodeRows(
-                SideSpec side, DataStream<Row> in) {
-            return decoder(side).decodeRows(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<ChangeRecord> decodeUpsert(
-                SideSpec side, DataStream<UpsertRecord> in) {
-            return decoder(side).decodeUpsert(in);
-        }
-
-        @Override
-        public DataStream<ChangeRecord> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
-            return in;
-        }
-
-        @Override
-        public Joined<Row> rows(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return Joined.of(
-                    withManagedMemory(
-                            keyed(left, right)
-                                    .transform(
-                                            operatorName(),
-                                            definition.rowTypeInfo(),
-                                            NativeJoinOperator.rows(
-                                                    definition,
-                                                    batchSize,
-                                                    maxFlushDelay.toMillis(),
-                                                    policy))));
-        }
-
-        @Override
-        public Joined<byte[]> raw(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-            return Joined.of(
-                    withManagedMemory(
-                            keyed(left, right)
-                                    .transform(
-                                            operatorName() + " (bytes)",
-                                            PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                                            NativeJoinOperator.bytes(
-                                                    definition,
-                                                    batchSize,
-                                                    maxFlushDelay.toMillis(),
-                                                    policy))));
-        }
-    }
-
-    /** Jackson decoding and the pure-Java join ({@link JavaJoin}). */
-    private final class JavaBackend implements Backend<Row> {
-        private final JavaJoin java =
-                JavaJoin.of(definition)
-                        .badRecordPolicy(policy)
-                        .deleteInsertUpdates(deleteInsertUpdates);
-
-        @Override
-        public SingleOutputStreamOperator<Row> decodeJson(SideSpec side, DataStream<byte[]> in) {
-            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<Row> decodeStrings(SideSpec side, DataStream<String> in) {
-            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<Row> decodeRows(SideSpec side, DataStream<Row> in) {
-            return isLeft(side) ? java.decodeLeftRows(in) : java.decodeRightRows(in);
-        }
-
-        @Override
-        public SingleOutputStreamOperator<Row> decodeUpsert(
-                SideSpec side, DataStream<UpsertRecord> in) {
-            return isLeft(side) ? java.decodeLeft(in) : java.decodeRight(in);
-        }
-
-        @Override
-        public DataStream<Row> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
-            return toRows(in, side);
-        }
-
-        @Override
-        public Joined<Row> rows(DataStream<Row> left, DataStream<Row> right) {
-            return Joined.of(java.joinChanges(left, right));
-        }
-
-        @Override
-        public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
-            SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
-            return new Joined<>(JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
-        }
-
-        private boolean isLeft(SideSpec side) {
-            return side == definition.left();
-        }
-    }
-
-    /**
-     * Declares that the native join's state is Flink managed memory (operator scope), so that the
-     * operator accounts it there; see {@code ManagedMemoryAccount}.
-     */
-    private static <T> SingleOutputStreamOperator<T> withManagedMemory(
-            SingleOutputStreamOperator<T> join) {
-        join.getTransformation()
-                .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
-        return join;
-    }
-
-    private ConnectedStreams<ChangeRecord, ChangeRecord> keyed(
-            DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
-        return left.connect(right).keyBy(key, key, JoinKeySerializer.TYPE_INFO);
-    }
-
-    private String operatorName() {
-        return "CdcJoin "
-                + definition.joinType()
-                + ": "
-                + definition.left().name()
-                + " ⋈ "
-                + definition.right().name();
-    }
-
-    /** Decodes natively decoded changes into rows, at the input's parallelism (order kept). */
-    private static DataStream<Row> toRows(DataStream<ChangeRecord> changes, SideSpec side) {
-        SingleOutputStreamOperator<Row> rows =
-                changes.map(new ChangeToRow(side.schema()))
-                        .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
-                        .name("ChangeRecord to Row: " + side.name());
-        return changes.getParallelism() > 0 ? rows.setParallelism(changes.getParallelism()) : rows;
-    }
-
-    /** A change's row decoded from its compact encoding, with the change's kind. */
-    static final class ChangeToRow implements MapFunction<ChangeRecord, Row> {
-        private static final long serialVersionUID = 1L;
-        private final RowCodec codec;
-
-        ChangeToRow(CdcSchema schema) {
-            this.codec = new RowCodec(schema);
-        }
-
-        @Override
-        public Row map(ChangeRecord change) {
-            Object[] values =
-                    codec.decode(ByteBuffer.wrap(change.row).order(ByteOrder.LITTLE_ENDIAN), 0);
-            return Row.ofKind(change.rowKind(), values);
-        }
-    }
-
-    /** Selects a change's join key. */
-    static final class ByJoinKey implements KeySelector<ChangeRecord, JoinKey> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public JoinKey getKey(ChangeRecord change) {
-            return change.key;
-        }
+    private static DataStream<BadRecord> badRecords(
+            SingleOutputStreamOperator<?> left, SingleOutputStreamOperator<?> right) {
+        return left.getSideOutput(BadRecord.OUTPUT).union(right.getSideOutput(BadRecord.OUTPUT));
     }
 
     /**
@@ -481,15 +267,15 @@ public final class CdcJoin {
      * operators over the same inputs, each holding its own state.
      */
     public static final class Result {
-        private final Supplier<Joined<Row>> rowsFactory;
-        private final Supplier<Joined<byte[]>> rawFactory;
+        private final Supplier<Backend.Joined<Row>> rowsFactory;
+        private final Supplier<Backend.Joined<byte[]>> rawFactory;
         private final DataStream<BadRecord> decodeErrors;
-        private Joined<Row> rows;
-        private Joined<byte[]> raw;
+        private Backend.Joined<Row> rows;
+        private Backend.Joined<byte[]> raw;
 
         Result(
-                Supplier<Joined<Row>> rows,
-                Supplier<Joined<byte[]>> raw,
+                Supplier<Backend.Joined<Row>> rows,
+                Supplier<Backend.Joined<byte[]>> raw,
                 DataStream<BadRecord> decodeErrors) {
             this.rowsFactory = rows;
             this.rawFactory = raw;
@@ -717,7 +503,7 @@ public final class CdcJoin {
 
         /**
          * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the pure-Java
-         * join ({@link JavaJoin}) with the same changelog and the same {@link Result}.
+         * join (package {@code javajoin}) with the same changelog and the same {@link Result}.
          *
          * @param engine the engine
          * @return this

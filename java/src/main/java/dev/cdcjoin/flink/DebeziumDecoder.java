@@ -1,7 +1,6 @@
 package dev.cdcjoin.flink;
 
-import dev.cdcjoin.flink.runtime.DebeziumDecodeOperator;
-import dev.cdcjoin.flink.runtime.InputEncoder;
+import dev.cdcjoin.flink.runtime.NativeDecodeOperator;
 import dev.cdcjoin.flink.serialization.ChangeRecordSerializer;
 import java.time.Duration;
 import java.util.Objects;
@@ -101,7 +100,7 @@ public final class DebeziumDecoder {
      * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeJson(DataStream<byte[]> input) {
-        return apply(input, InputEncoder.jsonBytes());
+        return decode(input, InputKind.JSON_BYTES);
     }
 
     /**
@@ -111,7 +110,7 @@ public final class DebeziumDecoder {
      * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeStrings(DataStream<String> input) {
-        return apply(input, InputEncoder.jsonStrings());
+        return decode(input, InputKind.JSON_STRINGS);
     }
 
     /**
@@ -122,7 +121,7 @@ public final class DebeziumDecoder {
      * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeUpsert(DataStream<UpsertRecord> input) {
-        return apply(input, InputEncoder.upsertRecords());
+        return decode(input, InputKind.UPSERT_RECORDS);
     }
 
     /**
@@ -133,16 +132,18 @@ public final class DebeziumDecoder {
      * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeRows(DataStream<Row> input) {
-        return apply(input, InputEncoder.rowEnvelopes(table.schema()));
+        return decode(input, InputKind.ROW_ENVELOPES);
     }
 
-    private <IN> SingleOutputStreamOperator<ChangeRecord> apply(
-            DataStream<IN> input, InputEncoder<IN> encoder) {
-        DebeziumDecodeOperator<IN> op =
-                new DebeziumDecodeOperator<>(
+    /**
+     * Decodes records of {@code kind} with a {@link NativeDecodeOperator}, at their parallelism.
+     */
+    <IN> SingleOutputStreamOperator<ChangeRecord> decode(DataStream<IN> input, InputKind<IN> kind) {
+        NativeDecodeOperator<IN> op =
+                new NativeDecodeOperator<>(
                         table.decoderConfigJson(deleteInsertUpdates),
                         table.name(),
-                        encoder,
+                        kind.encoder(table.schema()),
                         policy,
                         BadRecord.OUTPUT,
                         batchSize,

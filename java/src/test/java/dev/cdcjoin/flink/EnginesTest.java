@@ -3,6 +3,7 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.TestVectors.Vector;
 import dev.cdcjoin.flink.codec.CdcSchema;
@@ -232,6 +233,22 @@ class EnginesTest {
         }
         assertEquals(Map.of("[1, a, 10, 1, a.com]", 1), Changelogs.materialize(out));
         assertEquals(Engine.JAVA, java.engine());
+    }
+
+    @Test
+    void joinOfDecodedChangesRunsTheChosenEngine() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        for (Engine engine : Engine.values()) {
+            CdcJoin join = CdcJoinJobTest.usersDomains().engine(engine).build();
+            String name =
+                    join.join(
+                                    join.leftDecoder().decodeStrings(env.fromData("{}")),
+                                    join.rightDecoder().decodeStrings(env.fromData("{}")))
+                            .rows()
+                            .getName();
+            String expected = engine == Engine.JAVA ? "JavaJoin INNER" : "CdcJoin INNER";
+            assertTrue(name.startsWith(expected), engine + ": " + name);
+        }
     }
 
     @Test

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.RandomCdc.Shape;
 import dev.cdcjoin.flink.RandomCdc.Trace;
 import dev.cdcjoin.flink.codec.Column;
-import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -117,8 +116,8 @@ class SqlEquivalenceTest {
     static Table table(
             StreamTableEnvironment tEnv, DataStream<ChangeRecord> changes, SideSpec side) {
         DataStream<Row> rows =
-                changes.map(new CdcJoin.ChangeToRow(side.schema()))
-                        .returns(DebeziumJsonDecoder.rowTypeInfo(side.schema()))
+                changes.map(new JavaBackend.ChangeToRow(side.schema()))
+                        .returns(side.schema().rowTypeInfo())
                         .setParallelism(changes.getParallelism());
         Schema.Builder schema = Schema.newBuilder().fromRowDataType(side.schema().dataType());
         if (side.primaryKey() != null) {

@@ -4,7 +4,7 @@ import dev.cdcjoin.bench.Workload;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.SideSpec;
-import dev.cdcjoin.flink.javajoin.DebeziumJsonDecoder;
+import dev.cdcjoin.flink.javajoin.DebeziumJsonReader;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
 import java.nio.ByteBuffer;
@@ -44,7 +44,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * from the sample's mean message size, printed at setup and computed by the suite.
  *
  * <ul>
- *   <li>{@code jackson}: the pure-Java join's {@link DebeziumJsonDecoder} (Jackson streaming) to
+ *   <li>{@code jackson}: the pure-Java join's {@link DebeziumJsonReader} (Jackson streaming) to
  *       {@link Row}s, updates split;
  *   <li>{@code flinkDebeziumJson}: Flink's {@code debezium-json} format (the SQL path) to {@link
  *       RowData};
@@ -63,7 +63,7 @@ public class DecodeBench {
     static final int BATCH = 1024;
 
     byte[][] messages;
-    DebeziumJsonDecoder jackson;
+    DebeziumJsonReader jackson;
     DebeziumJsonDeserializationSchema flink;
     NativeDecoder nativeDecoder;
     BatchBuffer[] batches;
@@ -80,7 +80,7 @@ public class DecodeBench {
         System.out.printf(
                 "%n[decode sample] %d messages, %d bytes, %.1f bytes/message%n",
                 N, bytes, (double) bytes / N);
-        jackson = new DebeziumJsonDecoder("domains", Workload.DOMAINS);
+        jackson = new DebeziumJsonReader("domains", Workload.DOMAINS);
         DataType type =
                 DataTypes.ROW(
                         DataTypes.FIELD("id", DataTypes.INT().notNull()),
@@ -130,7 +130,7 @@ public class DecodeBench {
     public void jackson(Blackhole bh) {
         Collector<Row> out = new BlackholeCollector<>(bh);
         for (int i = 0; i < N; i++) {
-            jackson.decode(messages[i], i, out);
+            jackson.read(messages[i], i, out);
         }
     }
 

@@ -7,10 +7,13 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.Row;
 
 /**
  * The columns of one CDC table, in row order: what the Debezium {@code before}/{@code after}
@@ -124,6 +127,22 @@ public final class CdcSchema implements Serializable {
             fields[i] = DataTypes.FIELD(c.name(), c.type().dataType(c.isNullable()));
         }
         return DataTypes.ROW(fields);
+    }
+
+    /**
+     * The schema as the type of a DataStream's {@link Row}s: one field per column, by name, of the
+     * column type's Java class (e.g. for a stream of decoded changes).
+     *
+     * @return the row type information
+     */
+    public RowTypeInfo rowTypeInfo() {
+        TypeInformation<?>[] types = new TypeInformation<?>[columns.size()];
+        String[] names = new String[columns.size()];
+        for (int i = 0; i < types.length; i++) {
+            types[i] = columns.get(i).type().typeInformation();
+            names[i] = columns.get(i).name();
+        }
+        return new RowTypeInfo(types, names);
     }
 
     @Override

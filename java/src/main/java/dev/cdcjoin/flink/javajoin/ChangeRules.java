@@ -71,27 +71,34 @@ final class ChangeRules {
     }
 
     /**
+     * Why a message cannot be applied without its {@code before} or {@code after} image, worded as
+     * Flink's {@code debezium-json} format and the native decoder word it.
+     */
+    static String missingImage(String side, String opName) {
+        if (side.equals("before")) {
+            return "The \"before\" field of "
+                    + opName
+                    + " message is null, if you are using Debezium Postgres Connector, please check"
+                    + " the Postgres table has been set REPLICA IDENTITY to FULL level.";
+        }
+        return "The \"after\" field of " + opName + " message is null.";
+    }
+
+    /**
      * The changes of a parsed envelope, after checking the op and the images it needs; nothing is
      * emitted on error.
      */
-    int emit(DebeziumJsonDecoder.Envelope env, long index, Collector<Row> out) {
+    int emit(Envelope env, long index, Collector<Row> out) {
         char op = op(env, index);
         boolean accumulate = op != 'd';
         boolean upsertUpdate = op == 'u' && upsert && env.before.state != RowImage.OBJECT;
         boolean retract = (op == 'u' || op == 'd') && !upsertUpdate;
         String opName = op == 'c' ? "INSERT" : op == 'r' ? "READ" : op == 'u' ? "UPDATE" : "DELETE";
         if (retract && env.before.state != RowImage.OBJECT) {
-            throw new DebeziumDecodeException(
-                    source,
-                    index,
-                    "The \"before\" field of "
-                            + opName
-                            + " message is null, if you are using Debezium Postgres Connector, please check"
-                            + " the Postgres table has been set REPLICA IDENTITY to FULL level.");
+            throw new DebeziumDecodeException(source, index, missingImage("before", opName));
         }
         if (accumulate && env.after.state != RowImage.OBJECT) {
-            throw new DebeziumDecodeException(
-                    source, index, "The \"after\" field of " + opName + " message is null.");
+            throw new DebeziumDecodeException(source, index, missingImage("after", opName));
         }
         if (retract && upsert && keyOnly(env.before)) {
             byKey(env.before, index);
@@ -124,7 +131,7 @@ final class ChangeRules {
     }
 
     /** The op, checked. */
-    private char op(DebeziumJsonDecoder.Envelope env, long index) {
+    private char op(Envelope env, long index) {
         if (!env.hasOp) {
             throw new DebeziumDecodeException(source, index, "missing \"op\" field");
         }
@@ -181,8 +188,7 @@ final class ChangeRules {
      * The change of an upsert-kafka record parsed into {@code env}: {@code -D} by the key in its
      * {@code before} ({@code delete}), else {@code +I} of its {@code after}.
      */
-    int emitUpsert(
-            DebeziumJsonDecoder.Envelope env, boolean delete, long index, Collector<Row> out) {
+    int emitUpsert(Envelope env, boolean delete, long index, Collector<Row> out) {
         RowImage img = delete ? env.before : env.after;
         if (delete) {
             byKey(img, index);

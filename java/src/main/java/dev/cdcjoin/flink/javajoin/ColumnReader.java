@@ -3,7 +3,6 @@ package dev.cdcjoin.flink.javajoin;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.cdcjoin.flink.DebeziumFormat;
-import dev.cdcjoin.flink.DebeziumFormat.BinaryHandling;
 import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
@@ -11,13 +10,13 @@ import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
-import java.util.Locale;
 
 /**
  * How one column's JSON values are read: the column's type and the one encoding its topic uses,
- * resolved once from the side's {@link DebeziumFormat} (or, in a schema-wrapped message, from the
- * field's Connect schema: {@link ConnectSchema#reader}). Nothing is guessed: a value that does not
- * fit the encoding is a {@link BadValue} saying what was expected, never another reading of it.
+ * resolved once from the side's {@link DebeziumFormat} ({@link DeclaredEncodings}) or, in a
+ * schema-wrapped message, from the field's Connect schema ({@link ConnectSchema#reader}). Nothing
+ * is guessed: a value that does not fit the encoding is a {@link BadValue} saying what was
+ * expected, never another reading of it.
  *
  * <p>The value conversions themselves ({@link Values}) know nothing of formats; this class only
  * picks which one applies and words the expectation.
@@ -127,139 +126,7 @@ final class ColumnReader {
     }
 
     // ---------------------------------------------------------------------------------------
-    // Resolution
-
-    /** The reader of a column as the side's format declares it. */
-    static ColumnReader declared(Column c, DebeziumFormat f) {
-        ColumnType.Kind kind = c.type().kind();
-        switch (kind) {
-            case BOOLEAN:
-                return of(c, f, Encoding.BOOLEAN, "true or false");
-            case TINYINT:
-            case SMALLINT:
-            case INT:
-            case BIGINT:
-                return of(c, f, Encoding.INTEGER, "a JSON integer");
-            case FLOAT:
-            case DOUBLE:
-                return of(
-                        c,
-                        f,
-                        Encoding.FLOATING,
-                        "a JSON number or \"NaN\", \"Infinity\", \"-Infinity\"");
-            case STRING:
-                return of(c, f, Encoding.TEXT, "a JSON string");
-            case DECIMAL:
-                return decimal(c, f);
-            case BYTES:
-                return f.binaryHandling() == BinaryHandling.HEX
-                        ? of(c, f, Encoding.HEX, "a hexadecimal string (binary.handling.mode=hex)")
-                        : of(
-                                c,
-                                f,
-                                Encoding.BASE64,
-                                "a base64 string (binary.handling.mode="
-                                        + lower(f.binaryHandling())
-                                        + ")");
-            default:
-                return temporal(c, f);
-        }
-    }
-
-    private static ColumnReader decimal(Column c, DebeziumFormat f) {
-        String scale = "scale " + c.type().scale();
-        switch (f.decimalHandling()) {
-            case PRECISE:
-                return of(
-                        c,
-                        f,
-                        Encoding.DECIMAL_PRECISE,
-                        "base64 of the unscaled value at "
-                                + scale
-                                + " or {\"scale\": .., \"value\": base64}"
-                                + " (decimal.handling.mode=precise)");
-            case STRING:
-                return of(
-                        c,
-                        f,
-                        Encoding.DECIMAL_TEXT,
-                        "decimal text in a JSON string (decimal.handling.mode=string)");
-            case DOUBLE:
-                return of(
-                        c,
-                        f,
-                        Encoding.DECIMAL_NUMBER,
-                        "a JSON number (decimal.handling.mode=double)");
-            default:
-                return of(
-                        c,
-                        f,
-                        Encoding.DECIMAL_NUMBER_OR_TEXT,
-                        "a JSON number or decimal text in a JSON string (as Flink's debezium-json"
-                                + " reads decimals)");
-        }
-    }
-
-    private static ColumnReader temporal(Column c, DebeziumFormat f) {
-        ColumnType.Kind kind = c.type().kind();
-        TimePrecision mode = f.timePrecision();
-        String setting =
-                mode == TimePrecision.FLINK
-                        ? " (as Flink's debezium-json reads it)"
-                        : " (time.precision.mode=" + lower(mode) + ")";
-        boolean text = mode == TimePrecision.FLINK || mode == TimePrecision.ISOSTRING;
-        String zone = mode == TimePrecision.ISOSTRING ? "[Z]" : "";
-        switch (kind) {
-            case DATE:
-                return text
-                        ? of(
-                                c,
-                                f,
-                                Encoding.DATE_TEXT,
-                                "a \"yyyy-MM-dd" + zone + "\" string" + setting)
-                        : of(c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + setting);
-            case TIMESTAMP_LTZ:
-                return of(
-                        c,
-                        f,
-                        Encoding.ZONED_TEXT,
-                        "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]\" string ending in Z or an offset"
-                                + setting);
-            default:
-                break;
-        }
-        boolean time = kind == ColumnType.Kind.TIME;
-        if (text) {
-            return time
-                    ? of(
-                            c,
-                            f,
-                            Encoding.TIME_TEXT,
-                            "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
-                    : of(
-                            c,
-                            f,
-                            Encoding.TIMESTAMP_TEXT,
-                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]"
-                                    + zone
-                                    + "\" string"
-                                    + setting);
-        }
-        long perSecond;
-        if (mode == TimePrecision.CONNECT) {
-            perSecond = 1_000L;
-        } else if (time && mode == TimePrecision.ADAPTIVE_TIME_MICROSECONDS) {
-            perSecond = 1_000_000L;
-        } else {
-            Integer p = f.sourcePrecision().get(c.name());
-            if (p == null) {
-                return of(c, f, Encoding.UNDECLARED_UNIT, "an integer" + setting);
-            }
-            perSecond = p <= 3 ? 1_000L : p <= 6 ? 1_000_000L : 1_000_000_000L;
-            setting = " (time.precision.mode=" + lower(mode) + ", source precision " + p + ")";
-        }
-        return epoch(c, f, time, perSecond, setting);
-    }
+    // Readers of an encoding (DeclaredEncodings and ConnectSchema pick which)
 
     /** A reader of epoch integers in {@code perSecond} units (of the day for a TIME). */
     static ColumnReader epoch(
@@ -308,10 +175,6 @@ final class ColumnReader {
                 0,
                 0,
                 "the message's schema says " + said + ", which is not an encoding of " + c.type());
-    }
-
-    private static String lower(Enum<?> e) {
-        return e.name().toLowerCase(Locale.ROOT);
     }
 
     // ---------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ final class ConnectSchema {
      */
     static ColumnReader reader(Column c, DebeziumFormat f, Field field) {
         if (field == null) {
-            return ColumnReader.declared(c, f);
+            return DeclaredEncodings.reader(c, f);
         }
         String logical = field.name == null ? "" : field.name;
         String said = field.name != null ? field.name : String.valueOf(field.type);
@@ -82,7 +82,7 @@ final class ConnectSchema {
         }
         return LOGICAL.contains(logical) && readsLogical(c.type().kind())
                 ? ColumnReader.mismatch(c, f, said)
-                : ColumnReader.declared(c, f);
+                : DeclaredEncodings.reader(c, f);
     }
 
     /**

@@ -16,28 +16,19 @@ import org.apache.flink.types.Either;
 import org.apache.flink.types.Row;
 
 /**
- * The pure-Java join of two Debezium change streams: the same decoding and the same changelog as
- * the native operator ({@link dev.cdcjoin.flink.CdcJoin}), with Jackson and Flink keyed state only.
- * It is the fallback where the native library is not available, and the baseline the benchmark
- * compares the native operator with.
+ * The Java engine's job graph: the same decoding and the same changelog as the native operator,
+ * with Jackson and Flink keyed state only. It is the fallback where the native library is not
+ * available, and the baseline the benchmark compares the native operator with. Jobs reach it
+ * through the one public API, {@link dev.cdcjoin.flink.CdcJoin} with {@code engine(Engine.JAVA)},
+ * which builds it from this class's steps; the steps are public for tests and tools (the ordered
+ * join, the key selectors, the readers).
  *
- * <pre>{@code
- * JoinSpec def = CdcJoin.builder()
- *     .left("users", usersSchema, List.of("id"), List.of("id"))
- *     .right("domains", domainsSchema, List.of("user_id"), List.of("id"))
- *     .joinType(JoinType.LEFT)
- *     .build()
- *     .spec();
- * DataStream<Row> joined = JavaJoin.join(usersBytes, domainsBytes, def);
- * tableEnv.fromChangelogStream(joined);
- * }</pre>
- *
- * <p>The pipeline: each input is decoded at its own parallelism, chained to its source ({@link
- * DebeziumDecodeFunction}: {@code c}/{@code r} → {@code +I}, {@code u} → {@code -U(before)} +
- * {@code +U(after)}, {@code d} → {@code -D}); both are keyed by their join key (a {@link Row} of
- * the key columns); {@link JavaJoinFunction} joins them. Output rows are the left columns then the
- * right columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their
- * {@link org.apache.flink.types.RowKind}.
+ * <p>The steps: each input is decoded at its own parallelism, chained to its source ({@link
+ * JavaDecodeFunction}: {@code c}/{@code r} → {@code +I}, {@code u} → {@code -U(before)} + {@code
+ * +U(after)}, {@code d} → {@code -D}); both are keyed by their join key (a {@link Row} of the key
+ * columns); {@link JavaJoinFunction} joins them. Output rows are the left columns then the right
+ * columns (or the definition's projection), typed by {@link #rowTypeInfo()}, with their {@link
+ * org.apache.flink.types.RowKind}.
  *
  * <p>Decoding reads each side's values in the encodings its {@link
  * dev.cdcjoin.flink.DebeziumFormat} declares (a schema-wrapped message's Connect schema decides for
@@ -93,20 +84,6 @@ public final class JavaJoin {
     }
 
     /**
-     * Joins two streams of Debezium JSON messages given as bytes (e.g. Kafka record values); bad
-     * records fail the job.
-     *
-     * @param left the left table's messages
-     * @param right the right table's messages
-     * @param definition the join
-     * @return the joined changelog
-     */
-    public static SingleOutputStreamOperator<Row> join(
-            DataStream<byte[]> left, DataStream<byte[]> right, JoinSpec definition) {
-        return of(definition).joinJson(left, right).rows();
-    }
-
-    /**
      * This join with another bad-record policy (default {@link BadRecordPolicy#FAIL}).
      *
      * @param policy fail the job, or send bad records to {@link BadRecord#OUTPUT}
@@ -146,24 +123,6 @@ public final class JavaJoin {
      */
     public RowTypeInfo rowTypeInfo() {
         return plan.outputType;
-    }
-
-    /**
-     * The type of the left table's decoded rows.
-     *
-     * @return the row type information
-     */
-    public RowTypeInfo leftRowTypeInfo() {
-        return plan.left.changeType;
-    }
-
-    /**
-     * The type of the right table's decoded rows.
-     *
-     * @return the row type information
-     */
-    public RowTypeInfo rightRowTypeInfo() {
-        return plan.right.changeType;
     }
 
     /**
@@ -212,33 +171,34 @@ public final class JavaJoin {
     }
 
     /**
-     * A decoder of the left table's messages (for tools and benchmarks; one per thread).
+     * A reader of the left table's messages (for tools and benchmarks; one per thread).
      *
-     * @return a new decoder
+     * @return a new reader
      */
-    public DebeziumJsonDecoder leftDecoder() {
-        return input(plan.left).jsonDecoder();
+    public DebeziumJsonReader leftReader() {
+        return json(plan.left).jsonReader();
     }
 
     /**
-     * A decoder of the right table's messages (for tools and benchmarks; one per thread).
+     * A reader of the right table's messages (for tools and benchmarks; one per thread).
      *
-     * @return a new decoder
+     * @return a new reader
      */
-    public DebeziumJsonDecoder rightDecoder() {
-        return input(plan.right).jsonDecoder();
+    public DebeziumJsonReader rightReader() {
+        return json(plan.right).jsonReader();
     }
 
-    /** A side's table as decode functions take it. */
-    private TableInput input(ResolvedSide side) {
-        return new TableInput(side.side, deleteInsertUpdates);
+    /** A side's Debezium JSON input, as decode steps take it. */
+    private TableInput json(ResolvedSide side) {
+        return new TableInput(side.side, deleteInsertUpdates, TableInput.Records.DEBEZIUM_JSON);
     }
 
     /**
      * Decodes the left table's messages, at the input's parallelism.
      *
-     * @param messages Debezium JSON as {@code byte[]} or {@code String}
-     * @param <T> {@code byte[]} or {@code String}
+     * @param messages Debezium JSON as {@code byte[]} or {@code String}, or {@link
+     *     dev.cdcjoin.flink.UpsertRecord}s
+     * @param <T> {@code byte[]}, {@code String} or {@code UpsertRecord}
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeLeft(DataStream<T> messages) {
@@ -248,8 +208,8 @@ public final class JavaJoin {
     /**
      * Decodes the right table's messages, at the input's parallelism.
      *
-     * @param messages Debezium JSON as {@code byte[]} or {@code String}
-     * @param <T> {@code byte[]} or {@code String}
+     * @param messages as for {@link #decodeLeft}
+     * @param <T> {@code byte[]}, {@code String} or {@code UpsertRecord}
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeRight(DataStream<T> messages) {
@@ -257,21 +217,23 @@ public final class JavaJoin {
     }
 
     private <T> SingleOutputStreamOperator<Row> decode(ResolvedSide side, DataStream<T> messages) {
-        SingleOutputStreamOperator<Row> out =
-                messages.process(
-                                new DebeziumDecodeFunction<T>(
-                                        side.side, deleteInsertUpdates, policy),
-                                side.changeType)
-                        .name("JavaJoin decode " + side.name);
-        if (messages.getParallelism() > 0) {
-            out.setParallelism(messages.getParallelism()); // chained: a row's changes stay in order
-        }
-        return out;
+        return atInputParallelism(
+                messages,
+                messages.process(new JavaDecodeFunction<T>(json(side), policy), side.changeType)
+                        .name("JavaJoin decode " + side.name));
+    }
+
+    /** A decode step at its input's parallelism: chained, so a row's changes stay in order. */
+    private static <T> SingleOutputStreamOperator<T> atInputParallelism(
+            DataStream<?> input, SingleOutputStreamOperator<T> decoded) {
+        return input.getParallelism() > 0
+                ? decoded.setParallelism(input.getParallelism())
+                : decoded;
     }
 
     /**
-     * Splits the left table's {@code Row(before, op, after)} envelopes into changes, at the input's
-     * parallelism ({@link RowEnvelopeDecodeFunction}).
+     * Decodes the left table's {@code Row(before, op, after)} envelopes, at the input's parallelism
+     * ({@link RowEnvelopeReader}).
      *
      * @param envelopes the envelopes
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
@@ -281,8 +243,8 @@ public final class JavaJoin {
     }
 
     /**
-     * Splits the right table's {@code Row(before, op, after)} envelopes into changes, at the
-     * input's parallelism ({@link RowEnvelopeDecodeFunction}).
+     * Decodes the right table's {@code Row(before, op, after)} envelopes, at the input's
+     * parallelism ({@link RowEnvelopeReader}).
      *
      * @param envelopes the envelopes
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
@@ -293,61 +255,13 @@ public final class JavaJoin {
 
     private SingleOutputStreamOperator<Row> decodeRows(
             ResolvedSide side, DataStream<Row> envelopes) {
-        SingleOutputStreamOperator<Row> out =
+        TableInput input =
+                new TableInput(side.side, deleteInsertUpdates, TableInput.Records.ROW_ENVELOPES);
+        return atInputParallelism(
+                envelopes,
                 envelopes
-                        .process(
-                                new RowEnvelopeDecodeFunction(
-                                        side.side, deleteInsertUpdates, policy),
-                                side.rowType)
-                        .name("JavaJoin split " + side.name);
-        if (envelopes.getParallelism() > 0) {
-            out.setParallelism(envelopes.getParallelism());
-        }
-        return out;
-    }
-
-    /**
-     * Joins two streams of {@code Row(before, op, after)} envelopes.
-     *
-     * @param left the left table's envelopes
-     * @param right the right table's envelopes
-     * @return the joined changelog and the bad records
-     */
-    public Result joinRows(DataStream<Row> left, DataStream<Row> right) {
-        return joinDecoded(decodeLeftRows(left), decodeRightRows(right));
-    }
-
-    /**
-     * Joins two streams of Debezium JSON messages given as bytes.
-     *
-     * @param left the left table's messages
-     * @param right the right table's messages
-     * @return the joined changelog and the bad records
-     */
-    public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
-        return joinDecoded(decodeLeft(left), decodeRight(right));
-    }
-
-    /**
-     * Joins two streams of Debezium JSON messages given as strings.
-     *
-     * @param left the left table's messages
-     * @param right the right table's messages
-     * @return the joined changelog and the bad records
-     */
-    public Result joinStrings(DataStream<String> left, DataStream<String> right) {
-        return joinDecoded(decodeLeft(left), decodeRight(right));
-    }
-
-    private Result joinDecoded(
-            SingleOutputStreamOperator<Row> left, SingleOutputStreamOperator<Row> right) {
-        SingleOutputStreamOperator<Row> joined = joinChanges(left, right);
-        return new Result(
-                joined,
-                left.getSideOutput(BadRecord.OUTPUT)
-                        .union(
-                                right.getSideOutput(BadRecord.OUTPUT),
-                                joined.getSideOutput(BadRecord.OUTPUT)));
+                        .process(new JavaDecodeFunction<Row>(input, policy), side.rowType)
+                        .name("JavaJoin decode " + side.name));
     }
 
     /**
@@ -370,24 +284,11 @@ public final class JavaJoin {
     }
 
     /**
-     * Joins two decoded change streams into the byte-encoded output: as {@link #joinChanges}, but
-     * each output row is emitted as {@code kind u8 | leftLen i32 | left | rightLen i32 | right}
-     * with both sides whole in the compact row encoding (the native operator's wire format, read
-     * with {@link dev.cdcjoin.flink.RawJoinOutput}); the projection is not applied.
-     *
-     * @param left the left table's changes
-     * @param right the right table's changes
-     * @return one {@code byte[]} per output row
-     */
-    public SingleOutputStreamOperator<byte[]> joinChangesRaw(
-            DataStream<Row> left, DataStream<Row> right) {
-        return rawBytes(joinRawRows(left, right));
-    }
-
-    /**
-     * The join of {@link #joinChangesRaw} before its rows become bytes: each output row holds the
-     * raw record in its only field. Its side output {@link BadRecord#OUTPUT} holds the changes the
-     * join rejected.
+     * Joins two decoded change streams into the native operator's wire format, before its rows
+     * become bytes ({@link #rawBytes}): each output row holds, in its only field, {@code kind u8 |
+     * leftLen i32 | left | rightLen i32 | right} with both sides whole in the compact row encoding
+     * (read with {@link dev.cdcjoin.flink.RawJoinOutput}); the projection is not applied. Its side
+     * output {@link BadRecord#OUTPUT} holds the changes the join rejected.
      *
      * @param left the left table's changes
      * @param right the right table's changes
@@ -427,29 +328,24 @@ public final class JavaJoin {
     }
 
     /**
-     * Joins both tables' messages given in ONE ordered stream ({@link Either#Left} for the left
-     * table's messages), so the join sees the changes in the stream's order and the changelog is
-     * deterministic: see {@link OrderedJavaJoinFunction}. Decoding runs at the input's parallelism.
+     * Decodes both tables' messages given in ONE ordered stream ({@link Either#Left} for the left
+     * table's messages) into one stream of both tables' changes in that order, at the input's
+     * parallelism; {@link #joinChangesInOrder} then joins them in the stream's order, so the
+     * changelog is deterministic.
      *
      * @param messages both tables' Debezium JSON, {@code byte[]} or {@code String}
      * @param <T> {@code byte[]} or {@code String}
-     * @return the joined changelog and the bad records
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
-    public <T> Result joinInOrder(DataStream<Either<T, T>> messages) {
-        SingleOutputStreamOperator<Either<Row, Row>> changes =
+    public <T> SingleOutputStreamOperator<Either<Row, Row>> decodeInOrder(
+            DataStream<Either<T, T>> messages) {
+        return atInputParallelism(
+                messages,
                 messages.process(
-                                new OrderedDecodeFunction<T>(
-                                        input(plan.left), input(plan.right), policy),
+                                new OrderedJavaDecodeFunction<T>(
+                                        json(plan.left), json(plan.right), policy),
                                 new EitherTypeInfo<>(plan.left.changeType, plan.right.changeType))
-                        .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name);
-        if (messages.getParallelism() > 0) {
-            changes.setParallelism(messages.getParallelism());
-        }
-        SingleOutputStreamOperator<Row> joined = joinChangesInOrder(changes);
-        return new Result(
-                joined,
-                changes.getSideOutput(BadRecord.OUTPUT)
-                        .union(joined.getSideOutput(BadRecord.OUTPUT)));
+                        .name("JavaJoin decode " + plan.left.name + " + " + plan.right.name));
     }
 
     /**
@@ -499,36 +395,6 @@ public final class JavaJoin {
         @Override
         public Row getKey(Either<Row, Row> change) {
             return change.isLeft() ? left.joinKey(change.left()) : right.joinKey(change.right());
-        }
-    }
-
-    /** The outputs of a join: the changelog and the records that could not be decoded. */
-    public static final class Result {
-        private final SingleOutputStreamOperator<Row> rows;
-        private final DataStream<BadRecord> badRecords;
-
-        Result(SingleOutputStreamOperator<Row> rows, DataStream<BadRecord> badRecords) {
-            this.rows = rows;
-            this.badRecords = badRecords;
-        }
-
-        /**
-         * The joined changelog.
-         *
-         * @return rows with their {@code RowKind}
-         */
-        public SingleOutputStreamOperator<Row> rows() {
-            return rows;
-        }
-
-        /**
-         * Records of either input that could not be decoded, and changes the join rejected (empty
-         * under {@link BadRecordPolicy#FAIL}).
-         *
-         * @return the bad records
-         */
-        public DataStream<BadRecord> badRecords() {
-            return badRecords;
         }
     }
 }

@@ -3,9 +3,8 @@ package dev.cdcjoin.flink.javajoin;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
-import dev.cdcjoin.flink.javajoin.SideStores.Match;
-import dev.cdcjoin.flink.javajoin.SideStores.Matches;
-import dev.cdcjoin.flink.javajoin.SideStores.SideStore;
+import dev.cdcjoin.flink.javajoin.SideStore.Match;
+import dev.cdcjoin.flink.javajoin.SideStore.Matches;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -23,7 +22,7 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 
 /**
- * The join's emission rules over Flink keyed state ({@link SideStores}), shared by {@link
+ * The join's emission rules over Flink keyed state ({@link SideStore}), shared by {@link
  * JavaJoinFunction} and {@link OrderedJavaJoinFunction}: the rules of the native engine ({@code
  * rust/join/src/engine.rs}).
  *

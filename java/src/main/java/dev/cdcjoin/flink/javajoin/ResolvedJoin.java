@@ -201,7 +201,7 @@ final class ResolvedJoin implements Serializable {
             this.primaryKey = primaryKey;
             this.outer = outer;
             this.ttlMs = ttlMs;
-            this.rowType = DebeziumJsonDecoder.rowTypeInfo(schema);
+            this.rowType = schema.rowTypeInfo();
             this.changeType = new ChangeRowTypeInfo(rowType);
             if (primaryKey == null) {
                 layout = StateLayout.NO_PRIMARY_KEY;

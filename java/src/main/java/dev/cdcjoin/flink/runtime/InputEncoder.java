@@ -3,9 +3,9 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.UpsertRecord;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.codec.RowEnvelope;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
 import org.apache.flink.types.Row;
 
 /**
@@ -148,8 +148,7 @@ public interface InputEncoder<IN> extends Serializable {
     }
 
     /**
-     * {@code Row(before Row, op Character|String, after Row)}, by field names {@code before},
-     * {@code op}, {@code after} when the row has names, else by position 0, 1, 2.
+     * {@code Row(before Row, op Character|String, after Row)}, taken apart by {@link RowEnvelope}.
      */
     final class RowEnvelopes implements InputEncoder<Row> {
         private static final long serialVersionUID = 1L;
@@ -167,41 +166,8 @@ public interface InputEncoder<IN> extends Serializable {
 
         @Override
         public void append(Row envelope, BatchBuffer batch) {
-            if (envelope == null) {
-                throw new IllegalArgumentException("null envelope");
-            }
-            Set<String> names = envelope.getFieldNames(false);
-            if (names == null && envelope.getArity() != 3) {
-                throw new IllegalArgumentException(
-                        "expected Row(before, op, after), got " + envelope.getArity() + " fields");
-            }
-            byte op = op(names != null ? envelope.getField("op") : envelope.getField(1));
-            byte[] before =
-                    image(names != null ? envelope.getField("before") : envelope.getField(0));
-            byte[] after = image(names != null ? envelope.getField("after") : envelope.getField(2));
-            batch.put(op).putSized(before).putSized(after);
-        }
-
-        private static byte op(Object op) {
-            String s = op == null ? "" : op.toString();
-            if (s.length() != 1 || s.charAt(0) > 0x7f) {
-                throw new IllegalArgumentException(
-                        "unknown \"op\" value "
-                                + (op == null ? "null" : "\"" + s + "\"")
-                                + " (expected \"c\", \"r\", \"u\" or \"d\")");
-            }
-            return (byte) s.charAt(0);
-        }
-
-        private byte[] image(Object image) {
-            if (image == null) {
-                return null;
-            }
-            if (!(image instanceof Row)) {
-                throw new IllegalArgumentException(
-                        "before/after must be a Row, found " + image.getClass().getSimpleName());
-            }
-            return codec.encode((Row) image);
+            RowEnvelope e = RowEnvelope.of(envelope, codec);
+            batch.put((byte) e.op).putSized(e.before).putSized(e.after);
         }
 
         @Override

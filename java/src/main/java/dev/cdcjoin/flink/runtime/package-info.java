@@ -1,5 +1,7 @@
 /**
- * The Flink operators behind the API: the native Debezium decode operator, the keyed native join
- * operator, and the batch buffers they share.
+ * The native engine's steps of the job graph, behind the API: {@link
+ * dev.cdcjoin.flink.runtime.NativeDecodeOperator} (one table's Debezium records decoded, a batch
+ * per native call), {@link dev.cdcjoin.flink.runtime.NativeJoinOperator} (the keyed join) and the
+ * batch buffers they share.
  */
 package dev.cdcjoin.flink.runtime;

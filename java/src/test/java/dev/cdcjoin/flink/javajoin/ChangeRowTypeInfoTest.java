@@ -24,7 +24,7 @@ class ChangeRowTypeInfoTest {
                         Column.nullable("body", "STRING"),
                         Column.nullable("blob", "BYTES"));
         TypeSerializer<Row> s =
-                new ChangeRowTypeInfo(DebeziumJsonDecoder.rowTypeInfo(schema))
+                new ChangeRowTypeInfo(schema.rowTypeInfo())
                         .createSerializer(new SerializerConfigImpl());
         Row row = Row.ofKind(RowKind.UPDATE_AFTER, 7, Unavailable.VALUE, null);
         DataOutputSerializer out = new DataOutputSerializer(64);

@@ -35,8 +35,8 @@ class JavaJoinFunctionTest {
     /** A harness around the join of {@code def}, set up and opened (restoring {@code state}). */
     static final class Join implements AutoCloseable {
         final KeyedTwoInputStreamOperatorTestHarness<Row, Row, Row, Row> harness;
-        final DebeziumJsonDecoder leftDecoder;
-        final DebeziumJsonDecoder rightDecoder;
+        final DebeziumJsonReader leftReader;
+        final DebeziumJsonReader rightReader;
         private int taken;
 
         Join(JoinSpec def, OperatorSubtaskState state) throws Exception {
@@ -52,8 +52,8 @@ class JavaJoinFunctionTest {
                 harness.initializeState(state);
             }
             harness.open();
-            leftDecoder = join.leftDecoder();
-            rightDecoder = join.rightDecoder();
+            leftReader = join.leftReader();
+            rightReader = join.rightReader();
         }
 
         Join(JoinSpec def) throws Exception {
@@ -70,7 +70,7 @@ class JavaJoinFunctionTest {
 
         /** Decodes a Debezium message and feeds its changes to the join. */
         void message(Event e) throws Exception {
-            for (Row r : (e.left ? leftDecoder : rightDecoder).decodeToList(e.json, 0)) {
+            for (Row r : (e.left ? leftReader : rightReader).readToList(e.json, 0)) {
                 if (e.left) {
                     left(r);
                 } else {

@@ -65,8 +65,7 @@ class JavaJoinRandomTraceTest {
         for (JoinType type : JoinType.values()) {
             JavaJoin join = JavaJoin.of(Traces.definition(keys, type));
             DataStream<String> rows =
-                    (ordered ? join.joinInOrder(source) : join.joinJson(left, right))
-                            .rows()
+                    (ordered ? Support.joinInOrder(join, source) : Support.join(join, left, right))
                             .map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }

@@ -16,10 +16,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Either;
+import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.Test;
@@ -68,9 +70,7 @@ class JavaJoinVectorsTest {
         DataStream<String> all = null;
         for (JoinType type : JoinType.values()) {
             DataStream<String> rows =
-                    JavaJoin.of(v.definition(type))
-                            .joinInOrder(messages)
-                            .rows()
+                    Support.joinInOrder(JavaJoin.of(v.definition(type)), messages)
                             .map(new Changelogs.Tag(type));
             all = all == null ? rows : all.union(rows);
         }
@@ -92,7 +92,7 @@ class JavaJoinVectorsTest {
             DataStream<String> all = null;
             for (JoinType type : JoinType.values()) {
                 DataStream<String> rows =
-                        JavaJoin.join(left, right, v.definition(type))
+                        Support.join(JavaJoin.of(v.definition(type)), left, right)
                                 .map(new Changelogs.Tag(type));
                 all = all == null ? rows : all.union(rows);
             }
@@ -134,9 +134,16 @@ class JavaJoinVectorsTest {
         JavaJoin join =
                 JavaJoin.of(v.definition(JoinType.INNER))
                         .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT);
-        JavaJoin.Result result = join.joinStrings(env.fromData(users), env.fromData(domains));
+        SingleOutputStreamOperator<Row> left = join.decodeLeft(env.fromData(users));
+        SingleOutputStreamOperator<Row> right = join.decodeRight(env.fromData(domains));
+        SingleOutputStreamOperator<Row> joined = join.joinChanges(left, right);
+        DataStream<BadRecord> badRecords =
+                left.getSideOutput(BadRecord.OUTPUT)
+                        .union(
+                                right.getSideOutput(BadRecord.OUTPUT),
+                                joined.getSideOutput(BadRecord.OUTPUT));
         List<String> bad = new ArrayList<>();
-        try (CloseableIterator<BadRecord> it = result.badRecords().executeAndCollect()) {
+        try (CloseableIterator<BadRecord> it = badRecords.executeAndCollect()) {
             it.forEachRemaining(b -> bad.add(b.source + "#" + b.index + " " + b.reason));
         }
         assertEquals(2, bad.size(), bad.toString());
@@ -148,8 +155,7 @@ class JavaJoinVectorsTest {
 
         StreamExecutionEnvironment env2 = Support.env(1, "hashmap");
         JavaJoin failing = JavaJoin.of(v.definition(JoinType.INNER));
-        failing.joinStrings(env2.fromData(users), env2.fromData(domains))
-                .rows()
+        Support.join(failing, env2.fromData(users), env2.fromData(domains))
                 .sinkTo(new DiscardingSink<>());
         Exception e = assertThrows(Exception.class, env2::execute);
         assertTrue(

@@ -72,8 +72,7 @@ class ReplacementsAndUnavailableTest {
 
         /** Decodes a right-side Debezium message and feeds its changes. */
         void rightMessage(String json) throws Exception {
-            for (Row r :
-                    join.rightDecoder().decodeToList(json.getBytes(StandardCharsets.UTF_8), 0)) {
+            for (Row r : join.rightReader().readToList(json.getBytes(StandardCharsets.UTF_8), 0)) {
                 right(r);
             }
         }

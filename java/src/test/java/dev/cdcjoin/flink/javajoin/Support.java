@@ -20,6 +20,7 @@ import org.apache.flink.api.java.typeutils.EitherTypeInfo;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.types.Either;
 import org.apache.flink.types.Row;
@@ -36,6 +37,21 @@ final class Support {
             new EitherTypeInfo<>(BYTES, BYTES);
 
     private Support() {}
+
+    /**
+     * The Java engine's job over two streams of Debezium JSON, as {@code CdcJoin} with {@code
+     * Engine.JAVA} builds it: each decoded, then keyed and joined.
+     */
+    static <T> SingleOutputStreamOperator<Row> join(
+            JavaJoin join, DataStream<T> left, DataStream<T> right) {
+        return join.joinChanges(join.decodeLeft(left), join.decodeRight(right));
+    }
+
+    /** The Java engine's job over one stream of both tables' messages, joined in its order. */
+    static SingleOutputStreamOperator<Row> joinInOrder(
+            JavaJoin join, DataStream<Either<byte[], byte[]>> messages) {
+        return join.joinChangesInOrder(join.decodeInOrder(messages));
+    }
 
     /** One message of a trace: which table, and its bytes (empty for a tombstone). */
     static final class Event {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.DebeziumFormat;
 import dev.cdcjoin.flink.JoinSpec;
@@ -17,10 +18,12 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Either;
+import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.Test;
@@ -94,13 +97,17 @@ class UnavailableJobTest {
     void unavailableColumnsAreFilledOrReportedAcrossTheKeyBy() throws Exception {
         StreamExecutionEnvironment env = Support.env(2, "hashmap");
         JavaJoin join = JavaJoin.of(usersProfiles()).badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT);
-        JavaJoin.Result result = join.joinInOrder(env.fromData(messages(), Support.EITHER_BYTES));
+        SingleOutputStreamOperator<Either<Row, Row>> changes =
+                join.decodeInOrder(env.fromData(messages(), Support.EITHER_BYTES));
+        SingleOutputStreamOperator<Row> joined = join.joinChangesInOrder(changes);
+        DataStream<BadRecord> badRecords =
+                changes.getSideOutput(BadRecord.OUTPUT)
+                        .union(joined.getSideOutput(BadRecord.OUTPUT));
         DataStream<String> all =
-                result.rows()
-                        .map(Object::toString)
+                joined.map(Object::toString)
                         .returns(Types.STRING)
                         .union(
-                                result.badRecords()
+                                badRecords
                                         .map(
                                                 b ->
                                                         "BAD " + b.source + " " + b.index + " "
@@ -132,9 +139,9 @@ class UnavailableJobTest {
     @Test
     void underFailTheJobFailsNamingTheChange() {
         StreamExecutionEnvironment env = Support.env(1, "hashmap");
-        JavaJoin.of(usersProfiles())
-                .joinInOrder(env.fromData(messages(), Support.EITHER_BYTES))
-                .rows()
+        Support.joinInOrder(
+                        JavaJoin.of(usersProfiles()),
+                        env.fromData(messages(), Support.EITHER_BYTES))
                 .sinkTo(new DiscardingSink<>());
         Exception e = assertThrows(Exception.class, env::execute);
         assertTrue(

@@ -32,14 +32,14 @@ class ValueEncodingsTest {
 
     private static final DebeziumFormat FLINK = DebeziumFormat.defaults();
 
-    private static DebeziumJsonDecoder decoder(String type, DebeziumFormat f) {
+    private static DebeziumJsonReader reader(String type, DebeziumFormat f) {
         CdcSchema schema = CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("c", type));
-        return new DebeziumJsonDecoder(
+        return new DebeziumJsonReader(
                 new SideSpec("t", schema, List.of("id"), null, null, f), false);
     }
 
     private static Object value(String type, DebeziumFormat f, String json) {
-        List<Row> rows = decoder(type, f).decodeToList(message(json), 3);
+        List<Row> rows = reader(type, f).readToList(message(json), 3);
         return rows.get(0).getField(1);
     }
 
@@ -51,7 +51,7 @@ class ValueEncodingsTest {
     private static String error(String type, DebeziumFormat f, String json) {
         return assertThrows(
                         DebeziumDecodeException.class,
-                        () -> decoder(type, f).decodeToList(message(json), 3))
+                        () -> reader(type, f).readToList(message(json), 3))
                 .reason();
     }
 

@@ -16,57 +16,25 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Decodes the Debezium JSON messages of one table into changelog {@link Row}s, in one pass of
- * Jackson's streaming parser (no tree, no data binding). This class parses the envelope; {@link
- * ColumnReader} reads each value in the encoding the side's {@link DebeziumFormat} declares (or a
- * schema-wrapped message's Connect schema says), and {@link ChangeRules} turns the op and images
- * into changes.
+ * Reads the Debezium JSON messages of one table into changelog {@link Row}s, in one pass of
+ * Jackson's streaming parser (no tree, no data binding): the Java engine's parser of Flink's {@code
+ * debezium-json} messages (the native engine's is Rust's, behind {@code NativeDecoder}). This class
+ * parses the envelope; {@link ColumnReader} reads each value in the encoding the side's {@link
+ * DebeziumFormat} declares (or a schema-wrapped message's Connect schema says), and {@link
+ * ChangeRules} turns the op and images into changes.
  *
  * <p>Messages may be plain envelopes or wrapped as {@code {"schema": ..., "payload": ...}}, the
  * schema before or after the payload. Tombstones (a null or blank message, JSON {@code null}, or a
  * wrapper with a null payload) decode to nothing. Columns are looked up by name in {@code
  * before}/{@code after} (extra columns are skipped, missing nullable columns are null).
  *
- * <p>Values, by declared type and the side's format (a wrapped message's Connect schema names the
- * encoding of its fields: {@code org.apache.kafka.connect.data.Decimal} with its {@code scale},
- * {@code io.debezium.data.VariableScaleDecimal}, {@code io.debezium.time.*}, Connect's {@code
- * Date}/{@code Time}/{@code Timestamp}):
- *
- * <table>
- *   <caption>encodings</caption>
- *   <tr><th>type</th><th>Java</th><th>JSON</th></tr>
- *   <tr><td>BOOLEAN</td><td>Boolean</td><td>true/false</td></tr>
- *   <tr><td>TINYINT, SMALLINT, INT, BIGINT</td><td>Byte, Short, Integer, Long</td><td>an
- *       integer in range</td></tr>
- *   <tr><td>FLOAT, DOUBLE</td><td>Float, Double</td><td>a number, {@code "NaN"},
- *       {@code "Infinity"}, {@code "-Infinity"}</td></tr>
- *   <tr><td>DECIMAL(p, s)</td><td>BigDecimal at scale s ({@code HALF_UP})</td><td>FLINK: a
- *       number or decimal text; precise: base64 of the unscaled value at scale s, or {@code
- *       {"scale", "value"}}; string: decimal text; double: a number</td></tr>
- *   <tr><td>STRING</td><td>String</td><td>a string</td></tr>
- *   <tr><td>BYTES</td><td>byte[]</td><td>bytes/base64: base64; hex: hexadecimal</td></tr>
- *   <tr><td>DATE</td><td>LocalDate</td><td>FLINK/isostring: {@code yyyy-MM-dd}; otherwise
- *       epoch days</td></tr>
- *   <tr><td>TIME(p)</td><td>LocalTime, cut to milliseconds</td><td>FLINK/isostring: {@code
- *       HH:mm:ss[.f]}; adaptive: an integer in the source precision's unit; adaptive_time_
- *       microseconds: micros; connect: millis</td></tr>
- *   <tr><td>TIMESTAMP(p)</td><td>LocalDateTime, cut to p</td><td>FLINK: {@code yyyy-MM-dd
- *       HH:mm:ss[.f]} or with {@code T}; isostring: ISO; adaptive modes: epoch integer in the
- *       source precision's unit (millis up to 3, micros up to 6, nanos); connect: millis</td></tr>
- *   <tr><td>TIMESTAMP_LTZ(p)</td><td>Instant, cut to p</td><td>a timestamp string ending in
- *       {@code Z} or an offset (Debezium's ZonedTimestamp)</td></tr>
- * </table>
- *
- * <p>An adaptive-mode integer whose column has no declared source precision ({@link
- * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A JSON string
- * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64) is
- * {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
+ * <p>Values are read in the encodings the side's format declares ({@link DeclaredEncodings}, with
+ * the table of them), or a wrapped message's Connect schema names ({@link ConnectSchema}).
  *
  * <p>A record that cannot be decoded raises a {@link DebeziumDecodeException} naming the record and
  * the reason (for a value: the column, an excerpt of the value and the encoding expected). Nothing
@@ -76,7 +44,7 @@ import org.apache.flink.util.Collector;
  * <p>One instance per thread: it keeps per-record scratch state. Not serializable; build it in
  * {@code open()}.
  */
-public final class DebeziumJsonDecoder {
+public final class DebeziumJsonReader {
 
     private final String source;
     private final CdcSchema schema;
@@ -98,37 +66,37 @@ public final class DebeziumJsonDecoder {
     private String deferredPayload;
 
     /**
-     * A decoder of a table with the default format, emitting updates as {@code -U}/{@code +U}.
+     * A reader of a table with the default format, emitting updates as {@code -U}/{@code +U}.
      *
      * @param source the table's name, used in error messages
      * @param schema the declared columns; rows are written in this order
      */
-    public DebeziumJsonDecoder(String source, CdcSchema schema) {
+    public DebeziumJsonReader(String source, CdcSchema schema) {
         this(source, schema, false);
     }
 
     /**
-     * A decoder of a table with the default format and no primary key.
+     * A reader of a table with the default format and no primary key.
      *
      * @param source the table's name, used in error messages
      * @param schema the declared columns; rows are written in this order
      * @param deleteInsertUpdates emit updates as {@code -D(before)}, {@code +I(after)} instead of
      *     {@code -U}/{@code +U}
      */
-    public DebeziumJsonDecoder(String source, CdcSchema schema, boolean deleteInsertUpdates) {
+    public DebeziumJsonReader(String source, CdcSchema schema, boolean deleteInsertUpdates) {
         this(
                 new SideSpec(source, schema, List.of(schema.columns().get(0).name()), null, null),
                 deleteInsertUpdates);
     }
 
     /**
-     * A decoder of one join input: its name, schema, primary key and Debezium format.
+     * A reader of one join input: its name, schema, primary key and Debezium format.
      *
      * @param side the input
      * @param deleteInsertUpdates emit updates as {@code -D(before)}, {@code +I(after)} instead of
      *     {@code -U}/{@code +U}
      */
-    public DebeziumJsonDecoder(SideSpec side, boolean deleteInsertUpdates) {
+    public DebeziumJsonReader(SideSpec side, boolean deleteInsertUpdates) {
         this.source = side.name();
         this.schema = side.schema();
         this.format = side.format();
@@ -139,36 +107,19 @@ public final class DebeziumJsonDecoder {
         for (int i = 0; i < names.length; i++) {
             names[i] = columns.get(i).name();
             byName.put(names[i], i);
-            declared[i] = ColumnReader.declared(columns.get(i), format);
+            declared[i] = DeclaredEncodings.reader(columns.get(i), format);
         }
         this.rules = new ChangeRules(side, deleteInsertUpdates);
     }
 
     /**
-     * The row type of the decoded rows: the schema's columns, by name.
-     *
-     * @param schema the columns
-     * @return the row type information
-     */
-    public static RowTypeInfo rowTypeInfo(CdcSchema schema) {
-        List<Column> columns = schema.columns();
-        TypeInformation<?>[] t = new TypeInformation<?>[columns.size()];
-        String[] n = new String[columns.size()];
-        for (int i = 0; i < t.length; i++) {
-            t[i] = columns.get(i).type().typeInformation();
-            n[i] = columns.get(i).name();
-        }
-        return new RowTypeInfo(t, n);
-    }
-
-    /**
-     * The type of the changes this decoder emits: the schema's rows, whose columns may be {@link
+     * The type of the changes this reader emits: the schema's rows, whose columns may be {@link
      * Unavailable} (it serializes those).
      *
      * @return the row type information
      */
     public RowTypeInfo rowTypeInfo() {
-        return new ChangeRowTypeInfo(rowTypeInfo(schema));
+        return new ChangeRowTypeInfo(schema.rowTypeInfo());
     }
 
     /**
@@ -181,7 +132,7 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * Decodes one message given as bytes (UTF-8 JSON, e.g. a Kafka record value).
+     * Reads one message given as bytes (UTF-8 JSON, e.g. a Kafka record value).
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
@@ -189,19 +140,19 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (0 for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decode(byte[] message, long index, Collector<Row> out) {
+    public int read(byte[] message, long index, Collector<Row> out) {
         if (message == null || message.length == 0) {
             return 0;
         }
         try (JsonParser p = JsonExcerpt.FACTORY.createParser(message)) {
-            return decode(p, index, out);
+            return read(p, index, out);
         } catch (IOException e) {
             throw malformed(index, e);
         }
     }
 
     /**
-     * Decodes one message given as a string.
+     * Reads one message given as a string.
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
@@ -209,19 +160,19 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (0 for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decode(String message, long index, Collector<Row> out) {
+    public int read(String message, long index, Collector<Row> out) {
         if (message == null || message.isEmpty()) {
             return 0;
         }
         try (JsonParser p = JsonExcerpt.FACTORY.createParser(message)) {
-            return decode(p, index, out);
+            return read(p, index, out);
         } catch (IOException e) {
             throw malformed(index, e);
         }
     }
 
     /**
-     * Decodes one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
+     * Reads one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
      * record key is a JSON object holding the primary key columns, the value a flat JSON row, or
      * null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces the
      * row stored under its primary key. A delete is {@code -D} of a row whose primary key columns
@@ -235,7 +186,7 @@ public final class DebeziumJsonDecoder {
      * @return the number of rows emitted (1)
      * @throws DebeziumDecodeException if the record cannot be decoded (nothing was emitted)
      */
-    public int decodeUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
+    public int readUpsert(byte[] key, byte[] value, long index, Collector<Row> out) {
         if (!format.upsert()) {
             throw new DebeziumDecodeException(
                     source,
@@ -281,16 +232,16 @@ public final class DebeziumJsonDecoder {
     }
 
     /**
-     * Decodes one message into a list (convenience for tests and tools).
+     * Reads one message into a list (convenience for tests and tools).
      *
      * @param message the message; {@code null} or blank is a tombstone
      * @param index the record's number, for error messages
      * @return the changes, in order (empty for a tombstone)
      * @throws DebeziumDecodeException if the record cannot be decoded
      */
-    public List<Row> decodeToList(byte[] message, long index) {
+    public List<Row> readToList(byte[] message, long index) {
         List<Row> rows = new ArrayList<>(2);
-        decode(
+        read(
                 message,
                 index,
                 new Collector<Row>() {
@@ -308,39 +259,7 @@ public final class DebeziumJsonDecoder {
     // ---------------------------------------------------------------------------------------
     // The envelope
 
-    /** What one envelope object says at its own level. */
-    static final class Envelope {
-        final RowImage before = new RowImage();
-        final RowImage after = new RowImage();
-
-        /** The op's text when it was a one-character string, else 0. */
-        char op;
-
-        /** Whether an {@code op} key with a non-null value was seen. */
-        boolean hasOp;
-
-        /** The op's JSON when it is not a one-character string. */
-        String badOp;
-
-        /** A structural error (an image that is neither an object nor null). */
-        String structural;
-
-        boolean hasSchema;
-        int payload;
-
-        void reset() {
-            before.reset();
-            after.reset();
-            op = 0;
-            hasOp = false;
-            badOp = null;
-            structural = null;
-            hasSchema = false;
-            payload = RowImage.MISSING;
-        }
-    }
-
-    private int decode(JsonParser p, long index, Collector<Row> out) throws IOException {
+    private int read(JsonParser p, long index, Collector<Row> out) throws IOException {
         JsonToken t = p.nextToken();
         if (t == null) {
             return 0; // blank
@@ -564,6 +483,6 @@ public final class DebeziumJsonDecoder {
 
     @Override
     public String toString() {
-        return "DebeziumJsonDecoder(" + Objects.toString(source) + ", " + format + ")";
+        return "DebeziumJsonReader(" + Objects.toString(source) + ", " + format + ")";
     }
 }

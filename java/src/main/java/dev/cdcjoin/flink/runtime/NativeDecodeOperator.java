@@ -16,7 +16,10 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Decodes Debezium change records natively, a batch per native call, into {@link ChangeRecord}s.
+ * The native engine's decode step in the job graph (added by {@link
+ * dev.cdcjoin.flink.DebeziumDecoder}): decodes one table's Debezium change records with a {@link
+ * NativeDecoder}, a batch per native call, into {@link ChangeRecord}s. The Java engine's
+ * counterpart is {@code javajoin.JavaDecodeFunction}.
  *
  * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max flush
  * delay has passed since its first record (processing time), before a watermark, in {@code
@@ -26,7 +29,7 @@ import org.apache.flink.util.OutputTag;
  *
  * @param <IN> the input type ({@code byte[]}, {@code String} or {@code Row} envelopes)
  */
-public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRecord>
+public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecord>
         implements OneInputStreamOperator<IN, ChangeRecord>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
@@ -62,7 +65,7 @@ public final class DebeziumDecodeOperator<IN> extends BatchingOperator<ChangeRec
      * @param batchSize records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
      */
-    public DebeziumDecodeOperator(
+    public NativeDecodeOperator(
             String configJson,
             String source,
             InputEncoder<IN> encoder,

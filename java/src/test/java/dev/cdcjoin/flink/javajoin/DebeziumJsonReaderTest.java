@@ -17,8 +17,11 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 
-/** The Jackson decoder: op rules, wrappers, tombstones, every column type, every error. */
-class DebeziumJsonDecoderTest {
+/**
+ * {@link DebeziumJsonReader}, the Jackson reader: op rules, wrappers, tombstones, every column
+ * type, every error.
+ */
+class DebeziumJsonReaderTest {
 
     private static final CdcSchema USERS =
             CdcSchema.of(
@@ -26,20 +29,20 @@ class DebeziumJsonDecoderTest {
                     Column.nullable("name", "STRING"),
                     Column.nullable("score", "DECIMAL(10, 2)"));
 
-    private static final DebeziumJsonDecoder DECODER = new DebeziumJsonDecoder("users", USERS);
+    private static final DebeziumJsonReader READER = new DebeziumJsonReader("users", USERS);
 
-    private static List<Row> decode(DebeziumJsonDecoder d, String json) {
+    private static List<Row> decode(DebeziumJsonReader d, String json) {
         List<Row> out = new ArrayList<>();
-        d.decode(json == null ? null : json.getBytes(StandardCharsets.UTF_8), 7, collector(out));
+        d.read(json == null ? null : json.getBytes(StandardCharsets.UTF_8), 7, collector(out));
         // The String entry point agrees with the byte[] one.
         List<Row> viaString = new ArrayList<>();
-        d.decode(json, 7, collector(viaString));
+        d.read(json, 7, collector(viaString));
         assertEquals(out.toString(), viaString.toString());
         return out;
     }
 
     private static List<Row> decode(String json) {
-        return decode(DECODER, json);
+        return decode(READER, json);
     }
 
     private static Collector<Row> collector(List<Row> out) {
@@ -55,12 +58,12 @@ class DebeziumJsonDecoderTest {
     }
 
     /** The error message for {@code json}; checks that nothing was emitted. */
-    private static String error(DebeziumJsonDecoder d, String json) {
+    private static String error(DebeziumJsonReader d, String json) {
         List<Row> out = new ArrayList<>();
         DebeziumDecodeException e =
                 assertThrows(
                         DebeziumDecodeException.class,
-                        () -> d.decode(json.getBytes(StandardCharsets.UTF_8), 7, collector(out)));
+                        () -> d.read(json.getBytes(StandardCharsets.UTF_8), 7, collector(out)));
         assertTrue(out.isEmpty(), "nothing emitted on error");
         assertEquals(7, e.index());
         assertEquals(d.source(), e.source());
@@ -69,7 +72,7 @@ class DebeziumJsonDecoderTest {
     }
 
     private static String error(String json) {
-        return error(DECODER, json);
+        return error(READER, json);
     }
 
     private static List<String> strings(List<Row> rows) {
@@ -101,7 +104,7 @@ class DebeziumJsonDecoderTest {
                 strings(
                         decode(
                                 "{\"before\":{\"id\":1,\"name\":\"Ana\"},\"after\":null,\"op\":\"d\"}")));
-        DebeziumJsonDecoder di = new DebeziumJsonDecoder("users", USERS, true);
+        DebeziumJsonReader di = new DebeziumJsonReader("users", USERS, true);
         assertEquals(
                 List.of("-D[1, Ana, null]", "+I[1, Bo, null]"),
                 strings(
@@ -148,7 +151,7 @@ class DebeziumJsonDecoderTest {
         assertTrue(decode("  \n").isEmpty());
         assertTrue(decode(" null ").isEmpty());
         assertTrue(decode("{\"schema\":{},\"payload\":null}").isEmpty());
-        assertEquals(0, DECODER.decode(new byte[0], 0, collector(new ArrayList<>())));
+        assertEquals(0, READER.read(new byte[0], 0, collector(new ArrayList<>())));
     }
 
     @Test
@@ -268,8 +271,8 @@ class DebeziumJsonDecoderTest {
                     Column.nullable("blob", "BYTES"),
                     Column.nullable("n", "INT"));
 
-    private static DebeziumJsonDecoder docs(DebeziumFormat f) {
-        return new DebeziumJsonDecoder(
+    private static DebeziumJsonReader docs(DebeziumFormat f) {
+        return new DebeziumJsonReader(
                 new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, f), false);
     }
 
@@ -277,7 +280,7 @@ class DebeziumJsonDecoderTest {
 
     @Test
     void placeholdersAreUnavailableNeverTheValue() {
-        DebeziumJsonDecoder d = docs(DebeziumFormat.defaults());
+        DebeziumJsonReader d = docs(DebeziumFormat.defaults());
         // Postgres at REPLICA IDENTITY DEFAULT: an update that leaves the TOASTed columns alone.
         List<Row> rows =
                 decode(
@@ -309,7 +312,7 @@ class DebeziumJsonDecoderTest {
         assertTrue(Unavailable.is(rows.get(1).getField(2)));
         // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the
         // default.
-        DebeziumJsonDecoder hex =
+        DebeziumJsonReader hex =
                 docs(
                         DebeziumFormat.defaults()
                                 .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX)
@@ -331,8 +334,8 @@ class DebeziumJsonDecoderTest {
                         Column.notNull("id", "INT"),
                         Column.nullable("price", "DECIMAL(10, 2)"),
                         Column.nullable("at", "TIMESTAMP(3)"));
-        DebeziumJsonDecoder any =
-                new DebeziumJsonDecoder(
+        DebeziumJsonReader any =
+                new DebeziumJsonReader(
                         new SideSpec(
                                 "o",
                                 other,
@@ -359,7 +362,7 @@ class DebeziumJsonDecoderTest {
 
     @Test
     void upsertModeTakesUpdatesWithoutBeforeAndDeletesByKey() {
-        DebeziumJsonDecoder strict = docs(DebeziumFormat.defaults());
+        DebeziumJsonReader strict = docs(DebeziumFormat.defaults());
         String update =
                 "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":7,\"body\":\"b\",\"n\":2}}";
         String delete =
@@ -371,8 +374,8 @@ class DebeziumJsonDecoderTest {
                         .contains("\"body\" of the \"before\" row is declared NOT NULL"));
         DebeziumFormat upsert = DebeziumFormat.defaults().withUpsert(true);
         assertEquals(List.of("+U[7, b, null, 2]"), strings(decode(docs(upsert), update)));
-        DebeziumJsonDecoder di =
-                new DebeziumJsonDecoder(
+        DebeziumJsonReader di =
+                new DebeziumJsonReader(
                         new SideSpec("docs", DOCS, List.of("id"), List.of("id"), null, upsert),
                         true);
         assertEquals(List.of("+I[7, b, null, 2]"), strings(decode(di, update)));
@@ -408,9 +411,8 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("ts", "TIMESTAMP(3)"),
                         Column.nullable("amount", "DECIMAL(12, 2)"),
                         Column.nullable("day", "DATE"));
-        DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(
-                        new SideSpec("t", schema, List.of("id"), null, null), false);
+        DebeziumJsonReader d =
+                new DebeziumJsonReader(new SideSpec("t", schema, List.of("id"), null, null), false);
         String fields =
                 "[{\"type\":\"int32\",\"field\":\"id\"},"
                         + "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
@@ -456,8 +458,8 @@ class DebeziumJsonDecoderTest {
                         Column.nullable("big", "DECIMAL(10, 2)"));
         DebeziumFormat hex =
                 DebeziumFormat.defaults().withBinaryHandling(DebeziumFormat.BinaryHandling.HEX);
-        DebeziumJsonDecoder d =
-                new DebeziumJsonDecoder(
+        DebeziumJsonReader d =
+                new DebeziumJsonReader(
                         new SideSpec("t", schema, List.of("id"), null, null, hex), false);
         String fields =
                 "[{\"type\":\"int32\",\"field\":\"id\"},"
@@ -493,9 +495,9 @@ class DebeziumJsonDecoderTest {
         assertTrue(e.endsWith("has no \"scale\" parameter"), e);
     }
 
-    private static List<String> upsert(DebeziumJsonDecoder d, String key, String value) {
+    private static List<String> upsert(DebeziumJsonReader d, String key, String value) {
         List<Row> out = new ArrayList<>();
-        d.decodeUpsert(
+        d.readUpsert(
                 key == null ? null : key.getBytes(StandardCharsets.UTF_8),
                 value == null ? null : value.getBytes(StandardCharsets.UTF_8),
                 7,
@@ -503,13 +505,13 @@ class DebeziumJsonDecoderTest {
         return strings(out);
     }
 
-    private static String upsertError(DebeziumJsonDecoder d, String key, String value) {
+    private static String upsertError(DebeziumJsonReader d, String key, String value) {
         return assertThrows(DebeziumDecodeException.class, () -> upsert(d, key, value)).reason();
     }
 
     @Test
     void upsertKafkaRecords() {
-        DebeziumJsonDecoder d = docs(DebeziumFormat.defaults().withUpsert(true));
+        DebeziumJsonReader d = docs(DebeziumFormat.defaults().withUpsert(true));
         assertEquals(
                 List.of("+I[7, b, null, 2]"),
                 upsert(d, "{\"id\":7}", "{\"id\":7,\"body\":\"b\",\"n\":2}"));

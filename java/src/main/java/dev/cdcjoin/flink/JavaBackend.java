@@ -1,0 +1,80 @@
+package dev.cdcjoin.flink;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.javajoin.JavaJoin;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.types.Row;
+
+/**
+ * The Java engine's job graph for {@link CdcJoin} ({@link Engine#JAVA}): Jackson decoding and the
+ * pure-Java join, laid out by {@link JavaJoin}. The only class of the public package that uses the
+ * fallback's package, so the public API never depends on it.
+ */
+final class JavaBackend implements Backend<Row> {
+
+    private final JoinSpec definition;
+    private final JavaJoin java;
+
+    JavaBackend(CdcJoin join) {
+        this.definition = join.spec();
+        this.java =
+                JavaJoin.of(definition)
+                        .badRecordPolicy(join.policy)
+                        .deleteInsertUpdates(join.deleteInsertUpdates);
+    }
+
+    @Override
+    public <I> SingleOutputStreamOperator<Row> decode(
+            SideSpec side, DataStream<I> in, InputKind<I> kind) {
+        boolean left = side == definition.left();
+        if (kind.rowEnvelopes) {
+            @SuppressWarnings("unchecked") // ROW_ENVELOPES is the InputKind<Row>
+            DataStream<Row> envelopes = (DataStream<Row>) in;
+            return left ? java.decodeLeftRows(envelopes) : java.decodeRightRows(envelopes);
+        }
+        return left ? java.decodeLeft(in) : java.decodeRight(in);
+    }
+
+    /** Natively decoded changes as rows, at the input's parallelism (order kept). */
+    @Override
+    public DataStream<Row> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
+        SingleOutputStreamOperator<Row> rows =
+                in.map(new ChangeToRow(side.schema()))
+                        .returns(side.schema().rowTypeInfo())
+                        .name("ChangeRecord to Row: " + side.name());
+        return in.getParallelism() > 0 ? rows.setParallelism(in.getParallelism()) : rows;
+    }
+
+    @Override
+    public Joined<Row> rows(DataStream<Row> left, DataStream<Row> right) {
+        return Joined.of(java.joinChanges(left, right));
+    }
+
+    @Override
+    public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
+        SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);
+        return new Joined<>(JavaJoin.rawBytes(joined), joined.getSideOutput(BadRecord.OUTPUT));
+    }
+
+    /** A change's row decoded from its compact encoding, with the change's kind. */
+    static final class ChangeToRow implements MapFunction<ChangeRecord, Row> {
+        private static final long serialVersionUID = 1L;
+        private final RowCodec codec;
+
+        ChangeToRow(CdcSchema schema) {
+            this.codec = new RowCodec(schema);
+        }
+
+        @Override
+        public Row map(ChangeRecord change) {
+            Object[] values =
+                    codec.decode(ByteBuffer.wrap(change.row).order(ByteOrder.LITTLE_ENDIAN), 0);
+            return Row.ofKind(change.rowKind(), values);
+        }
+    }
+}
