@@ -1,6 +1,6 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
-use cdcjoin_join::{JoinEngine, JoinSpec, COUNTER_NAMES};
+use cdcjoin_join::{FrozenState, JoinEngine, JoinError, JoinSpec, COUNTER_NAMES};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
@@ -16,6 +16,15 @@ struct NativeJoin {
 }
 
 static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
+
+/// A join's state frozen for a snapshot written on another thread, and the buffer its last chunk
+/// was written to.
+struct FrozenJoin {
+    state: FrozenState,
+    out: Vec<u8>,
+}
+
+static FROZEN: Registry<FrozenJoin> = Registry::new("NativeJoin.Frozen");
 
 /// Number of values `stats` writes.
 const STATS_LEN: usize = COUNTER_NAMES.len();
@@ -33,6 +42,36 @@ fn failed(e: impl ToString) -> NativeError {
 impl Output for NativeJoin {
     fn output(&self) -> &[u8] {
         &self.out
+    }
+}
+
+impl Output for FrozenJoin {
+    fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+/// What a snapshot is written from: the engine itself, or its state frozen at an instant.
+trait Sections {
+    fn with_state(&self) -> Vec<u16>;
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError>;
+}
+
+impl Sections for JoinEngine {
+    fn with_state(&self) -> Vec<u16> {
+        self.key_groups_with_state()
+    }
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
+        self.snapshot_key_group(kg, out)
+    }
+}
+
+impl Sections for FrozenState {
+    fn with_state(&self) -> Vec<u16> {
+        self.key_groups_with_state()
+    }
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
+        self.snapshot_key_group(kg, out)
     }
 }
 
@@ -91,25 +130,28 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeOutput<'l
 /// Writes `(key_group u32 | section)*` for the key groups holding state from `from` on, in key
 /// group order, stopping after the section that brings the output to `max_bytes` or more: a
 /// checkpoint takes the state in chunks, never all of it in one buffer.
-fn snapshot_chunk(j: &mut NativeJoin, from: i32, max_bytes: i32) -> NativeResult<()> {
+fn snapshot_chunk(
+    state: &impl Sections,
+    out: &mut Vec<u8>,
+    from: i32,
+    max_bytes: i32,
+) -> NativeResult<()> {
     if from < 0 || max_bytes < 1 {
         return Err(invalid(format!(
             "snapshot chunk from key group {from} of at most {max_bytes} bytes: both must be positive"
         )));
     }
-    j.out.clear();
+    out.clear();
     let from = u16::try_from(from).unwrap_or(u16::MAX);
-    for kg in j.engine.key_groups_with_state() {
+    for kg in state.with_state() {
         if kg < from {
             continue;
         }
-        if j.out.len() >= max_bytes as usize {
+        if out.len() >= max_bytes as usize {
             break;
         }
-        j.out.extend_from_slice(&u32::from(kg).to_le_bytes());
-        j.engine
-            .snapshot_key_group(kg, &mut j.out)
-            .map_err(failed)?;
+        out.extend_from_slice(&u32::from(kg).to_le_bytes());
+        state.section(kg, out).map_err(failed)?;
     }
     Ok(())
 }
@@ -128,8 +170,65 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'loc
     max_bytes: i32,
 ) -> jlong {
     JOINS.with_output(&mut env, "NativeJoin.snapshot", handle, &out, |j| {
-        snapshot_chunk(j, from_key_group, max_bytes)
+        snapshot_chunk(&j.engine, &mut j.out, from_key_group, max_bytes)
     })
+}
+
+/// `static native long freeze(long handle)`: the join's state as it is now, for a snapshot written
+/// while the join goes on (in O(key groups); see `cdcjoin_join::snapshot`); a handle for
+/// `snapshotFrozen`, to be released with `releaseFrozen`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_freeze<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    jni_entry(&mut env, "NativeJoin.freeze", |_| {
+        let state = JOINS.with(handle, |j| Ok(j.engine.freeze()))?;
+        Ok(FROZEN.insert(FrozenJoin {
+            state,
+            out: Vec::new(),
+        }))
+    })
+}
+
+/// `static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int
+/// maxBytes)`: a chunk of a frozen state, as `snapshot` writes one of the live state; may run on
+/// another thread than the join's calls.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshotFrozen<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+    out: JByteBuffer<'local>,
+    from_key_group: i32,
+    max_bytes: i32,
+) -> jlong {
+    FROZEN.with_output(&mut env, "NativeJoin.snapshotFrozen", frozen, &out, |f| {
+        snapshot_chunk(&f.state, &mut f.out, from_key_group, max_bytes)
+    })
+}
+
+/// `static native long takeFrozenOutput(long frozen, ByteBuffer out)`: copies the last chunk.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeFrozenOutput<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    FROZEN.take_output(&mut env, "NativeJoin.takeFrozenOutput", frozen, &out)
+}
+
+/// `static native void releaseFrozen(long frozen)`: drops a frozen state (its snapshot was written
+/// or aborted), freeing the key groups only it still held; unknown handles are ignored.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_releaseFrozen<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+) {
+    FROZEN.free(&mut env, "NativeJoin.releaseFrozen", frozen)
 }
 
 /// `static native int restore(long handle, ByteBuffer in, int len)`: restores the one section at

@@ -59,6 +59,7 @@ use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::{RowKind, RowRef};
 use std::ops::Range;
+use std::sync::{Arc, Weak};
 
 /// Why a batch or a snapshot operation failed. Every message names the record or key group.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -138,7 +139,7 @@ pub struct JoinStats {
 
 /// The names of [`JoinEngine::counters`], in its order: the contract with callers that read the
 /// counters by name (the JNI layer hands both to Java, which looks them up by name once).
-pub const COUNTER_NAMES: [&str; 10] = [
+pub const COUNTER_NAMES: [&str; 11] = [
     "records_in_left",
     "records_in_right",
     "rows_out",
@@ -149,6 +150,7 @@ pub const COUNTER_NAMES: [&str; 10] = [
     "state_keys",
     "state_row_bytes",
     "state_heap_bytes",
+    "state_frozen_bytes",
 ];
 
 /// How much state an engine holds.
@@ -160,8 +162,12 @@ pub struct StateSize {
     pub keys: u64,
     /// Bytes of the stored groups: encoded rows and their per-row headers.
     pub group_bytes: u64,
-    /// Heap bytes held by tables and groups (allocator overhead not included).
+    /// Heap bytes held by tables and groups (allocator overhead not included), including
+    /// `frozen_bytes`.
     pub heap_bytes: u64,
+    /// Heap bytes held only by snapshots being written: the key groups the engine has written to
+    /// since they were frozen (see [`JoinEngine::freeze`]), freed when the snapshots are dropped.
+    pub frozen_bytes: u64,
 }
 
 /// A join instance owning a range of key groups.
@@ -170,7 +176,11 @@ pub struct JoinEngine {
     /// What the state depends on, written into and checked against every snapshot section.
     pub(crate) definition: Definition,
     pub(crate) range: KeyGroupRange,
-    pub(crate) key_groups: Vec<KeyTable>,
+    /// One table per key group of the range, shared with the snapshots being written (a write to
+    /// a shared table copies it first).
+    pub(crate) key_groups: Vec<Arc<KeyTable>>,
+    /// The key groups of the snapshots that may still be being written.
+    pub(crate) freezes: Vec<Weak<Vec<Arc<KeyTable>>>>,
     pub(crate) stats: JoinStats,
     policy: RetractionPolicy,
     sweep_every_ms: Option<i64>,
@@ -305,8 +315,9 @@ impl JoinEngine {
         let min_ttl = sides.iter().filter_map(|s| s.ttl_ms).min();
         Ok(JoinEngine {
             key_groups: (0..spec.key_groups.len())
-                .map(|_| KeyTable::default())
+                .map(|_| Arc::new(KeyTable::default()))
                 .collect(),
+            freezes: Vec::new(),
             range: spec.key_groups,
             definition: Definition::of(spec, &sides),
             sides,
@@ -339,6 +350,7 @@ impl JoinEngine {
             z.keys,
             z.group_bytes,
             z.heap_bytes,
+            z.frozen_bytes,
         ]
     }
 
@@ -516,7 +528,7 @@ impl JoinEngine {
     ) -> Applied {
         let rec = &p.rec;
         let s = rec.side as usize;
-        let table = &mut self.key_groups[self.range.offset(rec.key_group)];
+        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(rec.key_group)]);
         let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
         let sides = &self.sides;
@@ -579,6 +591,7 @@ impl JoinEngine {
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
         self.stats.stored_keys = self.stats.stored_keys.saturating_add_signed(keys);
+        table.add_group_heap(grown + overhead);
         self.stats.group_bytes = self.stats.group_bytes.saturating_add_signed(grown);
         self.stats.index_bytes = self.stats.index_bytes.saturating_add_signed(overhead);
         self.stats.rows_out += (out.rows() - before) as u64;
@@ -597,7 +610,20 @@ impl JoinEngine {
         self.last_sweep = now;
         let sides = &self.sides;
         let mut expired = 0;
+        let has_expired = |t: &KeyTable| {
+            t.slots()
+                .flat_map(|slot| sides.iter().zip(&slot.sides))
+                .any(|(side, g)| {
+                    side.ttl_ms
+                        .is_some_and(|ttl| g.has_expired(side.entry, ttl, now))
+                })
+        };
         for table in &mut self.key_groups {
+            // A key group a snapshot still reads is copied only if the sweep changes it.
+            if Arc::get_mut(table).is_none() && !has_expired(table) {
+                continue;
+            }
+            let table = Arc::make_mut(table);
             table.retain_mut(|slot| {
                 for (side, g) in sides.iter().zip(&mut slot.sides) {
                     if let Some(ttl) = side.ttl_ms {
@@ -605,6 +631,7 @@ impl JoinEngine {
                     }
                 }
             });
+            table.recount_group_heap();
         }
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
@@ -622,7 +649,7 @@ impl JoinEngine {
     pub(crate) fn groups(&self) -> impl Iterator<Item = (&ResolvedSide, &Group)> {
         self.key_groups
             .iter()
-            .flat_map(KeyTable::slots)
+            .flat_map(|t| t.slots())
             .flat_map(|slot| self.sides.iter().zip(&slot.sides))
             .filter(|(_, g)| !g.is_empty())
     }
@@ -630,12 +657,14 @@ impl JoinEngine {
     /// Size of the state, for metrics: kept up to date per record, so cheap to read after every
     /// batch (it visits each key group's table, not each row).
     pub fn state_size(&self) -> StateSize {
-        let tables: usize = self.key_groups.iter().map(KeyTable::table_bytes).sum();
+        let tables: usize = self.key_groups.iter().map(|t| t.table_bytes()).sum();
+        let frozen = self.frozen_bytes();
         StateSize {
             rows: self.stats.stored_rows,
             keys: self.stats.stored_keys,
             group_bytes: self.stats.group_bytes,
-            heap_bytes: self.stats.group_bytes + self.stats.index_bytes + tables as u64,
+            heap_bytes: self.stats.group_bytes + self.stats.index_bytes + tables as u64 + frozen,
+            frozen_bytes: frozen,
         }
     }
 

@@ -565,6 +565,15 @@ impl Group {
         }
     }
 
+    /// Whether an entry was written at or before `now - ttl_ms` (a sweep has something to free).
+    pub fn has_expired(&self, layout: EntryLayout, ttl_ms: u64, now: i64) -> bool {
+        let deadline = expiry_deadline(ttl_ms, now);
+        layout.ttl
+            && self
+                .entries(layout)
+                .any(|e| self.written_at(layout, &e) <= deadline)
+    }
+
     /// Drops the entries written at or before `now - ttl_ms`; returns how many rows (with
     /// multiplicity) went. Reads every entry: for sweeps, and per change for compact groups only.
     pub fn purge_expired(
@@ -574,11 +583,11 @@ impl Group {
         ttl_ms: u64,
         now: i64,
     ) -> u64 {
-        let deadline = expiry_deadline(ttl_ms, now);
-        let expired = |g: &Group, e: &Entry| g.written_at(layout, e) <= deadline;
-        if !layout.ttl || !self.entries(layout).any(|e| expired(self, &e)) {
+        if !self.has_expired(layout, ttl_ms, now) {
             return 0;
         }
+        let deadline = expiry_deadline(ttl_ms, now);
+        let expired = |g: &Group, e: &Entry| g.written_at(layout, e) <= deadline;
         let mut kept = Vec::with_capacity(self.stored_bytes());
         let mut gone = 0;
         for e in self.entries(layout) {

@@ -20,14 +20,24 @@
 //!
 //! Format 1 (release 0.1.0) had neither: `payload := bincode(version u32 (= 1) | key_group u16 |
 //! side | side)`. It is still restored, checked as it was then, by each side's entry layout only.
+//!
+//! A checkpoint must not stop the join for a time that grows with the state. So a snapshot is
+//! taken in two steps: [`JoinEngine::freeze`] makes a [`FrozenState`], the state as it is at that
+//! instant, in O(key groups) (it shares each key group's table); the sections are then written
+//! from it, on any thread, while the engine goes on. The engine copies a key group's table before
+//! its first write to it while a frozen state still shares it (copy-on-write per key group), so
+//! the extra memory is the key groups written to meanwhile, freed when the frozen state is dropped
+//! (the write ended or was aborted); [`JoinEngine::frozen_bytes`] counts it.
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
-use crate::spec::{JoinSpec, ResolvedSide};
-use crate::state::{hash_key, KeySlot};
+use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
+use crate::state::{hash_key, KeySlot, KeyTable};
 use bincode::{BorrowDecode, Encode};
 use cdcjoin_model::{RowRef, Schema};
+use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::{Arc, Weak};
 
 /// Format version written by this build.
 pub const FORMAT_VERSION: u32 = 2;
@@ -212,60 +222,142 @@ fn unreadable(reason: String) -> JoinError {
     }
 }
 
+/// The key groups of `range` whose tables (`tables`, one per key group) hold any state.
+fn groups_with_state(range: KeyGroupRange, tables: &[Arc<KeyTable>]) -> Vec<u16> {
+    (range.start..=range.end)
+        .zip(tables)
+        .filter(|(_, table)| !table.is_empty())
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// Appends the section of key group `kg`, whose table is `table`, to `out`.
+fn write_section(
+    kg: u16,
+    table: &KeyTable,
+    sides: &[ResolvedSide; 2],
+    definition: &Definition,
+    out: &mut Vec<u8>,
+) -> Result<(), JoinError> {
+    let err = |reason: String| JoinError::Snapshot {
+        key_group: kg,
+        reason,
+    };
+    let groups = [0, 1].map(|i| {
+        let mut buf = Vec::new();
+        for g in table
+            .slots()
+            .map(|slot| &slot.sides[i])
+            .filter(|g| !g.is_empty())
+        {
+            buf.extend_from_slice(&(g.stored_bytes() as u32).to_le_bytes());
+            g.write_entries(&mut buf);
+        }
+        buf
+    });
+    let side = |i: usize| SideSnapshot {
+        entry_layout: sides[i].entry.to_byte(),
+        groups: &groups[i],
+    };
+    let body = SectionBody {
+        key_group: kg,
+        fingerprint: definition.fingerprint(),
+        definition: definition.text(),
+        sides: [side(0), side(1)],
+    };
+    let at = out.len();
+    out.extend_from_slice(&[0; HEADER_LEN]);
+    bincode::encode_into_std_write(&body, out, config()).map_err(|e| err(e.to_string()))?;
+    let crc = crc32c::crc32c(&out[at + HEADER_LEN..]);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    out[at + 4..at + 8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
+/// The state of an engine at the instant [`JoinEngine::freeze`] was called, written as sections
+/// while the engine goes on (see the module docs). It reads only tables no one writes to any more,
+/// so it may be used on another thread than the engine's.
+pub struct FrozenState {
+    tables: Arc<Vec<Arc<KeyTable>>>,
+    range: KeyGroupRange,
+    sides: [ResolvedSide; 2],
+    definition: Definition,
+}
+
+impl FrozenState {
+    /// Key groups that held any state.
+    pub fn key_groups_with_state(&self) -> Vec<u16> {
+        groups_with_state(self.range, &self.tables)
+    }
+
+    /// Appends the section of key group `kg` as it was when frozen to `out`; byte for byte what
+    /// [`JoinEngine::snapshot_key_group`] wrote then.
+    pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
+        let table = self.range_check(kg)?;
+        write_section(kg, table, &self.sides, &self.definition, out)
+    }
+
+    fn range_check(&self, kg: u16) -> Result<&KeyTable, JoinError> {
+        out_of_range(self.range, kg)?;
+        Ok(&self.tables[self.range.offset(kg)])
+    }
+}
+
+/// An error unless `kg` lies in `range`.
+fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
+    if range.contains(kg) {
+        return Ok(());
+    }
+    Err(JoinError::Snapshot {
+        key_group: kg,
+        reason: format!(
+            "not in this instance's range {}..={}",
+            range.start, range.end
+        ),
+    })
+}
+
 impl JoinEngine {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        (self.range.start..=self.range.end)
-            .zip(&self.key_groups)
-            .filter(|(_, table)| !table.is_empty())
-            .map(|(k, _)| k)
-            .collect()
+        groups_with_state(self.range, &self.key_groups)
     }
 
     /// Appends the section of key group `kg` to `out`.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
-        let err = |reason: String| JoinError::Snapshot {
-            key_group: kg,
-            reason,
-        };
-        if !self.range.contains(kg) {
-            return Err(err(format!(
-                "not in this instance's range {}..={}",
-                self.range.start, self.range.end
-            )));
+        out_of_range(self.range, kg)?;
+        let table = &self.key_groups[self.range.offset(kg)];
+        write_section(kg, table, &self.sides, &self.definition, out)
+    }
+
+    /// The state as it is now, to be written while the engine goes on: O(key groups), no row is
+    /// copied here (see the module docs).
+    pub fn freeze(&mut self) -> FrozenState {
+        self.freezes.retain(|f| f.strong_count() > 0);
+        let tables = Arc::new(self.key_groups.clone());
+        self.freezes.push(Arc::downgrade(&tables));
+        FrozenState {
+            tables,
+            range: self.range,
+            sides: self.sides.clone(),
+            definition: self.definition.clone(),
         }
-        let state = &self.key_groups[self.range.offset(kg)];
-        let groups = [0, 1].map(|i| {
-            let mut buf = Vec::new();
-            for g in state
-                .slots()
-                .map(|slot| &slot.sides[i])
-                .filter(|g| !g.is_empty())
-            {
-                buf.extend_from_slice(&(g.stored_bytes() as u32).to_le_bytes());
-                g.write_entries(&mut buf);
+    }
+
+    /// Heap bytes held only by frozen states not dropped yet: their key groups that the engine
+    /// has copied since (each counted once).
+    pub fn frozen_bytes(&self) -> u64 {
+        let mut copied = BTreeMap::new();
+        for tables in self.freezes.iter().filter_map(Weak::upgrade) {
+            for (frozen, now) in tables.iter().zip(&self.key_groups) {
+                if !Arc::ptr_eq(frozen, now) {
+                    copied.insert(Arc::as_ptr(frozen), frozen.heap_bytes());
+                }
             }
-            buf
-        });
-        let side = |i: usize| SideSnapshot {
-            entry_layout: self.sides[i].entry.to_byte(),
-            groups: &groups[i],
-        };
-        let body = SectionBody {
-            key_group: kg,
-            fingerprint: self.definition.fingerprint(),
-            definition: self.definition.text(),
-            sides: [side(0), side(1)],
-        };
-        let at = out.len();
-        out.extend_from_slice(&[0; HEADER_LEN]);
-        bincode::encode_into_std_write(&body, out, config()).map_err(|e| err(e.to_string()))?;
-        let crc = crc32c::crc32c(&out[at + HEADER_LEN..]);
-        let len = (out.len() - at - 4) as u32;
-        out[at..at + 4].copy_from_slice(&len.to_le_bytes());
-        out[at + 4..at + 8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
-        Ok(())
+        }
+        copied.values().sum()
     }
 
     /// Restores one section (format 2, or 1 of release 0.1.0) from the start of `bytes`, adding to
@@ -376,7 +468,9 @@ impl JoinEngine {
             .entries(spec.entry)
             .map(|e| g.count(spec.entry, &e) as u64)
             .sum::<u64>();
-        let table = &mut self.key_groups[self.range.offset(kg)];
+        let heap = (g.stored_bytes() + g.overhead_bytes()) as i64;
+        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(kg)]);
+        table.add_group_heap(heap);
         let mut entry = table.entry(&self.sides, hash_key(&key), &key);
         match entry.occupied() {
             Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,

@@ -24,7 +24,7 @@ pub fn hash_key(key: &[u8]) -> u64 {
 }
 
 /// Both sides' rows of one join key, indexed by [`crate::Side`].
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub struct KeySlot {
     /// Left and right groups; either may be empty, not both once the record is processed.
     pub sides: [Group; 2],
@@ -50,18 +50,21 @@ impl KeySlot {
 }
 
 /// A position of the table: vacant when its slot is empty.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Bucket {
     hash: u64,
     slot: KeySlot,
 }
 
-/// The slots of one key group.
-#[derive(Default)]
+/// The slots of one key group. Cloned (as a whole) only when the engine writes to a key group
+/// that a snapshot being written still reads (see [`crate::snapshot::FrozenState`]).
+#[derive(Clone, Default)]
 pub struct KeyTable {
     /// A power of two buckets (or none), at most [`Self::MAX_LOAD`] occupied.
     buckets: Vec<Bucket>,
     len: usize,
+    /// Heap bytes of the groups of its slots, kept up to date by the engine.
+    group_heap: u64,
 }
 
 /// Where a key is, or would be inserted, in a [`KeyTable`].
@@ -167,6 +170,25 @@ impl KeyTable {
     /// Heap bytes of the table itself: its buckets (groups not included).
     pub fn table_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<Bucket>()
+    }
+
+    /// Heap bytes of the table and its groups.
+    pub fn heap_bytes(&self) -> u64 {
+        self.table_bytes() as u64 + self.group_heap
+    }
+
+    /// Counts `delta` more heap bytes of groups (after a change of one slot's groups).
+    pub fn add_group_heap(&mut self, delta: i64) {
+        self.group_heap = self.group_heap.saturating_add_signed(delta);
+    }
+
+    /// Recounts the heap bytes of the groups (after a whole-table pass).
+    pub fn recount_group_heap(&mut self) {
+        self.group_heap = self
+            .slots()
+            .flat_map(|s| &s.sides)
+            .map(|g| (g.stored_bytes() + g.overhead_bytes()) as u64)
+            .sum();
     }
 
     /// The number of buckets that holds `keys` keys within the load limit.

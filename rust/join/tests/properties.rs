@@ -13,6 +13,9 @@
 //! - snapshot, restore split across two instances by key group, and continue gives exactly the
 //!   output of an uninterrupted run.
 //!
+//! - a frozen state (`JoinEngine::freeze`) writes the state of the instant it was frozen, whatever
+//!   the engine does meanwhile, and the memory only it holds is freed when it is dropped.
+//!
 //! The same properties hold on hot keys: traces over two join keys, so that a key's rows grow past
 //! the size where its group is indexed and shrink back, and one key holding 100,000 rows.
 
@@ -602,5 +605,48 @@ proptest! {
         jt in join_type(), lk in keys(), rk in keys(), ops in prop::collection::vec(hot_op(), 200..600)
     ) {
         check_changelog(jt, [lk, rk], &ops)?;
+    }
+
+    #[test]
+    fn a_frozen_state_is_the_state_of_its_instant(
+        jt in join_type(), lk in keys(), rk in keys(),
+        ops in prop::collection::vec(hot_op(), 1..400), cut in any::<prop::sample::Index>(),
+        abort_after in 0..4usize
+    ) {
+        let keys = [lk, rk];
+        let mut world = World::new(keys);
+        ops.iter().for_each(|o| world.apply(o));
+        world.delete_all();
+        let cut = cut.index(world.changes.len() + 1);
+        let (head, tail) = world.changes.split_at(cut);
+        let mut engine = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+        run(&mut engine, keys, head);
+        let sections = |kgs: Vec<u16>, write: &dyn Fn(u16, &mut Vec<u8>)| {
+            kgs.into_iter().map(|kg| { let mut out = Vec::new(); write(kg, &mut out); out }).collect::<Vec<_>>()
+        };
+        let want = sections(engine.key_groups_with_state(), &|kg, out| engine.snapshot_key_group(kg, out).unwrap());
+        let heap_before = engine.state_size().heap_bytes;
+        let frozen = engine.freeze();
+        let aborted = engine.freeze();
+        prop_assert_eq!(engine.frozen_bytes(), 0, "freezing copies nothing");
+        run(&mut engine, keys, tail);
+        let got = sections(frozen.key_groups_with_state(), &|kg, out| frozen.snapshot_key_group(kg, out).unwrap());
+        prop_assert!(got == want, "the frozen state differs from the state at its instant");
+        // An aborted write (a few sections, then dropped) and a finished one free what they hold.
+        for kg in aborted.key_groups_with_state().into_iter().take(abort_after) {
+            aborted.snapshot_key_group(kg, &mut Vec::new()).unwrap();
+        }
+        let frozen_bytes = engine.frozen_bytes();
+        let with_state = frozen.key_groups_with_state();
+        let wrote_to_state = tail.iter().zip(&world.rejected[cut..])
+            .any(|(c, rejected)| !rejected && with_state.contains(&c.key_group(keys)));
+        prop_assert_eq!(frozen_bytes > 0, wrote_to_state, "copied key groups are counted");
+        prop_assert!(frozen_bytes <= heap_before, "{} frozen bytes of a {}-byte state", frozen_bytes, heap_before);
+        prop_assert_eq!(engine.state_size().frozen_bytes, frozen_bytes);
+        drop(aborted);
+        prop_assert_eq!(engine.frozen_bytes(), frozen_bytes, "the other frozen state still holds them");
+        drop(frozen);
+        prop_assert_eq!(engine.frozen_bytes(), 0);
+        prop_assert!(engine.key_groups_with_state().is_empty());
     }
 }

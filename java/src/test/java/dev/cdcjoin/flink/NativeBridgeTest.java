@@ -21,6 +21,8 @@ import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.Test;
 
 /** The JNI surface called directly: decoding, the Java row codec, joining, errors. */
@@ -322,6 +324,52 @@ class NativeBridgeTest {
             assertEquals(0, j.snapshot(41, Integer.MAX_VALUE).limit());
             assertEquals(2, countSections(j.snapshot(4, Integer.MAX_VALUE)));
         }
+    }
+
+    /**
+     * A frozen state is written on another thread while the join goes on, and writes the state of
+     * the instant it was frozen; what only it holds is counted, and freed when it is closed.
+     */
+    @Test
+    void frozenStateIsWrittenWhileTheJoinGoesOn() throws Exception {
+        RowCodec u = new RowCodec(USERS);
+        BatchBuffer b = new BatchBuffer(256);
+        for (int kg = 0; kg < 100; kg++) {
+            record(b, 0, 0, kg, u.encode(new Object[] {(long) kg, "user " + kg}));
+        }
+        try (NativeJoin j = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 127))) {
+            j.processBatch(b.buffer(), b.length(), 0);
+            byte[] before = bytes(j.snapshot(0, Integer.MAX_VALUE));
+            NativeJoin.Frozen frozen = j.freeze();
+            b.clear();
+            for (int kg = 0; kg < 100; kg += 2) {
+                record(b, 0, 3, kg, u.encode(new Object[] {(long) kg, "user " + kg}));
+            }
+            j.processBatch(b.buffer(), b.length(), 0);
+            NativeCounters stats = new NativeCounters();
+            j.stats(stats);
+            assertTrue(stats.get(NativeCounters.STATE_FROZEN_BYTES) > 0, "copied key groups");
+            assertEquals(50, stats.get(NativeCounters.STATE_ROWS));
+            ExecutorService writer = Executors.newSingleThreadExecutor();
+            try {
+                byte[] written = writer.submit(() -> bytes(frozen.snapshot(0, 1 << 30))).get();
+                assertArrayEquals(before, written, "the state of the instant it was frozen");
+            } finally {
+                writer.shutdown();
+            }
+            frozen.close();
+            frozen.close();
+            j.stats(stats);
+            assertEquals(0, stats.get(NativeCounters.STATE_FROZEN_BYTES));
+            assertThrows(IllegalStateException.class, () -> frozen.snapshot(0, 1));
+            assertTrue(bytes(j.snapshot(0, Integer.MAX_VALUE)).length < before.length);
+        }
+    }
+
+    private static byte[] bytes(ByteBuffer chunk) {
+        byte[] out = new byte[chunk.limit()];
+        chunk.get(0, out);
+        return out;
     }
 
     private static int countSections(ByteBuffer chunk) {

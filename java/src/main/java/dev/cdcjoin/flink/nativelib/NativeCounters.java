@@ -43,6 +43,12 @@ public final class NativeCounters {
     /** Heap bytes held by the state. */
     public static final String STATE_HEAP_BYTES = "state_heap_bytes";
 
+    /**
+     * Heap bytes held only by frozen states whose snapshot is still being written (the key groups
+     * the join copied since; included in {@link #STATE_HEAP_BYTES}).
+     */
+    public static final String STATE_FROZEN_BYTES = "state_frozen_bytes";
+
     final long[] values = new long[Names.INDEX.size()];
 
     /** All counters at zero. */

@@ -13,7 +13,8 @@ import java.nio.ByteBuffer;
  * cdcjoin_join::batch}).
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
- * state; any later call throws {@link IllegalStateException}.
+ * state; any later call throws {@link IllegalStateException}. A {@link Frozen} state taken with
+ * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
  */
 public final class NativeJoin implements AutoCloseable {
 
@@ -70,6 +71,19 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     /**
+     * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
+     * another thread: takes time proportional to the key groups, not to the state. The join copies
+     * a key group before its first write to it while a frozen state still shares it; {@link
+     * Frozen#close()} frees what only the frozen state holds (counted meanwhile as {@link
+     * NativeCounters#STATE_FROZEN_BYTES}).
+     *
+     * @return the frozen state, to be closed when its snapshot is written or aborted
+     */
+    public Frozen freeze() {
+        return new Frozen(freeze(open()));
+    }
+
+    /**
      * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
      * prefix).
      *
@@ -88,6 +102,47 @@ public final class NativeJoin implements AutoCloseable {
      */
     public void stats(NativeCounters into) {
         stats(open(), into.values);
+    }
+
+    /**
+     * The state of a join at the instant {@link #freeze()} was called. Thread-safe against the
+     * join's own calls; one thread at a time writes it.
+     */
+    public static final class Frozen implements AutoCloseable {
+        private long handle;
+        private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
+
+        private Frozen(long handle) {
+            this.handle = handle;
+        }
+
+        /**
+         * A chunk of the frozen state, in the format and with the contract of {@link
+         * NativeJoin#snapshot(int, int)}.
+         *
+         * @param fromKeyGroup the first key group to look at
+         * @param maxBytes the size after which no further section is added
+         * @return the chunk, valid until the next call
+         */
+        public synchronized ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
+            if (handle == 0) {
+                throw new IllegalStateException("NativeJoin.Frozen is closed");
+            }
+            long h = handle;
+            long r = snapshotFrozen(h, output, fromKeyGroup, maxBytes);
+            output = DirectBuffers.result(r, output, out -> takeFrozenOutput(h, out));
+            return output;
+        }
+
+        /** Releases the frozen state and what only it holds; idempotent. */
+        @Override
+        public synchronized void close() {
+            if (handle != 0) {
+                long h = handle;
+                handle = 0;
+                releaseFrozen(h);
+            }
+        }
     }
 
     private ByteBuffer collect(long h, long result) {
@@ -124,6 +179,14 @@ public final class NativeJoin implements AutoCloseable {
     static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
 
     static native int restore(long handle, ByteBuffer in, int length);
+
+    static native long freeze(long handle);
+
+    static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes);
+
+    static native long takeFrozenOutput(long frozen, ByteBuffer out);
+
+    static native void releaseFrozen(long frozen);
 
     static native void stats(long handle, long[] into);
 
