@@ -23,10 +23,11 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
  *
  * <p>A task that does not exit within {@code task.cancellation.timeout} of being cancelled makes
  * Flink's watchdog report a fatal error, and a MiniCluster then closes that task manager for good
- * while the JVM lives on: the way a test cluster loses its only task manager (see {@code
- * TaskManagerSurvivalTest}). Task threads still alive {@link #CANCELLATION_INTERVAL} after the
- * cancel have their stack logged ("did not react to cancelling signal") at that interval (Flink's
- * default is 30 s), so the log names where such a task is stuck long before the watchdog fires.
+ * while the JVM lives on: one of the two ways a test cluster loses its only task manager (see
+ * {@code TaskManagerSurvivalTest}). Task threads still alive {@link #CANCELLATION_INTERVAL} after
+ * the cancel have their stack logged ("did not react to cancelling signal") at that interval
+ * (Flink's default is 30 s), so the log names where such a task is stuck long before the watchdog
+ * fires.
  */
 public final class MiniClusters {
 

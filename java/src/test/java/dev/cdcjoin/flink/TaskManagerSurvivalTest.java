@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.execution.ExecutionState;
@@ -27,13 +28,15 @@ import org.junit.jupiter.api.Test;
  * {@code mvn verify}, after {@code CdcJoinJobTest.badRecordFailsTheJobNamingTheRecord}), and that a
  * job failing in a native operator does not do it.
  *
- * <p>When one task of a job fails, Flink cancels the job's other tasks; a task thread still alive
- * {@code task.cancellation.timeout} later (180 s by default) makes the cancellation watchdog report
- * a fatal error to its TaskExecutor ({@code Task.TaskCancelerWatchDog}), and a MiniCluster's
- * handler for that closes the task manager for good ({@code
- * MiniCluster.TerminatingFatalErrorHandler}); later jobs then wait for slots that never come. Each
- * test runs its own cluster with a {@value #CANCELLATION_TIMEOUT_S} s watchdog, so that what takes
- * three minutes by default shows in seconds.
+ * <p>A task that reports a fatal error to its TaskExecutor makes a MiniCluster close that task
+ * manager for good ({@code MiniCluster.TerminatingFatalErrorHandler}); later jobs then wait for
+ * slots that never come. Two ways for a failing job to do that: a task thread still alive {@code
+ * task.cancellation.timeout} (180 s by default) after the job's failure cancelled it ({@code
+ * Task.TaskCancelerWatchDog}), and an exception while a failed or cancelled task cleans up, such as
+ * an operator's {@code close()} throwing ({@code Task.doRun}'s "FATAL - exception in exception
+ * handler"). Each test runs its own cluster with a {@value #CANCELLATION_TIMEOUT_S} s watchdog, so
+ * that what takes three minutes by default shows in seconds. The engineering notes in {@code
+ * bench/README.md} give the Flink source lines.
  */
 class TaskManagerSurvivalTest {
 
@@ -127,6 +130,53 @@ class TaskManagerSurvivalTest {
             String chain =
                     failure(cluster.requestJobResult(job.getJobID()).get(1, TimeUnit.MINUTES));
             assertTrue(chain.contains("unknown \"op\" value \"x\""), chain);
+        }
+    }
+
+    @Test
+    void anExceptionFromCloseInAFailedTaskTakesTheTaskManagerDownForGood() throws Exception {
+        try (MiniCluster cluster = start()) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(1);
+            // The users' chain fails in the native decoder; closing it, a function throws.
+            DataStream<String> users =
+                    env.fromSequence(0, Long.MAX_VALUE)
+                            .map(new ThrowsOnClose())
+                            .map(i -> i == 1000 ? "{\"op\":\"x\"}" : user(i))
+                            .returns(String.class);
+            DataStream<String> domains =
+                    env.fromSequence(0, Long.MAX_VALUE)
+                            .map(i -> CdcJoinJobTest.domain(i, i % 1000, "d" + i))
+                            .returns(String.class);
+            CdcJoinJobTest.usersDomains()
+                    .badRecordPolicy(BadRecordPolicy.FAIL)
+                    .build()
+                    .joinStrings(users, domains)
+                    .rows()
+                    .sinkTo(new DiscardingSink<>());
+            JobGraph job = env.getStreamGraph().getJobGraph();
+            cluster.submitJob(job).get();
+
+            MiniClusters.awaitTaskManagers(
+                    rest(cluster),
+                    tms -> tms.size() == 0,
+                    "no task manager: closed by the MiniCluster's fatal error handler",
+                    Duration.ofSeconds(30));
+        }
+    }
+
+    /** A function whose {@code close()} throws. */
+    static final class ThrowsOnClose extends RichMapFunction<Long, Long> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Long map(Long i) {
+            return i;
+        }
+
+        @Override
+        public void close() {
+            throw new IllegalStateException("close failed");
         }
     }
 
