@@ -21,6 +21,9 @@
 #                                      others (its own class loader); "" = none
 #   E2E_CONVERGE_SECS=120              how long the mart may take to converge after the workload
 #   E2E_SKIP_INSTALL=1                 skip install.sh (already installed)
+#   E2E_LIBJAR=1                       first, the product JAR in Flink's lib/ only: a short-lived
+#                                      cluster of its own runs a job JAR without the product, once
+#                                      per engine (e2e/lib/libjar.sh); 0 = not
 #   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
 #                                      every common Postgres type, two connector configurations,
 #                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
@@ -155,6 +158,18 @@ trap 'exit 130' INT TERM
 python3 "$LIB/workload.py" generate --out "$WL" --seed "$SEED" --users "$USERS" --domains "$DOMAINS" \
     --statements "$STATEMENTS" >"$WL/generate.json"
 log "workload: generated $STATEMENTS statements (seed $SEED): $(cat "$WL/generate.json")"
+
+# ------------------------------------------------------------------------------------------------
+# 0b. the product JAR in Flink's lib/ only, before the main cluster uses the ports: a cluster of its
+#     own whose lib/ holds the product JAR runs a job JAR without it, with each engine
+# ------------------------------------------------------------------------------------------------
+if [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} && ${E2E_LIBJAR:-1} == 1 ]]; then
+    t=$(date +%s)
+    "$LIB/libjar.sh" "$E2E_RUN/libjar-results" ||
+        result "product in lib/ only" FAIL "e2e/lib/libjar.sh could not run the check (see its output above)"
+    [[ -f $E2E_RUN/libjar-results ]] && while IFS= read -r r; do RESULTS+=("$r"); done <"$E2E_RUN/libjar-results"
+    log "libjar: the check took $(($(date +%s) - t)) s"
+fi
 
 # ------------------------------------------------------------------------------------------------
 # 1. PostgreSQL: source tables (REPLICA IDENTITY FULL), mart tables, the snapshot's rows

@@ -6,7 +6,8 @@
 # the JVM memory flags that Flink's BashJavaUtils derives from config.yaml. TaskManagers get
 # -Dcdcjoin.native.tmpdir=$E2E_RUN/flink/native: the product's loader extracts its per-class-loader
 # copies of the native library there (checked by run.sh; nothing is left in /tmp).
-# REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT.
+# REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT. E2E_FLINK_HOME names another
+# distribution directory (lib/libjar.sh: one whose lib/ also holds the product JAR).
 #
 # usage: e2e/lib/flink.sh COMMAND
 #   start [N]                 JobManager + N TaskManagers (default 2), waits until N are registered
@@ -29,7 +30,7 @@ set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-FLINK_HOME=$E2E_CACHE/flink-$E2E_FLINK_VERSION
+FLINK_HOME=${E2E_FLINK_HOME:-$E2E_CACHE/flink-$E2E_FLINK_VERSION}
 FDIR=$E2E_RUN/flink
 CONF=$FDIR/conf
 REST=http://$E2E_HOST:$E2E_FLINK_REST_PORT

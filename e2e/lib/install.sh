@@ -138,18 +138,22 @@ install_jobs() {
 }
 
 # The product's join job: the product (repository root, Maven + cargo) installed into ~/.m2, then
-# e2e/jobs/users-domains-join packaged with it (maven-shade-plugin) -> $E2E_CACHE/jobs/. Rebuilt
+# e2e/jobs/users-domains-join packaged with it (maven-shade-plugin) -> $E2E_CACHE/jobs/; beside it
+# the product JAR itself (cdcjoin-flink.jar) and e2e/jobs/lib-join, a job JAR without the product
+# (lib/libjar.sh runs it with the product in Flink's lib/). Rebuilt
 # when the product's or the job's sources change. The root pom's output goes to
 # $E2E_PRODUCT_BUILD_DIR (-Dcdcjoin.build.dir), not java/target, so that it does not collide with
 # other builds of the same checkout; cargo's to the repository's target/ (E2E_CARGO_TARGET_DIR moves it).
 install_join() {
-    local repo src=$E2E_DIR/jobs/users-domains-join out=$E2E_CACHE/jobs h jar so_built so_job
+    local repo src=$E2E_DIR/jobs/users-domains-join lsrc=$E2E_DIR/jobs/lib-join out=$E2E_CACHE/jobs
+    local h jar so_built so_job
     local build=${E2E_PRODUCT_BUILD_DIR:-/tmp/build-e2e-main}
     repo=$(cd "$E2E_DIR/.." && pwd)
     jar=$out/e2e-users-domains-join.jar
     h=$( (cd "$repo" && find pom.xml Cargo.toml Cargo.lock java/src/main rust "$src/pom.xml" "$src/src" \
+        "$lsrc/pom.xml" "$lsrc/src" \
         -path rust/fuzz -prune -o -type f ! -path '*/target/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
-    if ! stamp_ok "$out/users-domains-join.stamp" "$h" || [[ ! -f $jar ]]; then
+    if ! stamp_ok "$out/users-domains-join.stamp" "$h" || [[ ! -f $jar || ! -f $out/cdcjoin-flink.jar || ! -f $out/e2e-lib-join.jar ]]; then
         export PATH="$HOME/.cargo/bin:$PATH"
         command -v cargo >/dev/null || die "cargo (Rust) is needed to build the product's native library: https://rustup.rs"
         log "install: building the product (mvn install from $repo, -Dcdcjoin.build.dir=$build; cargo builds the native library)"
@@ -163,8 +167,12 @@ install_join() {
         so_built=$(sha256sum "$build/classes/dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so" | cut -c1-64)
         so_job=$(unzip -p "$src/target/e2e-users-domains-join-0.jar" dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so | sha256sum | cut -c1-64)
         [[ $so_built == "$so_job" ]] || die "the job JAR's native library is not the one just built (another install into ~/.m2 in between?): run again"
+        log "install: building e2e/jobs/lib-join (Maven, the product provided: a job JAR without it)"
+        mvn_q -f "$lsrc/pom.xml" clean package
         mkdir -p "$out"
         cp "$src/target/e2e-users-domains-join-0.jar" "$jar"
+        cp "$build"/cdcjoin-flink-*.jar "$out/cdcjoin-flink.jar"
+        cp "$lsrc/target/e2e-lib-join-0.jar" "$out/e2e-lib-join.jar"
         echo "$h" >"$out/users-domains-join.stamp"
     fi
     log "install: join job ok: $jar ($(du -m "$jar" | cut -f1) MB, native library $(unzip -l "$jar" | awk '/libcdcjoin_jni/ {print $1}') bytes inside)"

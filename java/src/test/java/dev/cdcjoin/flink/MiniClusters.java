@@ -7,9 +7,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
+import java.util.function.Predicate;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
@@ -18,11 +20,22 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
  * {@link #SLOT_REQUEST_TIMEOUT} for slots (Flink's default is 5 minutes), so a test that cannot get
  * any fails quickly with {@code NoResourceAvailableException}; the reason is then in Flink's log,
  * {@code java/target/flink-tests.log}.
+ *
+ * <p>A task that does not exit within {@code task.cancellation.timeout} of being cancelled makes
+ * Flink's watchdog report a fatal error, and a MiniCluster then closes that task manager for good
+ * while the JVM lives on: one of the two ways a test cluster loses its only task manager (see
+ * {@code TaskManagerSurvivalTest}). Task threads still alive {@link #CANCELLATION_INTERVAL} after
+ * the cancel have their stack logged ("did not react to cancelling signal") at that interval
+ * (Flink's default is 30 s), so the log names where such a task is stuck long before the watchdog
+ * fires.
  */
 public final class MiniClusters {
 
     /** How long a job waits for slots before it fails. */
     static final Duration SLOT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How often a cancelled task that is still running is interrupted and its stack logged. */
+    static final Duration CANCELLATION_INTERVAL = Duration.ofSeconds(2);
 
     private MiniClusters() {}
 
@@ -52,11 +65,12 @@ public final class MiniClusters {
     /**
      * The configuration every test MiniCluster starts from.
      *
-     * @return a new configuration with the short slot request timeout
+     * @return a new configuration with the short slot request timeout and cancellation interval
      */
     public static Configuration configuration() {
         Configuration conf = new Configuration();
         conf.set(JobManagerOptions.SLOT_REQUEST_TIMEOUT, SLOT_REQUEST_TIMEOUT);
+        conf.set(TaskManagerOptions.TASK_CANCELLATION_INTERVAL, CANCELLATION_INTERVAL);
         return conf;
     }
 
@@ -72,32 +86,48 @@ public final class MiniClusters {
     public static void awaitTaskManagerWithAllSlotsFree(
             MiniClusterExtension cluster, Duration timeout) throws Exception {
         Configuration client = cluster.getClientConfiguration();
-        URI uri =
+        URI rest =
                 URI.create(
                         "http://"
                                 + client.get(RestOptions.ADDRESS)
                                 + ":"
-                                + client.get(RestOptions.PORT)
-                                + "/taskmanagers");
+                                + client.get(RestOptions.PORT));
+        awaitTaskManagers(
+                rest,
+                tms ->
+                        tms.size() == 1
+                                && tms.get(0).path("freeSlots").asInt(-1)
+                                        == cluster.getNumberSlots(),
+                "one task manager with all " + cluster.getNumberSlots() + " slots free",
+                timeout);
+    }
+
+    /**
+     * Waits until the cluster's task managers, as its REST API lists them ({@code GET
+     * /taskmanagers}), satisfy {@code condition}.
+     *
+     * @param rest the cluster's REST address
+     * @param condition tested on the {@code taskmanagers} array of each answer
+     * @param expected what the condition means, for the failure message
+     * @param timeout how long to wait
+     * @throws AssertionError naming what the cluster last reported, after {@code timeout}
+     */
+    public static void awaitTaskManagers(
+            URI rest, Predicate<JsonNode> condition, String expected, Duration timeout)
+            throws Exception {
+        URI uri = rest.resolve("/taskmanagers");
         HttpClient http = HttpClient.newHttpClient();
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "";
         while (System.nanoTime() < deadline) {
             last = http.send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString()).body();
-            JsonNode tms = new ObjectMapper().readTree(last).path("taskmanagers");
-            if (tms.size() == 1
-                    && tms.get(0).path("freeSlots").asInt(-1) == cluster.getNumberSlots()) {
+            if (condition.test(new ObjectMapper().readTree(last).path("taskmanagers"))) {
                 return;
             }
             Thread.sleep(100);
         }
         throw new AssertionError(
-                "expected one task manager with all "
-                        + cluster.getNumberSlots()
-                        + " slots free after "
-                        + timeout
-                        + "; /taskmanagers says "
-                        + last);
+                "expected " + expected + " after " + timeout + "; /taskmanagers says " + last);
     }
 
     private static MiniClusterExtension create(int slots, Configuration conf) {
