@@ -84,7 +84,7 @@ class CheckpointChunksTest {
         }
     }
 
-    private static String user(int id) {
+    static String user(int id) {
         return "{\"id\":" + id + ",\"name\":\"user " + id + "\"}";
     }
 
@@ -93,8 +93,8 @@ class CheckpointChunksTest {
      * mock environment has too little managed memory for this state) and in-memory checkpoints of
      * up to 64 MiB (the default is 5 MiB).
      */
-    private static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row>
-            harness(NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
+    static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness(
+            NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
         var h =
                 new KeyedTwoInputStreamOperatorTestHarness<
                         JoinKey, ChangeRecord, ChangeRecord, Row>(
@@ -113,7 +113,7 @@ class CheckpointChunksTest {
         return h;
     }
 
-    private static ChangeRecord change(NativeDecoder decoder, String after) {
+    static ChangeRecord change(NativeDecoder decoder, String after) {
         return NativeChanges.decode(
                         decoder, "{\"before\":null,\"after\":" + after + ",\"op\":\"c\"}")
                 .get(0);

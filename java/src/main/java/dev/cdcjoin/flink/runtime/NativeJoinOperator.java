@@ -10,21 +10,25 @@ import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
-import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.KeyedStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
@@ -56,8 +60,10 @@ import org.apache.flink.types.RowKind;
  * BadRecordPolicy#SIDE_OUTPUT} it goes to {@link BadRecord#OUTPUT} as a {@link BadRecord}.
  *
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
- * state, so checkpoints, savepoints and rescaling work. The native memory is freed in {@link
- * #close()}.
+ * state, so checkpoints, savepoints and rescaling work. A checkpoint freezes the state in its
+ * synchronous phase and writes it in its asynchronous phase, while the join goes on (see {@link
+ * #snapshotState(long, long, CheckpointOptions, CheckpointStreamFactory)}). The native memory is
+ * freed in {@link #close()}.
  */
 public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, OUT>, BoundedMultiInput {
@@ -92,6 +98,10 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     private transient NativeJoin join;
     private transient int maxParallelism;
+
+    /** The key groups of this subtask, those the native state holds. */
+    private transient KeyGroupRange keyGroups;
+
     private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
@@ -164,14 +174,15 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         super.initializeState(context);
         TaskInfo task = getRuntimeContext().getTaskInfo();
         maxParallelism = task.getMaxNumberOfParallelSubtasks();
-        KeyGroupRange range =
+        keyGroups =
                 KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
                         maxParallelism,
                         task.getNumberOfParallelSubtasks(),
                         task.getIndexOfThisSubtask());
         join =
                 new NativeJoin(
-                        definition.specJson(range.getStartKeyGroup(), range.getEndKeyGroup()));
+                        definition.specJson(
+                                keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         if (context.isRestored()) {
             restore(context);
@@ -377,49 +388,62 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
     }
 
-    /**
-     * Writes the native state as raw keyed state, one section per key group, taken from the engine
-     * in chunks of about {@link #SNAPSHOT_CHUNK_BYTES}, so that a checkpoint never copies the whole
-     * state at once.
-     */
+    /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
         if (batch.records() > 0) {
             throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
         }
-        KeyedStateCheckpointOutputStream out = null;
-        byte[] copy = new byte[64 * 1024];
-        int from = 0;
-        for (ByteBuffer chunk = join.snapshot(from, SNAPSHOT_CHUNK_BYTES);
-                chunk.limit() > 0;
-                chunk = join.snapshot(from, SNAPSHOT_CHUNK_BYTES)) {
-            if (out == null) {
-                out = context.getRawKeyedOperatorStateOutput();
-            }
-            from = writeSections(chunk, out, copy) + 1;
-        }
     }
 
-    /** Writes a chunk's sections, each to its key group; returns the last key group written. */
-    private static int writeSections(
-            ByteBuffer chunk, KeyedStateCheckpointOutputStream out, byte[] copy)
-            throws IOException {
-        int p = 0;
-        int keyGroup = -1;
-        while (p < chunk.limit()) {
-            keyGroup = chunk.getInt(p);
-            int length = 4 + chunk.getInt(p + 4);
-            out.startNewKeyGroup(keyGroup);
-            for (int done = 0; done < length; ) {
-                int n = Math.min(copy.length, length - done);
-                chunk.get(p + 4 + done, copy, 0, n);
-                out.write(copy, 0, n);
-                done += n;
+    /**
+     * Takes the operator's part of a checkpoint or savepoint as Flink does, except its raw keyed
+     * state: the synchronous phase (this call, on the task thread) only freezes the native state,
+     * in time proportional to the key groups; the future Flink runs in the asynchronous phase
+     * writes it ({@link FrozenStateSnapshot}) while the join goes on. The bytes and the handle are
+     * those the synchronous raw keyed state stream would give, so restore and rescaling are
+     * unchanged.
+     */
+    @Override
+    public OperatorSnapshotFutures snapshotState(
+            long checkpointId,
+            long timestamp,
+            CheckpointOptions checkpointOptions,
+            CheckpointStreamFactory factory)
+            throws Exception {
+        OperatorSnapshotFutures futures =
+                super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
+        RunnableFuture<SnapshotResult<KeyedStateHandle>> unopened =
+                futures.getKeyedStateRawFuture();
+        NativeJoin.Frozen frozen = null;
+        try {
+            frozen = join.freeze();
+            FrozenStateSnapshot write =
+                    new FrozenStateSnapshot(frozen, factory, keyGroups, SNAPSHOT_CHUNK_BYTES);
+            futures.setKeyedStateRawFuture(
+                    write.toAsyncSnapshotFutureTask(getContainingTask().getCancelables()));
+        } catch (Throwable t) {
+            if (frozen != null) {
+                frozen.close();
             }
-            p += 4 + length;
+            cancelQuietly(futures, t);
+            throw t;
         }
-        return keyGroup;
+        // Flink's raw keyed state stream was never opened (this operator writes none in
+        // snapshotState(context), and Flink refuses legacy raw timers for an operator with custom
+        // raw keyed state): its future only unregisters itself from the task.
+        unopened.cancel(true);
+        return futures;
+    }
+
+    /** Cancels a checkpoint's futures after {@code cause}, to which a failure to do so is added. */
+    private static void cancelQuietly(OperatorSnapshotFutures futures, Throwable cause) {
+        try {
+            futures.cancel();
+        } catch (Exception e) {
+            cause.addSuppressed(e);
+        }
     }
 
     @Override

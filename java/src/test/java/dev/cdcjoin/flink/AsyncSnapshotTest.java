@@ -1,0 +1,254 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.nativelib.NativeCounters;
+import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.CheckpointStateOutputStream;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.CheckpointedStateScope;
+import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFinalizer;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The native join's state is frozen in a checkpoint's synchronous phase and written in its
+ * asynchronous phase: the synchronous call opens no stream, the state written later is the state of
+ * the freeze whatever the join did meanwhile, and the frozen copies are released whether the write
+ * succeeds, fails or is cancelled, the join going on.
+ */
+class AsyncSnapshotTest {
+
+    private static final int USERS = 2_000;
+
+    private final JoinSpec def = RawOutputTest.usersDomains(JoinType.INNER).build().spec();
+    private NativeDecoder users;
+    private NativeDecoder domains;
+    private KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> h;
+    private NativeJoinOperator<Row> op;
+
+    @BeforeEach
+    void open() throws Exception {
+        users = new NativeDecoder(def.left().decoderConfigJson(false));
+        domains = new NativeDecoder(def.right().decoderConfigJson(false));
+        op = NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
+        h = CheckpointChunksTest.harness(op, null);
+        addUsers(0, USERS);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        h.close();
+        users.close();
+        domains.close();
+    }
+
+    @Test
+    void theSynchronousPhaseWritesNothingAndTheStateOfTheFreezeIsWritten() throws Exception {
+        TestStreams streams = new TestStreams(false);
+        OperatorSnapshotFutures futures = checkpoint(1, streams);
+        assertEquals(0, streams.opened, "a stream was opened in the synchronous phase");
+        assertFalse(futures.getKeyedStateRawFuture().isDone());
+
+        addUsers(USERS, 2 * USERS); // the join goes on: these are not in checkpoint 1
+        assertTrue(frozenBytes() > 0, "key groups written after the freeze are copied");
+
+        ExecutorService asyncPhase = Executors.newSingleThreadExecutor();
+        try {
+            asyncPhase.submit(futures.getKeyedStateRawFuture()).get();
+        } finally {
+            asyncPhase.shutdown();
+        }
+        assertEquals(1, streams.opened);
+        OperatorSubtaskState state =
+                OperatorSnapshotFinalizer.create(futures).getJobManagerOwnedState();
+        addUsers(2 * USERS, 2 * USERS + 1);
+        assertEquals(0, frozenBytes(), "the frozen state is released after its write");
+
+        try (var restored = CheckpointChunksTest.harness(rowsOperator(), state)) {
+            NativeJoinOperator<?> r = (NativeJoinOperator<?>) restored.getOperator();
+            assertEquals(USERS, r.nativeStats().get(NativeCounters.STATE_ROWS));
+            assertEquals(joinedOf(0, USERS), joinDomains(restored, 0, 2 * USERS));
+        }
+    }
+
+    @Test
+    void aFailedAsynchronousWriteReleasesTheFrozenStateAndTheJoinGoesOn() throws Exception {
+        TestStreams failing = new TestStreams(true);
+        OperatorSnapshotFutures futures = checkpoint(1, failing);
+        addUsers(USERS, 2 * USERS);
+        assertTrue(frozenBytes() > 0);
+
+        futures.getKeyedStateRawFuture().run();
+        ExecutionException e =
+                assertThrows(ExecutionException.class, futures.getKeyedStateRawFuture()::get);
+        assertInstanceOf(IOException.class, e.getCause());
+        assertTrue(failing.last.closed, "the failed stream is closed");
+        futures.cancel(); // as Flink's AsyncCheckpointRunnable does when it declines
+        addUsers(2 * USERS, 2 * USERS + 1);
+        assertEquals(0, frozenBytes());
+
+        OperatorSubtaskState next = h.snapshot(2, 2);
+        try (var restored = CheckpointChunksTest.harness(rowsOperator(), next)) {
+            NativeJoinOperator<?> r = (NativeJoinOperator<?>) restored.getOperator();
+            assertEquals(2 * USERS + 1, r.nativeStats().get(NativeCounters.STATE_ROWS));
+        }
+    }
+
+    @Test
+    void aCheckpointCancelledBeforeItsWriteReleasesTheFrozenState() throws Exception {
+        TestStreams streams = new TestStreams(false);
+        OperatorSnapshotFutures futures = checkpoint(1, streams);
+        addUsers(USERS, 2 * USERS);
+        assertTrue(frozenBytes() > 0);
+
+        futures.cancel();
+        addUsers(2 * USERS, 2 * USERS + 1);
+        assertEquals(0, frozenBytes());
+        assertEquals(0, streams.opened);
+    }
+
+    /** The operator's part of checkpoint {@code id}, as the task thread takes it. */
+    private OperatorSnapshotFutures checkpoint(long id, CheckpointStreamFactory streams)
+            throws Exception {
+        op.prepareSnapshotPreBarrier(id);
+        return op.snapshotState(
+                id, id, CheckpointOptions.forCheckpointWithDefaultLocation(), streams);
+    }
+
+    private NativeJoinOperator<Row> rowsOperator() {
+        return NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
+    }
+
+    /** Inserts users {@code [from, to)} and joins them. */
+    private void addUsers(int from, int to) throws Exception {
+        for (int i = from; i < to; i++) {
+            h.processElement1(
+                    new StreamRecord<>(
+                            CheckpointChunksTest.change(users, CheckpointChunksTest.user(i))));
+        }
+        op.flush();
+    }
+
+    private long frozenBytes() {
+        return op.nativeStats().get(NativeCounters.STATE_FROZEN_BYTES);
+    }
+
+    /** Sends a domain for every user id in {@code [from, to)}; the joined rows, as strings. */
+    private List<String> joinDomains(
+            KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> in,
+            int from,
+            int to)
+            throws Exception {
+        for (int i = from; i < to; i++) {
+            in.processElement2(new StreamRecord<>(CheckpointChunksTest.change(domains, domain(i))));
+        }
+        ((NativeJoinOperator<?>) in.getOperator()).flush();
+        List<String> joined = new ArrayList<>();
+        for (Object r : in.extractOutputValues()) {
+            joined.add(r.toString());
+        }
+        return joined;
+    }
+
+    /** The rows {@link #joinDomains} gives for users {@code [from, to)}. */
+    private static List<String> joinedOf(int from, int to) {
+        List<String> rows = new ArrayList<>();
+        for (int i = from; i < to; i++) {
+            rows.add(
+                    Row.ofKind(RowKind.INSERT, (long) i, "user " + i, (long) i, (long) i, "d" + i)
+                            .toString());
+        }
+        return rows;
+    }
+
+    private static String domain(int id) {
+        return "{\"id\":" + id + ",\"user_id\":" + id + ",\"domain\":\"d" + id + "\"}";
+    }
+
+    /** Checkpoint streams in memory, counting those opened, or streams whose writes fail. */
+    private static final class TestStreams implements CheckpointStreamFactory {
+        private final MemCheckpointStreamFactory memory = new MemCheckpointStreamFactory(64 << 20);
+        private final boolean failing;
+        int opened;
+        FailingStream last;
+
+        TestStreams(boolean failing) {
+            this.failing = failing;
+        }
+
+        @Override
+        public CheckpointStateOutputStream createCheckpointStateOutputStream(
+                CheckpointedStateScope scope) throws IOException {
+            opened++;
+            if (failing) {
+                last = new FailingStream();
+                return last;
+            }
+            return memory.createCheckpointStateOutputStream(scope);
+        }
+
+        @Override
+        public boolean canFastDuplicate(StreamStateHandle handle, CheckpointedStateScope scope) {
+            return false;
+        }
+
+        @Override
+        public List<StreamStateHandle> duplicate(
+                List<StreamStateHandle> handles, CheckpointedStateScope scope) {
+            throw new UnsupportedOperationException("no fast duplication");
+        }
+    }
+
+    /** A checkpoint stream whose storage fails at the first write. */
+    private static final class FailingStream extends CheckpointStateOutputStream {
+        volatile boolean closed;
+
+        @Override
+        public void write(int b) throws IOException {
+            throw new IOException("checkpoint storage failure (test)");
+        }
+
+        @Override
+        public long getPos() {
+            return 0;
+        }
+
+        @Override
+        public void flush() {}
+
+        @Override
+        public void sync() {}
+
+        @Override
+        public StreamStateHandle closeAndGetHandle() throws IOException {
+            throw new IOException("checkpoint storage failure (test)");
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+        }
+    }
+}
