@@ -130,7 +130,15 @@ public final class MiniClusters {
                 "expected " + expected + " after " + timeout + "; /taskmanagers says " + last);
     }
 
-    private static MiniClusterExtension create(int slots, Configuration conf) {
+    /**
+     * A MiniCluster of one task manager started with {@code conf} (start from {@link
+     * #configuration()}).
+     *
+     * @param slots its task slots, the highest parallelism a test job may use
+     * @param conf the cluster's configuration
+     * @return the extension to register with {@code @RegisterExtension}
+     */
+    public static MiniClusterExtension create(int slots, Configuration conf) {
         return new MiniClusterExtension(
                 new MiniClusterResourceConfiguration.Builder()
                         .setNumberTaskManagers(1)

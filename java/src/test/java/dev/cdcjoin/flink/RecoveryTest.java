@@ -222,7 +222,28 @@ class RecoveryTest {
 
     @Test
     void rescalesFromTwoToThreeToOne(@TempDir Path savepoints) throws Exception {
-        UsersDomainsTrace trace = UsersDomainsTrace.generate(7, 3000, 200);
+        rescales(UsersDomainsTrace.generate(7, 3000, 200), new int[] {2, 3, 1}, savepoints);
+    }
+
+    /** A state of about 19,000 joined rows, split by key group and merged again: 1 -> 2 -> 1. */
+    @Test
+    void rescalesALargeStateFromOneToTwoToOne(@TempDir Path savepoints) throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(8, 120_000, 10_000);
+        int rows = ReferenceJoin.usersDomains(trace, JoinType.FULL).size();
+        assertTrue(rows > 15_000, "a large state: " + rows + " joined rows");
+        rescales(trace, new int[] {1, 2, 1}, savepoints);
+    }
+
+    /**
+     * Runs the trace in three slices, the first two stopped with a savepoint and the next started
+     * from it at the next parallelism; the changelog of all three materializes to the oracle's.
+     */
+    private static void rescales(UsersDomainsTrace trace, int[] parallelism, Path savepoints)
+            throws Exception {
+        RESCALED.clear();
+        for (AtomicLong emitted : EMITTED) {
+            emitted.set(0);
+        }
         List<String> events = encoded(trace);
         int third = events.size() / 3;
         List<List<String>> slices =
@@ -231,7 +252,6 @@ class RecoveryTest {
                         events.subList(third, 2 * third),
                         events.subList(2 * third, events.size()));
         String savepoint = null;
-        int[] parallelism = {2, 3, 1};
         for (int k = 0; k < 2; k++) {
             JobClient job = runSlice(slices.get(k), k, parallelism[k], savepoint, false);
             try {

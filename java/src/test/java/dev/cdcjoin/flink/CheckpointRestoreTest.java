@@ -1,0 +1,234 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Checkpoints taken while records keep flowing (the join's state written in the asynchronous phase
+ * while it goes on) restore to exactly the state of their instant: a job is restored from each of
+ * several retained checkpoints, at another parallelism, and what it emits after the checkpoint,
+ * added to what the first job emitted before it, materializes to the oracle's join.
+ */
+class CheckpointRestoreTest {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.create(4, retainingCheckpoints());
+
+    /**
+     * A cluster that keeps every checkpoint of a job (the number retained is a cluster setting).
+     */
+    private static Configuration retainingCheckpoints() {
+        Configuration conf = MiniClusters.configuration();
+        conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 1000);
+        return conf;
+    }
+
+    /** Output rows per run and subtask, in order. */
+    static final Map<String, List<String>> OUTPUT = new ConcurrentHashMap<>();
+
+    /** Per run, checkpoint and subtask: how many rows the subtask emitted before the barrier. */
+    static final Map<String, Integer> BEFORE_BARRIER = new ConcurrentHashMap<>();
+
+    /** The runs whose source has emitted the whole trace. */
+    static final Set<String> DRAINED = ConcurrentHashMap.newKeySet();
+
+    /** Emits event {@code i} of the trace, a little slowly, then idles until cancelled. */
+    static final class Trickle implements FlatMapFunction<Long, String> {
+        private static final long serialVersionUID = 1L;
+        private final String[] events;
+        private final String run;
+
+        Trickle(List<String> events, String run) {
+            this.events = events.toArray(new String[0]);
+            this.run = run;
+        }
+
+        @Override
+        public void flatMap(Long i, Collector<String> out) throws Exception {
+            if (i < events.length) {
+                out.collect(events[i.intValue()]);
+                if (i % 4 == 0) {
+                    Thread.sleep(1);
+                }
+            } else {
+                DRAINED.add(run);
+                Thread.sleep(1);
+            }
+        }
+    }
+
+    /** Records a run's output rows, and at each checkpoint how many came before its barrier. */
+    static final class Recorder extends RichMapFunction<Row, String>
+            implements CheckpointedFunction {
+        private static final long serialVersionUID = 1L;
+        private final String run;
+        private transient List<String> rows;
+
+        Recorder(String run) {
+            this.run = run;
+        }
+
+        private String subtask() {
+            return run + "/" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        }
+
+        @Override
+        public String map(Row row) {
+            if (rows == null) {
+                rows = OUTPUT.computeIfAbsent(subtask(), k -> new CopyOnWriteArrayList<>());
+            }
+            rows.add(row.toString());
+            return row.toString();
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext context) {
+            List<String> mine = OUTPUT.getOrDefault(subtask(), List.of());
+            BEFORE_BARRIER.put(subtask() + "@" + context.getCheckpointId(), mine.size());
+        }
+
+        @Override
+        public void initializeState(FunctionInitializationContext context) {}
+    }
+
+    private static JobClient start(
+            List<String> events, String run, int parallelism, Path checkpoints, String restore)
+            throws Exception {
+        Configuration conf = new Configuration();
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
+        conf.set(
+                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        if (restore != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, restore);
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.enableCheckpointing(40);
+        env.setParallelism(parallelism);
+        env.setMaxParallelism(128);
+        DataStream<String> source =
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .uid("source")
+                        .setParallelism(1)
+                        .flatMap(new Trickle(events, run))
+                        .uid("trickle")
+                        .setParallelism(1);
+        RecoveryTest.decodeAndJoin(RecoveryTest.join(JoinType.FULL), source, new Recorder(run));
+        return env.executeAsync(run);
+    }
+
+    /** The rows a run's subtasks emitted (before the barrier of {@code checkpoint}, if given). */
+    private static List<String> emitted(String run, Long checkpoint) {
+        List<String> rows = new ArrayList<>();
+        OUTPUT.forEach(
+                (subtask, list) -> {
+                    if (subtask.startsWith(run + "/")) {
+                        int n =
+                                checkpoint == null
+                                        ? list.size()
+                                        : BEFORE_BARRIER.getOrDefault(
+                                                subtask + "@" + checkpoint, 0);
+                        rows.addAll(list.subList(0, n));
+                    }
+                });
+        return rows;
+    }
+
+    /**
+     * Waits until the run's source has emitted the whole trace and its output has stopped growing
+     * (the join flushes within its max flush delay), then checks that {@code before} followed by
+     * the run's output materializes to {@code expected}; fails after 60 s saying what it waited
+     * for.
+     */
+    private static void assertResult(Map<String, Integer> expected, String run, List<String> before)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!DRAINED.contains(run)) {
+            assertTrue(System.nanoTime() < deadline, run + ": the trace was not emitted in 60 s");
+            Thread.sleep(20);
+        }
+        for (int seen = -1; seen != emitted(run, null).size(); ) {
+            assertTrue(System.nanoTime() < deadline, run + ": output still growing after 60 s");
+            seen = emitted(run, null).size();
+            Thread.sleep(500);
+        }
+        List<String> rows = new ArrayList<>(before);
+        rows.addAll(emitted(run, null));
+        assertEquals(expected, Changelogs.materialize(rows), run);
+    }
+
+    /** The retained checkpoints of a job, oldest first. */
+    private static List<Path> retained(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir, 2)) {
+            return files.filter(p -> p.getFileName().toString().startsWith("chk-"))
+                    .filter(p -> Files.exists(p.resolve("_metadata")))
+                    .sorted(Comparator.comparingLong(CheckpointRestoreTest::checkpointId))
+                    .collect(Collectors.toList());
+        }
+    }
+
+    private static long checkpointId(Path chk) {
+        return Long.parseLong(chk.getFileName().toString().substring(4));
+    }
+
+    @Test
+    void everyCheckpointRestoresTheStateOfItsInstant(@TempDir Path checkpoints) throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(11, 6000, 300);
+        List<String> events = RecoveryTest.encoded(trace);
+        Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
+        JobClient first = start(events, "first", 2, checkpoints.resolve("first"), null);
+        try {
+            assertResult(expected, "first", List.of());
+        } finally {
+            first.cancel().get(60, TimeUnit.SECONDS);
+        }
+        List<Path> all = retained(checkpoints.resolve("first"));
+        assertTrue(all.size() >= 4, "checkpoints retained while the trace flowed: " + all);
+        for (int i = 1; i <= 4; i++) {
+            Path chk = all.get(i * (all.size() - 1) / 4);
+            long id = checkpointId(chk);
+            String run = "restored-" + id;
+            List<String> before = emitted("first", id);
+            JobClient restored =
+                    start(events, run, 3, checkpoints.resolve(run), chk.toUri().toString());
+            try {
+                assertResult(expected, run, before);
+            } finally {
+                restored.cancel().get(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+}
