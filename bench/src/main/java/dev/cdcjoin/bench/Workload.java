@@ -12,10 +12,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -105,7 +108,7 @@ public final class Workload {
 
         @Override
         public String toString() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -553,7 +556,7 @@ public final class Workload {
     private static final class KeySizes {
         private int peakRows;
         private int peakUser;
-        private final java.util.Set<Integer> everBig = new java.util.HashSet<>();
+        private final Set<Integer> everBig = new HashSet<>();
 
         /** Notes that {@code user} now holds {@code rows} domains. */
         void grew(int user, int rows) {
