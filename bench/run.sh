@@ -3,6 +3,8 @@
 #
 #   bench/run.sh                         # the reported configuration (see bench/README.md)
 #   bench/run.sh --events 200000 --rounds 1 --phases throughput,report   # a quick look
+#   bench/run.sh --events 1000000 --config hot --joins LEFT --parallelisms 1 --phases throughput,report
+#                                        # hot keys: the hottest user holds ~15k domains (bench/README.md)
 #   SKIP_BUILD=1 bench/run.sh --phases report --out results/<dir>        # rebuild a report
 #
 # Builds the main artifact into its own folder (-Dcdcjoin.build.dir, so it does not collide with

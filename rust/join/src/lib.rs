@@ -4,15 +4,16 @@
 //! The crate is split the way the problem is:
 //! - [`spec`]: what the user declares (schemas, keys, join type, TTL) and what it implies, chiefly
 //!   the *state layout* of each side, chosen as Flink does from the keys.
-//! - [`group`]: the bytes of all rows stored under one join key, one allocation per key.
-//! - [`state`]: per key group and side, the hash table from join key to its group.
+//! - [`group`]: the rows stored under one join key: one allocation while they are few, an arena
+//!   indexed by primary key (or row value) once they are many, so a hot key costs O(1) per change.
+//! - [`state`]: per key group, the hash table from a join key to both sides' groups.
 //! - [`engine`]: the emission rules, in one place, over any layout.
 //! - `reject`: the changes the join refuses without failing the batch (unavailable columns it
 //!   cannot fill), and their messages.
 //! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
 //!   crosses into native code once per batch.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
-//!   rescaling work.
+//!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
 
 pub mod batch;
 pub mod engine;

@@ -211,6 +211,35 @@ final class Report {
         return okMb + " MB" + (bad != null ? " (" + bad + " MB fails)" : "");
     }
 
+    /**
+     * How skewed the trace came out (the generator's measure, see {@link Workload}): which picks
+     * the skew applied to, the rows of the hottest join key and how many keys held more than
+     * {@value Workload#BIG_KEY_ROWS} rows, at the peak and at the end; empty for a trace generated
+     * before these were recorded.
+     */
+    private String skewFigures() {
+        String big = "keys.over" + Workload.BIG_KEY_ROWS;
+        if (trace.getProperty("hottest.peak.rows") == null) {
+            return "";
+        }
+        return String.format(
+                Locale.ROOT,
+                " (%s; hottest key: %s domain rows at its peak, %s at the end;"
+                        + " keys holding > %,d rows: %s at some point, %s at the end)",
+                "owners".equals(trace.getProperty("skew.picks"))
+                        ? "on the user a domain is inserted under or moved to only"
+                        : "on every user pick",
+                thousands(trace.getProperty("hottest.peak.rows")),
+                thousands(trace.getProperty("hottest.final.rows")),
+                Workload.BIG_KEY_ROWS,
+                trace.getProperty(big + ".ever"),
+                trace.getProperty(big + ".final"));
+    }
+
+    private static String thousands(String n) {
+        return String.format(Locale.ROOT, "%,d", Long.parseLong(n));
+    }
+
     void write() throws IOException {
         StringBuilder md = new StringBuilder();
         String date = String.valueOf(machine.getOrDefault("date", "?"));
@@ -256,6 +285,7 @@ final class Report {
                 .append(trace.getProperty("seed"))
                 .append(", key skew ")
                 .append(trace.getProperty("skew"))
+                .append(skewFigures())
                 .append(", mix `")
                 .append(trace.getProperty("mix"))
                 .append("`, ")

@@ -59,12 +59,18 @@ public final class Suite {
                     "--add-opens=java.base/java.text=ALL-UNNAMED",
                     "--add-opens=java.sql/java.sql=ALL-UNNAMED");
 
+    /** The mix of {@code --config hot}: the default one without user deletes. */
+    static final String HOT_MIX =
+            "insert_user=10,insert_domain=20,rename_user=15,rename_domain=15,move_domain=15,"
+                    + "renumber_domain=5,delete_domain=15,delete_user=0";
+
     static final class Options {
         long events = 5_000_000;
         Integer users;
         Integer domains;
         long seed = 42;
         double skew = 1.0;
+        Workload.SkewPicks skewPicks = Workload.SkewPicks.ALL;
         String mix = Workload.DEFAULT_MIX;
         int partitions = 4;
         boolean tombstones;
@@ -99,6 +105,8 @@ public final class Suite {
 
         static Options parse(String[] args) {
             Options o = new Options();
+            String config = null;
+            boolean shapeGiven = false;
             for (int i = 0; i < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
@@ -116,9 +124,18 @@ public final class Suite {
                         break;
                     case "--skew":
                         o.skew = Double.parseDouble(v);
+                        shapeGiven = true;
+                        break;
+                    case "--skew-picks":
+                        o.skewPicks = Workload.SkewPicks.parse(v);
+                        shapeGiven = true;
+                        break;
+                    case "--config":
+                        config = v;
                         break;
                     case "--mix":
                         o.mix = v;
+                        shapeGiven = true;
                         break;
                     case "--partitions":
                         o.partitions = Integer.parseInt(v);
@@ -190,7 +207,45 @@ public final class Suite {
                         throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
+            if (config != null) {
+                if (shapeGiven) {
+                    throw new IllegalArgumentException(
+                            "--config "
+                                    + config
+                                    + " sets the skew and the mix: drop --skew, --skew-picks and"
+                                    + " --mix");
+                }
+                o.applyConfig(config);
+            }
             return o;
+        }
+
+        /**
+         * A named trace configuration: {@code uniform} (the default), {@code skewed} ({@code --skew
+         * 4}: hot users, which are also the most renamed and deleted, so their groups are big for a
+         * while and then deleted whole), {@code hot} ({@code --skew 4 --skew-picks owners} and
+         * {@link #HOT_MIX}: the big customers stay, each hot user keeps its domains to the end; at
+         * 1M events the hottest holds 14.8k rows at the end).
+         */
+        private void applyConfig(String name) {
+            switch (name) {
+                case "uniform":
+                    skew = 1.0;
+                    skewPicks = Workload.SkewPicks.ALL;
+                    break;
+                case "skewed":
+                    skew = 4.0;
+                    skewPicks = Workload.SkewPicks.ALL;
+                    break;
+                case "hot":
+                    skew = 4.0;
+                    skewPicks = Workload.SkewPicks.OWNERS;
+                    mix = HOT_MIX;
+                    break;
+                default:
+                    throw new IllegalArgumentException(
+                            "--config must be uniform, skewed or hot, not '" + name + "'");
+            }
         }
 
         static List<Integer> ints(String v) {
@@ -221,6 +276,7 @@ public final class Suite {
             c.domains = domains != null ? domains : (int) Math.max(1, events / 5);
             c.seed = seed;
             c.skew = skew;
+            c.skewPicks = skewPicks;
             c.mix = mix;
             c.partitions = partitions;
             c.tombstones = tombstones;

@@ -12,10 +12,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -37,6 +40,14 @@ import java.util.SplittableRandom;
  * the generator's final tables. A row goes to partition {@code hash(lineage) % partitions}, where a
  * domain's lineage is the id it was created with, so every change of a row (its renumbering
  * included) stays in one partition, in order, as in a Kafka topic keyed by the row.
+ *
+ * <p>Key skew ({@code skew} X above 1) picks users at index {@code floor(n * U^X)}, so low indexes
+ * (the oldest users) are hot. It applies to every user pick ({@code skewPicks = all}) or only to
+ * the user a domain is inserted under or moved to ({@code owners}): user renames and deletes then
+ * pick uniformly, so a hot user keeps its domains instead of losing them to its own frequent
+ * deletes. How skewed a trace came out is measured, not assumed: {@code trace.properties} records
+ * the rows of the hottest join key (domains under one user) at its peak and at the end, and how
+ * many keys held more than {@value #BIG_KEY_ROWS} rows.
  */
 public final class Workload {
 
@@ -73,6 +84,34 @@ public final class Workload {
     };
     private static final String[] TLD = {"com", "org", "net", "io"};
 
+    /** A join key holding more rows than this counts as big in the trace's skew figures. */
+    static final int BIG_KEY_ROWS = 1000;
+
+    /** The user picks that key skew applies to (see the class comment). */
+    enum SkewPicks {
+        /** Every user pick: domain inserts and moves, user renames and deletes. */
+        ALL,
+        /** Only the user a domain is inserted under or moved to. */
+        OWNERS;
+
+        static SkewPicks parse(String v) {
+            switch (v) {
+                case "all":
+                    return ALL;
+                case "owners":
+                    return OWNERS;
+                default:
+                    throw new IllegalArgumentException(
+                            "--skew-picks must be all or owners, not '" + v + "'");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     /** Generator options. */
     public static final class Config {
         int users = 200_000;
@@ -80,6 +119,7 @@ public final class Workload {
         long events = 5_000_000;
         long seed = 42;
         double skew = 1.0;
+        SkewPicks skewPicks = SkewPicks.ALL;
         String mix = DEFAULT_MIX;
         int partitions = 4;
         boolean tombstones = false;
@@ -103,6 +143,9 @@ public final class Workload {
                         break;
                     case "--skew":
                         c.skew = Double.parseDouble(v);
+                        break;
+                    case "--skew-picks":
+                        c.skewPicks = SkewPicks.parse(v);
                         break;
                     case "--mix":
                         c.mix = v;
@@ -132,6 +175,7 @@ public final class Workload {
                     + seed
                     + "-k"
                     + skew
+                    + (skewPicks == SkewPicks.ALL ? "" : "-" + skewPicks)
                     + "-p"
                     + partitions
                     + (tombstones ? "-t" : "")
@@ -201,6 +245,7 @@ public final class Workload {
     private final Table<User> users = new Table<>();
     private final Table<Domain> domains = new Table<>();
     private final Map<Integer, List<Integer>> byUser = new HashMap<>();
+    private final KeySizes keySizes = new KeySizes();
     private int nextUser = 1;
     private int nextDomain = 1;
     private long ts = 1_700_000_000_000L;
@@ -318,8 +363,18 @@ public final class Workload {
         return Math.min(i, n - 1);
     }
 
-    private User pickUser() {
-        return users.rows.isEmpty() ? null : users.rows.get(pickIndex(users.rows.size(), cfg.skew));
+    /** A user a domain is inserted under or moved to. */
+    private User pickOwner() {
+        return pickUser(cfg.skew);
+    }
+
+    /** A user to rename or delete. */
+    private User pickChangedUser() {
+        return pickUser(cfg.skewPicks == SkewPicks.ALL ? cfg.skew : 1.0);
+    }
+
+    private User pickUser(double skew) {
+        return users.rows.isEmpty() ? null : users.rows.get(pickIndex(users.rows.size(), skew));
     }
 
     private Domain pickDomain() {
@@ -335,7 +390,7 @@ public final class Workload {
     }
 
     private void insertDomain(String op) throws IOException {
-        User u = pickUser();
+        User u = pickOwner();
         if (u == null) {
             insertUser(op);
             return;
@@ -343,12 +398,12 @@ public final class Workload {
         int id = nextDomain++;
         Domain d = new Domain(id, id, u.id, "site" + id + "." + TLD[id % 4]);
         domains.insert(id, d);
-        byUser.computeIfAbsent(u.id, x -> new ArrayList<>()).add(id);
+        link(u.id, id);
         emit(1, d.lineage, op, null, json(d));
     }
 
     private void renameUser() throws IOException {
-        User before = pickUser();
+        User before = pickChangedUser();
         if (before == null) {
             return;
         }
@@ -360,9 +415,15 @@ public final class Workload {
     private void updateDomain(Domain before, Domain after) throws IOException {
         domains.remove(before.id, d -> d.id);
         unlink(before.userId, before.id);
-        byUser.computeIfAbsent(after.userId, x -> new ArrayList<>()).add(after.id);
+        link(after.userId, after.id);
         domains.insert(after.id, after);
         emit(1, before.lineage, "u", json(before), json(after));
+    }
+
+    private void link(int userId, int domainId) {
+        List<Integer> l = byUser.computeIfAbsent(userId, x -> new ArrayList<>());
+        l.add(domainId);
+        keySizes.grew(userId, l.size());
     }
 
     private void unlink(int userId, int domainId) {
@@ -383,7 +444,7 @@ public final class Workload {
 
     private void moveDomain() throws IOException {
         Domain b = pickDomain();
-        User to = pickUser();
+        User to = pickOwner();
         if (b == null || to == null) {
             return;
         }
@@ -409,7 +470,7 @@ public final class Workload {
     }
 
     private void deleteUser() throws IOException {
-        User u = pickUser();
+        User u = pickChangedUser();
         if (u == null) {
             return;
         }
@@ -488,6 +549,48 @@ public final class Workload {
         }
     }
 
+    /**
+     * How many rows the join's hot keys hold: domains under one user, at the peak over the whole
+     * trace and in the final tables.
+     */
+    private static final class KeySizes {
+        private int peakRows;
+        private int peakUser;
+        private final Set<Integer> everBig = new HashSet<>();
+
+        /** Notes that {@code user} now holds {@code rows} domains. */
+        void grew(int user, int rows) {
+            if (rows > peakRows) {
+                peakRows = rows;
+                peakUser = user;
+            }
+            if (rows > BIG_KEY_ROWS) {
+                everBig.add(user);
+            }
+        }
+
+        /** Writes the peak figures and those of the final tables {@code byUser}. */
+        void write(Properties p, Map<Integer, List<Integer>> byUser) {
+            int finalRows = 0;
+            int finalUser = 0;
+            int finalBig = 0;
+            for (Map.Entry<Integer, List<Integer>> e : byUser.entrySet()) {
+                int n = e.getValue().size();
+                if (n > finalRows) {
+                    finalRows = n;
+                    finalUser = e.getKey();
+                }
+                finalBig += n > BIG_KEY_ROWS ? 1 : 0;
+            }
+            p.setProperty("hottest.peak.rows", "" + peakRows);
+            p.setProperty("hottest.peak.user", "" + peakUser);
+            p.setProperty("hottest.final.rows", "" + finalRows);
+            p.setProperty("hottest.final.user", "" + finalUser);
+            p.setProperty("keys.over" + BIG_KEY_ROWS + ".ever", "" + everBig.size());
+            p.setProperty("keys.over" + BIG_KEY_ROWS + ".final", "" + finalBig);
+        }
+    }
+
     /** The partition of a row lineage (a Kafka-style hash of the key). */
     static int partition(long lineage, int partitions) {
         return (int) Long.remainderUnsigned(RowHash.fmix(lineage), partitions);
@@ -505,6 +608,7 @@ public final class Workload {
         p.setProperty("events", "" + cfg.events);
         p.setProperty("seed", "" + cfg.seed);
         p.setProperty("skew", "" + cfg.skew);
+        p.setProperty("skew.picks", cfg.skewPicks.toString());
         p.setProperty("mix", cfg.mix);
         p.setProperty("partitions", "" + cfg.partitions);
         p.setProperty("tombstones", "" + cfg.tombstones);
@@ -523,6 +627,7 @@ public final class Workload {
         ops.forEach((k, v) -> p.setProperty("ops." + k, "" + v));
         p.setProperty("final.users", "" + users.rows.size());
         p.setProperty("final.domains", "" + domains.rows.size());
+        keySizes.write(p, byUser);
         // The expected materialized join of the final tables.
         Map<Integer, User> byId = new HashMap<>();
         for (User u : users.rows) {
@@ -555,8 +660,8 @@ public final class Workload {
     }
 
     /**
-     * {@code generate --dir D [--users N --domains N --events N --seed N --skew X --mix M
-     * --partitions N --tombstones B]}
+     * {@code generate --dir D [--users N --domains N --events N --seed N --skew X --skew-picks P
+     * --mix M --partitions N --tombstones B]}
      */
     public static void main(String[] args) throws IOException {
         List<String> a = new ArrayList<>(List.of(args));
