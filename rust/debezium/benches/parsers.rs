@@ -19,7 +19,10 @@
 //!     `LazyValue`s; `sonic_rs_derive`: the serde derive with `LazyValue` column values.
 //!
 //! Each candidate returns what it found (the `op` byte and the number of columns seen), checked
-//! against the others before measuring, so that none is faster for doing less.
+//! against the others before measuring, so that none is faster for doing less. Before each group,
+//! a table of every candidate's best times on interleaved slices ([`interleaved`]) gives the
+//! ratios to quote on a loaded machine; `-- none` prints the tables alone. Findings and decision:
+//! bench/README.md, "Decode: serde_json against SIMD JSON parsers".
 
 mod common;
 
