@@ -2,7 +2,8 @@
 //!
 //! The state is the users/domains LEFT join of `benches/join.rs` after a snapshot of the two
 //! tables: users `(id, firstname, lastname)` with the workload's names, domains
-//! `(id, user_id, "site<id>.<tld>")` spread uniformly over the users (a fifth of the rows are users: four domains each on average).
+//! `(id, user_id, "site<id>.<tld>")` spread uniformly over the users (a fifth of the rows are
+//! users: four domains each on average).
 //! The rows are generated directly (decoding millions of Debezium envelopes would only slow the
 //! setup). `SNAPSHOT_BENCH_ROWS` sets the stored rows (default 5,000,000).
 //!
@@ -10,6 +11,8 @@
 //! benchmark thread's CPU time (see [`measure`]):
 //! - `write_live` / `write_frozen`: writing every section from the engine, and from a frozen state;
 //! - `restore`: restoring every section into a fresh engine (what a recovery or rescale does);
+//! - `write_frozen_format3_lz4` / `restore_format3_lz4`: the same with sections compressed (format
+//!   3, [`Compression::Lz4`]), in MiB/s of the uncompressed sections;
 //! - `lz4`, `zstd1`, `zstd3` compress and decompress: each section on its own (sections restore
 //!   independently), in MiB/s of uncompressed bytes, and `<codec>_restore`, decompressing and
 //!   restoring every section, one after the other as the task thread would; the ratio is printed
@@ -18,7 +21,7 @@
 mod common;
 
 use cdcjoin_join::batch::{write_input, InputRecord};
-use cdcjoin_join::{JoinEngine, Side};
+use cdcjoin_join::{Compression, JoinEngine, Side};
 use cdcjoin_model::{KeyProjection, RowKind, RowLayout, RowRef, RowWriter};
 use cdcjoin_workload::{domains_schema, users_schema, XorShift};
 use common::{key_group, spec};
@@ -90,7 +93,7 @@ fn filled(rows: usize) -> JoinEngine {
 }
 
 /// Every section of `engine`, each on its own.
-fn sections(engine: &JoinEngine) -> Vec<Vec<u8>> {
+fn sections_of(engine: &JoinEngine) -> Vec<Vec<u8>> {
     engine
         .key_groups_with_state()
         .into_iter()
@@ -163,7 +166,7 @@ fn bench(c: &mut Criterion) {
     let t = Instant::now();
     let mut engine = filled(rows);
     eprintln!("built the state in {:.1} s", t.elapsed().as_secs_f64());
-    let sections = sections(&engine);
+    let sections = sections_of(&engine);
     let bytes: usize = sections.iter().map(Vec::len).sum();
     report(&engine, &sections, bytes);
 
@@ -186,6 +189,20 @@ fn bench(c: &mut Criterion) {
         }
     });
     measure(&mut g, "restore", || restored(&sections));
+    engine.set_snapshot_compression(Compression::Lz4);
+    measure(&mut g, "write_frozen_format3_lz4", || {
+        let frozen = engine.freeze();
+        out.clear();
+        for &kg in &kgs {
+            frozen.snapshot_key_group(kg, &mut out).unwrap();
+        }
+    });
+    let format3 = sections_of(&engine);
+    eprintln!(
+        "format 3 (LZ4): {} bytes",
+        format3.iter().map(Vec::len).sum::<usize>()
+    );
+    measure(&mut g, "restore_format3_lz4", || restored(&format3));
     for codec in &CODECS {
         let packed: Vec<Vec<u8>> = sections.iter().map(|s| (codec.compress)(s)).collect();
         measure(&mut g, &format!("{}_compress", codec.name), || {
