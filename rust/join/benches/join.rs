@@ -6,13 +6,14 @@
 //! domains on `users.id = domains.user_id` from empty state, output rows encoded into a reused
 //! buffer. Before criterion runs, a counting allocator reports the bytes state holds per stored row.
 
+mod common;
+
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
-use cdcjoin_join::{
-    JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec,
-};
+use cdcjoin_join::{JoinEngine, Side};
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
 use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
+use common::{key_group, spec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
@@ -62,26 +63,6 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 const BATCH: usize = 8192;
-const MAX_KG: u16 = 128;
-
-fn spec() -> JoinSpec {
-    let side = |schema, jk: &str| SideSpec {
-        schema,
-        join_key: vec![jk.into()],
-        primary_key: Some(vec!["id".into()]),
-        ttl_ms: None,
-    };
-    JoinSpec {
-        left: side(users_schema(), "id"),
-        right: side(domains_schema(), "user_id"),
-        join_type: JoinType::Left,
-        absent_retraction: RetractionPolicy::Fail,
-        key_groups: KeyGroupRange {
-            start: 0,
-            end: MAX_KG - 1,
-        },
-    }
-}
 
 /// Decodes the trace into join input batches; returns them and the number of input records.
 fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
@@ -130,13 +111,6 @@ fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
     }
     out.push(cur);
     (out, n)
-}
-
-/// A key group independent of the engine's table hash (Flink uses murmur of the key's hashCode).
-fn key_group(key: &[u8]) -> u16 {
-    let mut h = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(key, &mut h);
-    (std::hash::Hasher::finish(&h) % MAX_KG as u64) as u16
 }
 
 fn run(batches: &[Vec<u8>], out: &mut Vec<u8>) -> (JoinEngine, usize) {

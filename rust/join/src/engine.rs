@@ -54,7 +54,7 @@
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{expiry_deadline, Entry, EntryLayout, Group};
 use crate::reject::{self, Refusal};
-use crate::snapshot::Definition;
+use crate::snapshot::{Compression, Definition};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::{RowKind, RowRef};
@@ -175,6 +175,8 @@ pub struct JoinEngine {
     pub(crate) sides: [ResolvedSide; 2],
     /// What the state depends on, written into and checked against every snapshot section.
     pub(crate) definition: Definition,
+    /// How snapshot sections are written (see [`crate::snapshot`]); restore reads every codec.
+    pub(crate) compression: Compression,
     pub(crate) range: KeyGroupRange,
     /// One table per key group of the range, shared with the snapshots being written (a write to
     /// a shared table copies it first).
@@ -320,6 +322,7 @@ impl JoinEngine {
             freezes: Vec::new(),
             range: spec.key_groups,
             definition: Definition::of(spec, &sides),
+            compression: Compression::None,
             sides,
             stats: JoinStats::default(),
             policy: spec.absent_retraction,

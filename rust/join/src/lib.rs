@@ -25,5 +25,5 @@ pub mod state;
 
 pub use batch::{BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
-pub use snapshot::FrozenState;
+pub use snapshot::{Compression, FrozenState};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

@@ -3,20 +3,34 @@
 //! ```text
 //! section := payload_len u32 | payload
 //! payload := version u32 (= 2) | crc32c u32 (of body) | body
+//!          | version u32 (= 3) | crc32c u32 (of the rest) | codec u8 | body_len u32 | packed
 //! body    := bincode(key_group u16 | fingerprint u64 | definition str | side | side)
 //! side    := entry_layout u8 | groups
 //! groups  := (group_len u32 | group bytes)*      (each side's groups, as one byte string)
+//! packed  := body, compressed by codec (1 = an LZ4 block)
 //! ```
 //! A section holds both sides' groups of one key group as their raw bytes (the in-memory format is
 //! already compact and position-independent). Sections restore independently, so any subset of key
 //! groups can go to any instance: that is how Flink rescales keyed state. Decoding borrows from the
-//! input, so a corrupt length can never make it allocate more than the section holds.
+//! input, so a corrupt length can never make it allocate more than the section holds; a restore
+//! sizes the key group's table once, for the groups the section holds, and counts what it adds to
+//! the engine's statistics as it goes (a recount of the whole state per section made restoring n
+//! sections quadratic).
 //!
 //! Why the header: rows are stored without their schema, so bytes restored under another
 //! declaration, or flipped on disk, could decode as other valid rows and the join would go on
 //! silently wrong. The CRC32C makes corruption an error; the [`Definition`] (everything the state's
 //! bytes depend on, as a canonical text, plus its fingerprint) makes a changed declaration an error
 //! that names each part that differs.
+//!
+//! Format 3 is format 2 compressed, written only when asked
+//! ([`JoinEngine::set_snapshot_compression`]): measured on 5M rows (`benches/snapshot.rs`), LZ4
+//! halves the section bytes but costs CPU on the join's cores at every checkpoint and slows a
+//! restore's decoding, so it pays where checkpoint storage is slow, not by default
+//! (bench/README.md). A section is compressed on its own, so that
+//! sections still restore independently; the CRC32C covers the compressed bytes, so corruption is
+//! caught before decompression, and the recorded `body_len` is checked against what LZ4 can expand
+//! the packed bytes to before anything is allocated.
 //!
 //! Format 1 (release 0.1.0) had neither: `payload := bincode(version u32 (= 1) | key_group u16 |
 //! side | side)`. It is still restored, checked as it was then, by each side's entry layout only.
@@ -29,7 +43,7 @@
 //! the extra memory is the key groups written to meanwhile, freed when the frozen state is dropped
 //! (the write ended or was aborted); [`JoinEngine::frozen_bytes`] counts it.
 
-use crate::engine::{JoinEngine, JoinError};
+use crate::engine::{JoinEngine, JoinError, JoinStats};
 use crate::group::Group;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
 use crate::state::{hash_key, KeySlot, KeyTable};
@@ -39,8 +53,30 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::{Arc, Weak};
 
-/// Format version written by this build.
+/// Format version written by this build for uncompressed sections.
 pub const FORMAT_VERSION: u32 = 2;
+
+/// Format version of compressed sections.
+const FORMAT_V3: u32 = 3;
+
+/// The largest factor by which an LZ4 block expands (a run of one byte): a recorded body length
+/// beyond it (and a few bytes of slack) cannot be right.
+const LZ4_MAX_EXPANSION: usize = 255;
+
+/// How snapshot sections are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    /// Format 2: the body as it is.
+    #[default]
+    None,
+    /// Format 3 with the body compressed as one LZ4 block.
+    Lz4,
+}
+
+impl Compression {
+    /// The codec byte of a format-3 section.
+    const LZ4_CODEC: u8 = 1;
+}
 
 /// The header-less format of release 0.1.0, still restored.
 const FORMAT_V1: u32 = 1;
@@ -214,6 +250,57 @@ fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.try_into().expect("4 bytes")))
 }
 
+/// What follows the version and CRC32C of a format 2 or 3 payload, once the CRC32C holds.
+fn checked(payload: &[u8]) -> Result<&[u8], JoinError> {
+    let stored = u32_at(payload, 4).ok_or_else(|| unreadable("truncated checksum".into()))?;
+    let rest = &payload[8..];
+    let computed = crc32c::crc32c(rest);
+    if stored != computed {
+        return Err(unreadable(format!(
+            "checksum mismatch: the section records CRC32C {stored:08x}, its {} bytes have \
+             {computed:08x} (corrupted snapshot)",
+            rest.len()
+        )));
+    }
+    Ok(rest)
+}
+
+/// The body of a format-3 payload from what follows its CRC32C: `codec | body_len | packed`.
+fn unpacked(rest: &[u8]) -> Result<Vec<u8>, JoinError> {
+    let (&codec, rest) = rest
+        .split_first()
+        .ok_or_else(|| unreadable("truncated codec".into()))?;
+    let (body_len, packed) = rest
+        .split_first_chunk::<4>()
+        .ok_or_else(|| unreadable("truncated body length".into()))?;
+    let body_len = u32::from_le_bytes(*body_len) as usize;
+    if codec != Compression::LZ4_CODEC {
+        return Err(unreadable(format!(
+            "codec {codec} is not one this build reads ({} = LZ4)",
+            Compression::LZ4_CODEC
+        )));
+    }
+    if body_len > packed.len().saturating_mul(LZ4_MAX_EXPANSION) + 16 {
+        return Err(unreadable(format!(
+            "the section records {body_len} bytes compressed into {}, more than LZ4 expands to \
+             (corrupted snapshot)",
+            packed.len()
+        )));
+    }
+    let body = lz4_flex::block::decompress(packed, body_len).map_err(|e| {
+        unreadable(format!(
+            "undecompressable LZ4 body: {e} (corrupted snapshot)"
+        ))
+    })?;
+    if body.len() != body_len {
+        return Err(unreadable(format!(
+            "the LZ4 body holds {} bytes, the section records {body_len} (corrupted snapshot)",
+            body.len()
+        )));
+    }
+    Ok(body)
+}
+
 /// A snapshot error for a section whose key group is not known (yet).
 fn unreadable(reason: String) -> JoinError {
     JoinError::Snapshot {
@@ -231,14 +318,21 @@ fn groups_with_state(range: KeyGroupRange, tables: &[Arc<KeyTable>]) -> Vec<u16>
         .collect()
 }
 
+/// What a section is written with besides the key group's table.
+struct SectionContext<'a> {
+    sides: &'a [ResolvedSide; 2],
+    definition: &'a Definition,
+    compression: Compression,
+}
+
 /// Appends the section of key group `kg`, whose table is `table`, to `out`.
 fn write_section(
     kg: u16,
     table: &KeyTable,
-    sides: &[ResolvedSide; 2],
-    definition: &Definition,
+    cx: &SectionContext<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), JoinError> {
+    let (sides, definition) = (cx.sides, cx.definition);
     let err = |reason: String| JoinError::Snapshot {
         key_group: kg,
         reason,
@@ -273,7 +367,27 @@ fn write_section(
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
     out[at + 4..at + 8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
+    if cx.compression == Compression::Lz4 {
+        compress_section(out, at);
+    }
     Ok(())
+}
+
+/// Rewrites the format-2 section at `out[at..]` as format 3, its body an LZ4 block.
+fn compress_section(out: &mut Vec<u8>, at: usize) {
+    let body = &out[at + HEADER_LEN..];
+    let packed = lz4_flex::block::compress(body);
+    let body_len = body.len() as u32;
+    out.truncate(at + 4);
+    out.extend_from_slice(&FORMAT_V3.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.push(Compression::LZ4_CODEC);
+    out.extend_from_slice(&body_len.to_le_bytes());
+    out.extend_from_slice(&packed);
+    let crc = crc32c::crc32c(&out[at + 12..]);
+    out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
 /// The state of an engine at the instant [`JoinEngine::freeze`] was called, written as sections
@@ -284,6 +398,7 @@ pub struct FrozenState {
     range: KeyGroupRange,
     sides: [ResolvedSide; 2],
     definition: Definition,
+    compression: Compression,
 }
 
 impl FrozenState {
@@ -296,7 +411,12 @@ impl FrozenState {
     /// [`JoinEngine::snapshot_key_group`] wrote then.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
         let table = self.range_check(kg)?;
-        write_section(kg, table, &self.sides, &self.definition, out)
+        let cx = SectionContext {
+            sides: &self.sides,
+            definition: &self.definition,
+            compression: self.compression,
+        };
+        write_section(kg, table, &cx, out)
     }
 
     fn range_check(&self, kg: u16) -> Result<&KeyTable, JoinError> {
@@ -329,7 +449,17 @@ impl JoinEngine {
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
         out_of_range(self.range, kg)?;
         let table = &self.key_groups[self.range.offset(kg)];
-        write_section(kg, table, &self.sides, &self.definition, out)
+        let cx = SectionContext {
+            sides: &self.sides,
+            definition: &self.definition,
+            compression: self.compression,
+        };
+        write_section(kg, table, &cx, out)
+    }
+
+    /// Writes the sections of later snapshots (and of states frozen later) with `compression`.
+    pub fn set_snapshot_compression(&mut self, compression: Compression) {
+        self.compression = compression;
     }
 
     /// The state as it is now, to be written while the engine goes on: O(key groups), no row is
@@ -343,6 +473,7 @@ impl JoinEngine {
             range: self.range,
             sides: self.sides.clone(),
             definition: self.definition.clone(),
+            compression: self.compression,
         }
     }
 
@@ -360,10 +491,10 @@ impl JoinEngine {
         copied.values().sum()
     }
 
-    /// Restores one section (format 2, or 1 of release 0.1.0) from the start of `bytes`, adding to
-    /// whatever state this instance has; returns the bytes consumed. The section's key group must
-    /// be in this instance's range, its checksum must hold and its join definition must be this
-    /// engine's.
+    /// Restores one section (format 3 or 2, or 1 of release 0.1.0) from the start of `bytes`,
+    /// adding to whatever state this instance has; returns the bytes consumed. The section's key
+    /// group must be in this instance's range, its checksum must hold and its join definition must
+    /// be this engine's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, JoinError> {
         let len =
             u32_at(bytes, 0).ok_or_else(|| unreadable("truncated section header".into()))? as usize;
@@ -371,12 +502,14 @@ impl JoinEngine {
             .get(4..4 + len)
             .ok_or_else(|| unreadable(format!("section of {len} bytes is truncated")))?;
         match u32_at(payload, 0) {
+            Some(FORMAT_V3) => self.restore_v3(payload)?,
             Some(FORMAT_VERSION) => self.restore_v2(payload)?,
             Some(FORMAT_V1) => self.restore_v1(payload)?,
             Some(v) => {
                 return Err(unreadable(format!(
-                "format version {v} is not one this build reads ({FORMAT_V1} or {FORMAT_VERSION})"
-            )))
+                    "format version {v} is not one this build reads \
+                     ({FORMAT_V1}, {FORMAT_VERSION} or {FORMAT_V3})"
+                )))
             }
             None => return Err(unreadable("no format version".into())),
         }
@@ -384,16 +517,15 @@ impl JoinEngine {
     }
 
     fn restore_v2(&mut self, payload: &[u8]) -> Result<(), JoinError> {
-        let stored = u32_at(payload, 4).ok_or_else(|| unreadable("truncated checksum".into()))?;
-        let body = &payload[8..];
-        let computed = crc32c::crc32c(body);
-        if stored != computed {
-            return Err(unreadable(format!(
-                "checksum mismatch: the section records CRC32C {stored:08x}, its {} bytes have \
-                 {computed:08x} (corrupted snapshot)",
-                body.len()
-            )));
-        }
+        self.restore_body(checked(payload)?)
+    }
+
+    fn restore_v3(&mut self, payload: &[u8]) -> Result<(), JoinError> {
+        self.restore_body(&unpacked(checked(payload)?)?)
+    }
+
+    /// Restores a format-2 body (also the decompressed body of format 3).
+    fn restore_body(&mut self, body: &[u8]) -> Result<(), JoinError> {
         let (snap, _): (SectionBody, usize) = bincode::borrow_decode_from_slice(body, config())
             .map_err(|e| unreadable(format!("undecodable section: {e}")))?;
         if snap.fingerprint != self.definition.fingerprint() {
@@ -429,65 +561,92 @@ impl JoinEngine {
                 self.range.start, self.range.end
             )));
         }
+        // Each side holds at most one group per key, and every key has a group on one side at
+        // least: the table is sized once for the larger side instead of doubling as it fills.
+        // A counted group takes 9 bytes of the section at least, so a corrupt section cannot
+        // make this reserve more than a small multiple of its own size.
+        let keys = sides
+            .iter()
+            .map(|s| {
+                split_groups(s.groups)
+                    .filter(|g| g.as_ref().is_ok_and(|g| !g.is_empty()))
+                    .count()
+            })
+            .max();
+        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(kg)]);
+        table.reserve(keys.unwrap_or(0));
+        let mut key = Vec::new();
         for (i, side) in sides.into_iter().enumerate() {
-            if side.entry_layout != self.sides[i].entry.to_byte() {
+            let spec = &self.sides[i];
+            if side.entry_layout != spec.entry.to_byte() {
                 return Err(err(format!(
                     "taken under a different join declaration: the {} side's row entries were \
                      laid out as {:#05b}, this job's as {} ({:#05b}) (join type, keys or TTL changed)",
                     ["left", "right"][i],
                     side.entry_layout,
-                    self.sides[i].entry,
-                    self.sides[i].entry.to_byte()
+                    spec.entry,
+                    spec.entry.to_byte()
                 )));
             }
             for bytes in split_groups(side.groups) {
-                self.restore_group(kg, i, bytes.map_err(&err)?)
-                    .map_err(&err)?;
+                let g = restore_group(spec, bytes.map_err(&err)?, &mut key).map_err(&err)?;
+                add_group(table, &self.sides, i, g, &key, &mut self.stats).map_err(&err)?;
             }
         }
-        self.recount_state();
         Ok(())
     }
+}
 
-    /// Adds one group of side `i` to key group `kg`'s table.
-    fn restore_group(&mut self, kg: u16, i: usize, bytes: &[u8]) -> Result<(), String> {
-        let spec = &self.sides[i];
-        let g = Group::from_bytes(
-            bytes.to_vec(),
-            spec.entry,
-            &spec.row_layout,
-            &spec.identity(),
-        )?;
-        let mut key = Vec::new();
-        let first = g
-            .first(spec.entry)
-            .expect("from_bytes refuses empty groups");
-        spec.join_key
-            .write(&RowRef::new(&spec.row_layout, g.row(&first)), &mut key);
-        let rows = g
-            .entries(spec.entry)
-            .map(|e| g.count(spec.entry, &e) as u64)
-            .sum::<u64>();
-        let heap = (g.stored_bytes() + g.overhead_bytes()) as i64;
-        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(kg)]);
-        table.add_group_heap(heap);
-        let mut entry = table.entry(&self.sides, hash_key(&key), &key);
-        match entry.occupied() {
-            Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
-            Some(_) => {
-                return Err(
-                    "a join key is restored twice (the key group was restored already)".into(),
-                )
-            }
-            None => {
-                let mut slot = KeySlot::default();
-                slot.sides[i] = g;
-                entry.insert(slot);
-            }
+/// The group of one side (declared as `spec`) from its snapshot bytes, every row checked, and its
+/// join key, written to `key`.
+fn restore_group(spec: &ResolvedSide, bytes: &[u8], key: &mut Vec<u8>) -> Result<Group, String> {
+    let g = Group::from_bytes(
+        bytes.to_vec(),
+        spec.entry,
+        &spec.row_layout,
+        &spec.identity(),
+    )?;
+    let first = g
+        .first(spec.entry)
+        .expect("from_bytes refuses empty groups");
+    key.clear();
+    spec.join_key
+        .write(&RowRef::new(&spec.row_layout, g.row(&first)), key);
+    Ok(g)
+}
+
+/// Stores restored group `g` of side `i` under join key `key` in `table`, and counts it in `stats`.
+fn add_group(
+    table: &mut KeyTable,
+    sides: &[ResolvedSide; 2],
+    i: usize,
+    g: Group,
+    key: &[u8],
+    stats: &mut JoinStats,
+) -> Result<(), String> {
+    let rows: u64 = g
+        .entries(sides[i].entry)
+        .map(|e| g.count(sides[i].entry, &e) as u64)
+        .sum();
+    let (stored, overhead) = (g.stored_bytes() as u64, g.overhead_bytes() as u64);
+    let mut entry = table.entry(sides, hash_key(key), key);
+    match entry.occupied() {
+        Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
+        Some(_) => {
+            return Err("a join key is restored twice (the key group was restored already)".into())
         }
-        self.stats.stored_rows += rows;
-        Ok(())
+        None => {
+            let mut slot = KeySlot::default();
+            slot.sides[i] = g;
+            entry.insert(slot);
+            stats.stored_keys += 1;
+        }
     }
+    table.add_group_heap((stored + overhead) as i64);
+    stats.stored_rows += rows;
+    stats.group_bytes += stored;
+    stats.index_bytes += overhead;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -565,6 +724,45 @@ mod tests {
         assert_eq!(e.restore_key_group(&bytes).unwrap(), bytes.len());
         assert_eq!(e.stats().stored_rows, 2);
         assert_eq!(section(&e), bytes);
+    }
+
+    /// A restore counts keys, rows and bytes as a recount of the restored state would, indexed
+    /// groups (with their overhead) included.
+    #[test]
+    fn a_restore_counts_what_it_adds() {
+        let spec = spec(JoinType::Left);
+        let mut original = filled(&spec);
+        let layout = RowLayout::new(&spec.right.schema);
+        let mut batch = Vec::new();
+        for id in 10..90 {
+            let mut row = Vec::new();
+            let mut w = RowWriter::new(&layout, &mut row);
+            w.int(id);
+            w.int(id % 2);
+            w.finish();
+            let rec = InputRecord {
+                side: Side::Right,
+                kind: RowKind::Insert,
+                key_group: KG,
+                row: &row,
+            };
+            write_input(&mut batch, &rec);
+        }
+        original.process_batch(&batch, 0, &mut Vec::new()).unwrap();
+        let mut e = JoinEngine::new(&spec).unwrap();
+        e.restore_key_group(&section(&original)).unwrap();
+        let restored = e.stats();
+        assert_eq!(restored.stored_rows, 82);
+        assert!(
+            restored.index_bytes > 0,
+            "a key of 40 rows on one side is indexed"
+        );
+        e.recount_state();
+        assert_eq!(restored, e.stats());
+        assert_eq!(
+            (restored.stored_keys, restored.group_bytes),
+            (3, original.stats().group_bytes)
+        );
     }
 
     #[test]
@@ -690,6 +888,89 @@ mod tests {
         );
     }
 
+    /// `e`'s section of [`KG`], compressed.
+    fn lz4_section(e: &mut JoinEngine) -> Vec<u8> {
+        e.set_snapshot_compression(Compression::Lz4);
+        let bytes = section(e);
+        e.set_snapshot_compression(Compression::None);
+        bytes
+    }
+
+    #[test]
+    fn a_compressed_section_restores_the_same_state() {
+        let spec = spec(JoinType::Left);
+        let mut original = filled(&spec);
+        let plain = section(&original);
+        let packed = lz4_section(&mut original);
+        assert_eq!(u32_at(&packed, 4), Some(FORMAT_V3));
+        original.set_snapshot_compression(Compression::Lz4);
+        let mut frozen = Vec::new();
+        original
+            .freeze()
+            .snapshot_key_group(KG, &mut frozen)
+            .unwrap();
+        assert_eq!(frozen, packed, "a frozen state writes as its engine");
+        let mut e = JoinEngine::new(&spec).unwrap();
+        assert_eq!(e.restore_key_group(&packed).unwrap(), packed.len());
+        assert_eq!(section(&e), plain);
+        assert_eq!(e.stats(), {
+            let mut again = JoinEngine::new(&spec).unwrap();
+            again.restore_key_group(&plain).unwrap();
+            again.stats()
+        });
+    }
+
+    #[test]
+    fn a_corrupt_compressed_section_is_an_error() {
+        let spec = spec(JoinType::Left);
+        let packed = lz4_section(&mut filled(&spec));
+        for at in HEADER_LEN..packed.len() {
+            let mut bad = packed.clone();
+            bad[at] ^= 0x10;
+            let msg = restore_err(&spec, &bad);
+            assert!(msg.contains("checksum mismatch"), "byte {at}: {msg}");
+        }
+        for cut in 0..packed.len() {
+            assert!(restore_err(&spec, &packed[..cut]).starts_with("snapshot of key group"));
+        }
+        // Sections whose CRC32C holds over what is wrong in them, as only a writer's bug could
+        // make them.
+        let body_len = u32::from_le_bytes(packed[13..17].try_into().unwrap());
+        let lz4 = &packed[17..];
+        for (codec, len, data, want) in [
+            (
+                9,
+                body_len,
+                lz4,
+                "codec 9 is not one this build reads (1 = LZ4)",
+            ),
+            (
+                1,
+                u32::MAX,
+                lz4,
+                "more than LZ4 expands to (corrupted snapshot)",
+            ),
+            (1, body_len, &[0xf0, 1, 2][..], "undecompressable LZ4 body"),
+            (1, body_len + 1, lz4, "LZ4 body"),
+        ] {
+            let msg = restore_err(&spec, &v3_section(codec, len, data));
+            assert!(msg.starts_with("snapshot of key group"), "{msg}");
+            assert!(msg.contains(want), "{want}: {msg}");
+        }
+    }
+
+    /// A format-3 section of `packed` with `codec` and `body_len` as given, its CRC32C right.
+    fn v3_section(codec: u8, body_len: u32, packed: &[u8]) -> Vec<u8> {
+        let mut rest = vec![codec];
+        rest.extend_from_slice(&body_len.to_le_bytes());
+        rest.extend_from_slice(packed);
+        let mut out = ((rest.len() + 8) as u32).to_le_bytes().to_vec();
+        out.extend_from_slice(&FORMAT_V3.to_le_bytes());
+        out.extend_from_slice(&crc32c::crc32c(&rest).to_le_bytes());
+        out.extend_from_slice(&rest);
+        out
+    }
+
     #[test]
     fn truncated_and_unknown_sections_are_errors() {
         let spec = spec(JoinType::Left);
@@ -698,8 +979,8 @@ mod tests {
             assert!(restore_err(&spec, &bytes[..cut]).starts_with("snapshot of key group"));
         }
         let mut future = bytes.clone();
-        future[4] = 3;
+        future[4] = 4;
         assert!(restore_err(&spec, &future)
-            .contains("format version 3 is not one this build reads (1 or 2)"));
+            .contains("format version 4 is not one this build reads (1, 2 or 3)"));
     }
 }

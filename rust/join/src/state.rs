@@ -206,6 +206,16 @@ impl KeyTable {
         }
     }
 
+    /// Makes room for `more` keys beyond those stored, in one step (a restore knows how many keys
+    /// a key group brings; growing by doubling would move every bucket several times).
+    pub fn reserve(&mut self, more: usize) {
+        let size = Self::buckets_for(self.len.saturating_add(more));
+        if size > self.buckets.len() {
+            let old = std::mem::take(&mut self.buckets);
+            self.rebuild(size, old);
+        }
+    }
+
     /// Fills a fresh table of `size` buckets with the occupied ones of `buckets` (distinct keys).
     fn rebuild(&mut self, size: usize, buckets: Vec<Bucket>) {
         let mut fresh: Vec<Bucket> = Vec::with_capacity(size);
@@ -395,6 +405,24 @@ mod tests {
                     prop_assert_eq!(contains(&mut t, &sides, k, clustered), model.contains(&k), "key {}", k);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_reserved_table_takes_its_keys_without_growing() {
+        let sides = sides();
+        let mut t = KeyTable::default();
+        t.reserve(1000);
+        let bytes = t.table_bytes();
+        assert_eq!(bytes, 2048 * std::mem::size_of::<Bucket>());
+        for k in 0..1000 {
+            apply(&mut t, &sides, k, true, false);
+        }
+        assert_eq!((t.len(), t.table_bytes()), (1000, bytes));
+        t.reserve(10);
+        assert_eq!(t.table_bytes(), bytes, "room left for 10 more keys");
+        for k in 0..1000 {
+            assert!(contains(&mut t, &sides, k, false), "key {k}");
         }
     }
 

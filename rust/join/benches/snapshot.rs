@@ -1,0 +1,259 @@
+//! Snapshot write, restore and compression speed on a large users/domains state.
+//!
+//! The state is the users/domains LEFT join of `benches/join.rs` after a snapshot of the two
+//! tables: users `(id, firstname, lastname)` with the workload's names, domains
+//! `(id, user_id, "site<id>.<tld>")` spread uniformly over the users (a fifth of the rows are
+//! users: four domains each on average).
+//! The rows are generated directly (decoding millions of Debezium envelopes would only slow the
+//! setup). `SNAPSHOT_BENCH_ROWS` sets the stored rows (default 5,000,000).
+//!
+//! Measured in MiB/s of snapshot bytes (all sections of the 128 key groups) per second of the
+//! benchmark thread's CPU time (see [`measure`]):
+//! - `write_live` / `write_frozen`: writing every section from the engine, and from a frozen state;
+//! - `restore`: restoring every section into a fresh engine (what a recovery or rescale does);
+//! - `write_frozen_format3_lz4` / `restore_format3_lz4`: the same with sections compressed (format
+//!   3, [`Compression::Lz4`]), in MiB/s of the uncompressed sections;
+//! - `lz4`, `zstd1`, `zstd3` compress and decompress: each section on its own (sections restore
+//!   independently), in MiB/s of uncompressed bytes, and `<codec>_restore`, decompressing and
+//!   restoring every section, one after the other as the task thread would; the ratio is printed
+//!   before criterion runs.
+
+mod common;
+
+use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_join::{Compression, JoinEngine, Side};
+use cdcjoin_model::{KeyProjection, RowKind, RowLayout, RowRef, RowWriter};
+use cdcjoin_workload::{domains_schema, users_schema, XorShift};
+use common::{key_group, spec};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+const BATCH: usize = 8192;
+const FIRST: [&str; 8] = ["Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"];
+const LAST: [&str; 8] = [
+    "Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber",
+];
+const TLD: [&str; 4] = ["com", "org", "net", "io"];
+
+/// Inserts of `rows` rows: a fifth users, then the domains, as join input batches.
+fn batches(rows: usize) -> Vec<Vec<u8>> {
+    let users = (rows / 5).max(1) as i32;
+    let layouts = [users_schema(), domains_schema()].map(|s| RowLayout::new(&s));
+    let keys = [
+        KeyProjection::new(&users_schema(), &[0]),
+        KeyProjection::new(&domains_schema(), &[1]),
+    ];
+    let mut rng = XorShift(0x5eed);
+    let (mut out, mut cur, mut row, mut key) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for n in 0..rows {
+        let i = usize::from(n >= users as usize);
+        row.clear();
+        let mut w = RowWriter::new(&layouts[i], &mut row);
+        if i == 0 {
+            w.int(n as i32 + 1);
+            w.bytes(FIRST[rng.index(8)].as_bytes());
+            w.bytes(LAST[rng.index(8)].as_bytes());
+        } else {
+            let id = n as i32 - users + 1;
+            w.int(id);
+            w.int(rng.below(users as u64) as i32 + 1);
+            w.bytes(format!("site{id}.{}", TLD[id as usize % 4]).as_bytes());
+        }
+        w.finish();
+        key.clear();
+        keys[i].write(&RowRef::new(&layouts[i], &row), &mut key);
+        let rec = InputRecord {
+            side: [Side::Left, Side::Right][i],
+            kind: RowKind::Insert,
+            key_group: key_group(&key),
+            row: &row,
+        };
+        write_input(&mut cur, &rec);
+        if (n + 1) % BATCH == 0 {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// The engine holding the state of [`batches`].
+fn filled(rows: usize) -> JoinEngine {
+    let mut engine = JoinEngine::new(&spec()).unwrap();
+    let mut out = Vec::new();
+    for b in batches(rows) {
+        out.clear();
+        engine.process_batch(&b, 0, &mut out).unwrap();
+    }
+    engine
+}
+
+/// Every section of `engine`, each on its own.
+fn sections_of(engine: &JoinEngine) -> Vec<Vec<u8>> {
+    engine
+        .key_groups_with_state()
+        .into_iter()
+        .map(|kg| {
+            let mut out = Vec::new();
+            engine.snapshot_key_group(kg, &mut out).unwrap();
+            out
+        })
+        .collect()
+}
+
+/// A fresh engine holding `sections`.
+fn restored(sections: &[Vec<u8>]) -> JoinEngine {
+    let mut engine = JoinEngine::new(&spec()).unwrap();
+    for s in sections {
+        engine.restore_key_group(s).unwrap();
+    }
+    engine
+}
+
+/// A compression codec measured on the sections.
+struct Codec {
+    name: &'static str,
+    compress: fn(&[u8]) -> Vec<u8>,
+    decompress: fn(&[u8], usize) -> Vec<u8>,
+}
+
+const CODECS: [Codec; 3] = [
+    Codec {
+        name: "lz4",
+        compress: lz4_flex::block::compress,
+        decompress: |c, len| lz4_flex::block::decompress(c, len).unwrap(),
+    },
+    Codec {
+        name: "zstd1",
+        compress: |s| zstd::bulk::compress(s, 1).unwrap(),
+        decompress: |c, len| zstd::bulk::decompress(c, len).unwrap(),
+    },
+    Codec {
+        name: "zstd3",
+        compress: |s| zstd::bulk::compress(s, 3).unwrap(),
+        decompress: |c, len| zstd::bulk::decompress(c, len).unwrap(),
+    },
+];
+
+/// Prints the state's size and each codec's ratio.
+fn report(engine: &JoinEngine, sections: &[Vec<u8>], bytes: usize) {
+    let rows = engine.stats().stored_rows;
+    eprintln!(
+        "state: {rows} rows under {} keys; {} sections, {bytes} snapshot bytes ({:.1} B/row)",
+        engine.stats().stored_keys,
+        sections.len(),
+        bytes as f64 / rows as f64
+    );
+    for c in &CODECS {
+        let packed: usize = sections.iter().map(|s| (c.compress)(s).len()).sum();
+        eprintln!(
+            "  {:<6} {packed:>11} bytes, ratio {:.2}",
+            c.name,
+            bytes as f64 / packed as f64
+        );
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let rows = std::env::var("SNAPSHOT_BENCH_ROWS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5_000_000);
+    let t = Instant::now();
+    let mut engine = filled(rows);
+    eprintln!("built the state in {:.1} s", t.elapsed().as_secs_f64());
+    let sections = sections_of(&engine);
+    let bytes: usize = sections.iter().map(Vec::len).sum();
+    report(&engine, &sections, bytes);
+
+    let mut g = c.benchmark_group("snapshot");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes as u64));
+    let mut out = Vec::with_capacity(bytes);
+    let kgs = engine.key_groups_with_state();
+    measure(&mut g, "write_live", || {
+        out.clear();
+        for &kg in &kgs {
+            engine.snapshot_key_group(kg, &mut out).unwrap();
+        }
+    });
+    measure(&mut g, "write_frozen", || {
+        let frozen = engine.freeze();
+        out.clear();
+        for &kg in &kgs {
+            frozen.snapshot_key_group(kg, &mut out).unwrap();
+        }
+    });
+    measure(&mut g, "restore", || restored(&sections));
+    engine.set_snapshot_compression(Compression::Lz4);
+    measure(&mut g, "write_frozen_format3_lz4", || {
+        let frozen = engine.freeze();
+        out.clear();
+        for &kg in &kgs {
+            frozen.snapshot_key_group(kg, &mut out).unwrap();
+        }
+    });
+    let format3 = sections_of(&engine);
+    eprintln!(
+        "format 3 (LZ4): {} bytes",
+        format3.iter().map(Vec::len).sum::<usize>()
+    );
+    measure(&mut g, "restore_format3_lz4", || restored(&format3));
+    for codec in &CODECS {
+        let packed: Vec<Vec<u8>> = sections.iter().map(|s| (codec.compress)(s)).collect();
+        measure(&mut g, &format!("{}_compress", codec.name), || {
+            sections
+                .iter()
+                .map(|s| (codec.compress)(s))
+                .collect::<Vec<_>>()
+        });
+        measure(&mut g, &format!("{}_decompress", codec.name), || {
+            packed
+                .iter()
+                .zip(&sections)
+                .map(|(p, s)| (codec.decompress)(p, s.len()))
+                .collect::<Vec<_>>()
+        });
+        measure(&mut g, &format!("{}_restore", codec.name), || {
+            let mut engine = JoinEngine::new(&spec()).unwrap();
+            for (p, s) in packed.iter().zip(&sections) {
+                engine
+                    .restore_key_group(&(codec.decompress)(p, s.len()))
+                    .unwrap();
+            }
+            engine
+        });
+    }
+    g.finish();
+}
+
+/// CPU time this thread has run, from the kernel's scheduler statistics (nanoseconds).
+fn thread_cpu_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    stat.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Benchmarks `f` by the CPU time of this thread (what `f` returns is dropped outside the
+/// measurement). On a machine shared with other work, wall time would also count the time `f`
+/// waited for a core; on an idle one the two are the same for this single-threaded work.
+fn measure<R>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut f: impl FnMut() -> R) {
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut cpu_ns = 0;
+            for _ in 0..iters {
+                let start = thread_cpu_ns();
+                let result = std::hint::black_box(f());
+                cpu_ns += thread_cpu_ns() - start;
+                drop(result);
+            }
+            Duration::from_nanos(cpu_ns)
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
