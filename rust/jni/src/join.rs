@@ -1,8 +1,8 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
-use cdcjoin_join::{FrozenState, JoinEngine, JoinError, JoinSpec, COUNTER_NAMES};
+use cdcjoin_join::{Compression, FrozenState, JoinEngine, JoinError, JoinSpec, COUNTER_NAMES};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
-use jni::sys::jlong;
+use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
 
 use crate::calls::Output;
@@ -171,6 +171,31 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'loc
 ) -> jlong {
     JOINS.with_output(&mut env, "NativeJoin.snapshot", handle, &out, |j| {
         snapshot_chunk(&j.engine, &mut j.out, from_key_group, max_bytes)
+    })
+}
+
+/// `static native void setSnapshotCompression(long handle, boolean lz4)`: whether later snapshots
+/// (and states frozen later) write LZ4-compressed sections (format 3) or plain ones (format 2);
+/// either restores whatever the setting.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_setSnapshotCompression<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    lz4: jboolean,
+) {
+    jni_entry(&mut env, "NativeJoin.setSnapshotCompression", |_| {
+        let compression = if lz4 {
+            Compression::Lz4
+        } else {
+            Compression::None
+        };
+        JOINS.with(handle, |j| {
+            j.engine.set_snapshot_compression(compression);
+            Ok(())
+        })
     })
 }
 

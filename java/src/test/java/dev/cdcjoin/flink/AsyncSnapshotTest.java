@@ -137,6 +137,38 @@ class AsyncSnapshotTest {
                 id, id, CheckpointOptions.forCheckpointWithDefaultLocation(), streams);
     }
 
+    /**
+     * With Flink's {@code execution.checkpointing.snapshot-compression} on, the join's sections are
+     * LZ4-compressed (fewer checkpoint bytes), and they restore into a job without the setting.
+     */
+    @Test
+    void flinksSnapshotCompressionCompressesTheSections() throws Exception {
+        long[] sizes = new long[2];
+        OperatorSubtaskState compressed = null;
+        for (boolean compress : new boolean[] {false, true}) {
+            NativeJoinOperator<Row> join = rowsOperator();
+            try (var in = CheckpointChunksTest.harness(join, null, compress)) {
+                for (int i = 0; i < USERS; i++) {
+                    in.processElement1(
+                            new StreamRecord<>(
+                                    CheckpointChunksTest.change(
+                                            users, CheckpointChunksTest.user(i))));
+                }
+                join.flush();
+                OperatorSubtaskState state = in.snapshot(1, 1);
+                sizes[compress ? 1 : 0] =
+                        state.getRawKeyedState().stream()
+                                .mapToLong(handle -> handle.getStateSize())
+                                .sum();
+                compressed = state;
+            }
+        }
+        assertTrue(sizes[1] < sizes[0], "compressed " + sizes[1] + " of " + sizes[0] + " bytes");
+        try (var restored = CheckpointChunksTest.harness(rowsOperator(), compressed)) {
+            assertEquals(joinedOf(0, USERS), joinDomains(restored, 0, USERS));
+        }
+    }
+
     private NativeJoinOperator<Row> rowsOperator() {
         return NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
     }

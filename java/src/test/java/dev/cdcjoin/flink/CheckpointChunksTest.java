@@ -95,6 +95,13 @@ class CheckpointChunksTest {
      */
     static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness(
             NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
+        return harness(op, state, false);
+    }
+
+    /** A harness whose job has Flink's {@code snapshot-compression} set to {@code compress}. */
+    static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness(
+            NativeJoinOperator<Row> op, OperatorSubtaskState state, boolean compress)
+            throws Exception {
         var h =
                 new KeyedTwoInputStreamOperatorTestHarness<
                         JoinKey, ChangeRecord, ChangeRecord, Row>(
@@ -105,6 +112,7 @@ class CheckpointChunksTest {
         h.getStreamConfig()
                 .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
         h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
+        h.getExecutionConfig().setUseSnapshotCompression(compress);
         h.setup();
         if (state != null) {
             h.initializeState(state);

@@ -71,6 +71,16 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     /**
+     * Chooses how later snapshots (and states frozen later) write their sections: LZ4-compressed
+     * (format 3) or plain (format 2). A restore reads either, whatever the setting.
+     *
+     * @param lz4 whether to compress
+     */
+    public void setSnapshotCompression(boolean lz4) {
+        setSnapshotCompression(open(), lz4);
+    }
+
+    /**
      * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
      * another thread: takes time proportional to the key groups, not to the state. The join copies
      * a key group before its first write to it while a frozen state still shares it; {@link
@@ -179,6 +189,8 @@ public final class NativeJoin implements AutoCloseable {
     static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
 
     static native int restore(long handle, ByteBuffer in, int length);
+
+    static native void setSnapshotCompression(long handle, boolean lz4);
 
     static native long freeze(long handle);
 
