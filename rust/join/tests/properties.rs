@@ -640,7 +640,8 @@ proptest! {
         let with_state = frozen.key_groups_with_state();
         let wrote_to_state = tail.iter().zip(&world.rejected[cut..])
             .any(|(c, rejected)| !rejected && with_state.contains(&c.key_group(keys)));
-        prop_assert_eq!(frozen_bytes > 0, wrote_to_state, "copied key groups are counted");
+        // (A key group without rows may still hold an empty table's buckets: copying it counts too.)
+        prop_assert!(frozen_bytes > 0 || !wrote_to_state, "copied key groups are counted");
         prop_assert!(frozen_bytes <= heap_before, "{} frozen bytes of a {}-byte state", frozen_bytes, heap_before);
         prop_assert_eq!(engine.state_size().frozen_bytes, frozen_bytes);
         drop(aborted);
