@@ -756,14 +756,23 @@ public final class Runner {
         return null;
     }
 
+    /**
+     * Marks a run failed with its job's exception: the root cause's line first (Flink wraps it,
+     * e.g. in "Recovery is suppressed by NoRestartBackoffTimeStrategy"), then the stack trace.
+     */
     private static Map<String, Object> failed(Map<String, Object> m, JobResult r) {
         m.put("ok", false);
-        m.put(
-                "error",
+        String trace =
                 r.getSerializedThrowable()
                         .map(t -> t.getFullStringifiedStackTrace())
-                        .map(s -> s.length() > 4000 ? s.substring(0, 4000) : s)
-                        .orElse("job failed"));
+                        .orElse("job failed");
+        String cause =
+                trace.lines()
+                        .filter(l -> l.startsWith("Caused by: "))
+                        .reduce((a, b) -> b)
+                        .map(l -> l.substring("Caused by: ".length()))
+                        .orElse(trace.lines().findFirst().orElse(""));
+        m.put("error", cause + "\n" + (trace.length() > 4000 ? trace.substring(0, 4000) : trace));
         return m;
     }
 

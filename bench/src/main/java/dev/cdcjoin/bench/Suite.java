@@ -102,7 +102,7 @@ public final class Suite {
                                 + "20=NATIVE,JAVA_ROCKSDB,SQL_ROCKSDB,JAVA_HEAP;40=NATIVE");
         double stateLatencyRate = 400_000;
         List<String> stateLatencyVariants = List.of("NATIVE");
-        long managedBytesPerRow = 96;
+        long managedBytesPerRow = 128;
         long heapBytesPerRow = 800;
 
         static Options parse(String[] args) {
