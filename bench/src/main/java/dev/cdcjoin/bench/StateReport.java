@@ -302,7 +302,10 @@ final class StateReport {
                         .append(millions(num(r, "storedRows").longValue()))
                         .append(" | ")
                         .append(Report.NAMES.get(String.valueOf(r.get("variant"))))
-                        .append(" | failed (below) |||||||||\n");
+                        .append(
+                                r.get("error") == null
+                                        ? " | no probe after the warm-up |||||||||\n"
+                                        : " | failed (below) |||||||||\n");
                 continue;
             }
             md.append(
