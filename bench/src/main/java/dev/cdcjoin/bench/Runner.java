@@ -688,7 +688,7 @@ public final class Runner {
         m.put(
                 "restoreJoinInitMs",
                 byTask.entrySet().stream()
-                        .filter(t -> t.getKey().contains("Join"))
+                        .filter(t -> !t.getKey().startsWith("Source"))
                         .mapToLong(Map.Entry::getValue)
                         .max()
                         .orElse(-1));

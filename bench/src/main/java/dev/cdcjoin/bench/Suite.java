@@ -218,17 +218,19 @@ public final class Suite {
 
         /**
          * The state-scale plan: {@code millions=VARIANT,VARIANT;millions=…}, stored rows in
-         * millions and the variants run at that size, in order.
+         * millions and the variants run at that size, in order (none: only the latency runs).
          */
         static Map<Double, List<String>> plan(String v) {
             Map<Double, List<String>> plan = new LinkedHashMap<>();
             for (String step : v.split(";")) {
-                String[] kv = step.split("=");
+                String[] kv = step.split("=", -1);
                 if (kv.length != 2) {
                     throw new IllegalArgumentException(
                             "--state-plan step '" + step + "' is not millions=VARIANT,…");
                 }
-                plan.put(Double.parseDouble(kv[0]), List.of(kv[1].split(",")));
+                plan.put(
+                        Double.parseDouble(kv[0]),
+                        kv[1].isEmpty() ? List.of() : List.of(kv[1].split(",")));
             }
             return plan;
         }
