@@ -488,7 +488,7 @@ final class StateReport {
         StringBuilder s = new StringBuilder();
         s.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"980\" height=\"360\" ")
                 .append("font-family=\"sans-serif\" font-size=\"12\">\n")
-                .append("<rect x=\"0\" y=\"0\" width=\"980\" height=\"360\" fill=\"white\"/>\n");
+                .append("<rect x=\"0\" y=\"0\" width=\"980\" height=\"360\" fill=\"#fff\"/>\n");
         bars(s, 50, 40, 400, 250, "events/s (k)", r -> num(r, "eventsPerSec") / 1e3, false);
         bars(
                 s,
