@@ -851,7 +851,7 @@ final class Report {
                 .append(
                         "`Flink SQL` = two tables `(… PRIMARY KEY (id) NOT ENFORCED) WITH ('format' = 'debezium-json')` over the same source (decoded in the source like the Kafka connector) and ")
                 .append(
-                        "`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, 512 MB managed memory).\n")
+                        "`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, managed memory sized for the trace's snapshot: `--managed-bytes-per-row` per row + 256 MB, at least 512 MB).\n")
                 .append(
                         "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
                 .append(

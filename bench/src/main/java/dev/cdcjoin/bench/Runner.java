@@ -10,27 +10,42 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.CheckpointType;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.AbstractCheckpointStats;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsStatus;
+import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
+import org.apache.flink.runtime.checkpoint.SubtaskStateStats;
+import org.apache.flink.runtime.checkpoint.TaskStateStats;
+import org.apache.flink.runtime.execution.ExecutionState;
+import org.apache.flink.runtime.executiongraph.AccessExecution;
+import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
+import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
 import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.jobmaster.JobResult;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
@@ -89,6 +104,8 @@ public final class Runner {
         boolean measureState = true;
         double warmupFraction = 0.3;
         int runNumber = 1;
+        String managedMemory = "512m";
+        boolean restore;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -140,6 +157,12 @@ public final class Runner {
                     case "--run-number":
                         o.runNumber = Integer.parseInt(v);
                         break;
+                    case "--managed-memory":
+                        o.managedMemory = v;
+                        break;
+                    case "--restore":
+                        o.restore = Boolean.parseBoolean(v);
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -162,10 +185,13 @@ public final class Runner {
                         Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
         Configuration conf = new Configuration();
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, o.parallelism);
-        conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("512m"));
+        conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse(o.managedMemory));
         conf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
+        // Every checkpoint of a run stays in its statistics (the default keeps the last 10).
+        conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, 100_000);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         conf.set(RestOptions.BIND_PORT, "0");
         cluster =
                 new MiniCluster(
@@ -253,6 +279,8 @@ public final class Runner {
     private StreamExecutionEnvironment env() {
         Configuration jobConf = new Configuration();
         jobConf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
+        // A failed job fails its run at once with its exception: no restarts.
+        jobConf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
         env.setParallelism(o.parallelism);
@@ -352,6 +380,13 @@ public final class Runner {
         m.put("join", o.join.name());
         m.put("mode", o.mode);
         m.put("run", o.runNumber + run - 1);
+        m.put("trace", o.trace);
+        m.put(
+                "storedRows",
+                Long.parseLong(trace.getProperty("final.users", "0"))
+                        + Long.parseLong(trace.getProperty("final.domains", "0")));
+        m.put("checkpointIntervalMs", o.checkpointIntervalMs);
+        m.put("managedMemory", o.managedMemory);
         m.put("xmx", Runtime.getRuntime().maxMemory());
         m.put("loadBefore", Metrics.loadAverage());
         return m;
@@ -359,6 +394,7 @@ public final class Runner {
 
     Map<String, Object> throughputRun(int run) throws Exception {
         Map<String, Object> m = base(run);
+        String restorePath = null;
         RunControl.reset();
         sampler.takePeak();
         TraceSource.Spec spec = spec();
@@ -440,6 +476,10 @@ public final class Runner {
             }
             m.put("checkpointWallMs", ckptWall / 1e6);
         }
+        m.put("checkpoints", checkpointHistory(job));
+        if (o.restore) {
+            restorePath = savepoint(job, m);
+        }
         if (o.measureState) {
             m.put("liveHeapAtEnd", Metrics.liveHeapAfterFullGc());
             Map<String, Long> status = Metrics.procStatus();
@@ -465,6 +505,9 @@ public final class Runner {
         m.put("vmHwm", status.get("VmHWM"));
         m.put("loadAfter", Metrics.loadAverage());
         m.put("ok", m.get("checksumOk"));
+        if (o.restore && Boolean.TRUE.equals(m.get("ok"))) {
+            m.putAll(restore(restorePath));
+        }
         return m;
     }
 
@@ -515,8 +558,168 @@ public final class Runner {
         m.put("peakHeapUsed", sampler.takePeak());
         m.put("vmHwm", Metrics.procStatus().get("VmHWM"));
         m.put("loadAfter", Metrics.loadAverage());
+        m.put("checkpoints", checkpointHistory(job));
         m.put("ok", n > 0);
         return m;
+    }
+
+    /**
+     * Every completed checkpoint of a job: its id, end-to-end duration, state size, and the longest
+     * synchronous and asynchronous phase of any subtask (the pause of the task thread and the
+     * background write), with the operator chain each was in.
+     */
+    private List<Map<String, Object>> checkpointHistory(JobID job) throws Exception {
+        AccessExecutionGraph graph = cluster.getExecutionGraph(job).get();
+        List<Map<String, Object>> list = new ArrayList<>();
+        for (AbstractCheckpointStats s :
+                graph.getCheckpointStatsSnapshot().getHistory().getCheckpoints()) {
+            if (s.getStatus() != CheckpointStatsStatus.COMPLETED
+                    || s.getProperties().isSavepoint()) {
+                continue;
+            }
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("id", s.getCheckpointId());
+            c.put("triggeredMs", s.getTriggerTimestamp());
+            c.put("endToEndMs", s.getEndToEndDuration());
+            c.put("stateSize", s.getStateSize());
+            c.put("checkpointedSize", s.getCheckpointedSize());
+            putLongestPhase(c, graph, s, "sync", SubtaskStateStats::getSyncCheckpointDuration);
+            putLongestPhase(c, graph, s, "async", SubtaskStateStats::getAsyncCheckpointDuration);
+            list.add(c);
+        }
+        list.sort(Comparator.comparingLong(c -> (Long) c.get("id")));
+        return list;
+    }
+
+    /** Puts the longest {@code phase} duration of any subtask of a checkpoint, and its chain. */
+    private static void putLongestPhase(
+            Map<String, Object> c,
+            AccessExecutionGraph graph,
+            AbstractCheckpointStats s,
+            String phase,
+            ToLongFunction<SubtaskStateStats> duration) {
+        long longest = -1;
+        String where = null;
+        for (TaskStateStats task : s.getAllTaskStateStats()) {
+            for (SubtaskStateStats sub : task.getSubtaskStats()) {
+                if (sub != null && duration.applyAsLong(sub) > longest) {
+                    longest = duration.applyAsLong(sub);
+                    where = graph.getJobVertex(task.getJobVertexId()).getName();
+                }
+            }
+        }
+        c.put(phase + "Ms", longest);
+        c.put(phase + "Task", where);
+    }
+
+    /**
+     * Takes a savepoint in the native format (the bytes a full checkpoint writes; unlike a
+     * checkpoint it outlives the finished job) while the sources pause at the end of the input, and
+     * puts its size; returns its path.
+     */
+    private String savepoint(JobID job, Map<String, Object> m) throws Exception {
+        String path =
+                cluster.triggerSavepoint(
+                                job,
+                                checkpoints.resolve("savepoints").toUri().toString(),
+                                false,
+                                SavepointFormatType.NATIVE)
+                        .get(o.timeoutSeconds, TimeUnit.SECONDS);
+        CompletedCheckpointStats s =
+                cluster.getExecutionGraph(job)
+                        .get()
+                        .getCheckpointStatsSnapshot()
+                        .getHistory()
+                        .getLatestSavepoint();
+        m.put("savepointSize", s == null ? null : s.getStateSize());
+        return path;
+    }
+
+    /**
+     * Starts the same job from the savepoint at {@code path} (taken at the end of the input) and
+     * measures how long its subtasks take to restore: from submission until every subtask runs, and
+     * the time each subtask spent initializing (restoring its state and opening its operators), the
+     * longest of all and of the join's (a task named "…Join…"). The restored job is cancelled once
+     * it runs.
+     */
+    private Map<String, Object> restore(String path) throws Exception {
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (path == null || !Files.exists(localPath(path).resolve("_metadata"))) {
+            m.put("restoreError", "no savepoint at " + path);
+            return m;
+        }
+        RunControl.reset();
+        TraceSource.Spec spec = spec();
+        spec.pauseAtEnd = true;
+        StreamExecutionEnvironment env = env();
+        build(env, spec, false);
+        JobGraph graph = env.getStreamGraph().getJobGraph();
+        graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(path, false));
+        long t0 = System.nanoTime();
+        cluster.submitJob(graph).get();
+        CompletableFuture<JobResult> result = cluster.requestJobResult(graph.getJobID());
+        long deadline = t0 + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
+        AccessExecutionGraph running;
+        while (!allRunning(running = cluster.getExecutionGraph(graph.getJobID()).get())) {
+            if (result.isDone()) {
+                JobResult failed = result.get();
+                m.put("restoreError", failed(new LinkedHashMap<>(), failed).get("error"));
+                return m;
+            }
+            if (System.nanoTime() > deadline) {
+                m.put("restoreError", "timeout");
+                break;
+            }
+            Thread.sleep(5);
+        }
+        m.put("restoreWallMs", (System.nanoTime() - t0) / 1e6);
+        Map<String, Long> byTask = new LinkedHashMap<>();
+        for (AccessExecutionVertex v : running.getAllExecutionVertices()) {
+            AccessExecution e = v.getCurrentExecutionAttempt();
+            long init =
+                    e.getStateTimestamp(ExecutionState.RUNNING)
+                            - e.getStateTimestamp(ExecutionState.INITIALIZING);
+            byTask.merge(v.getTaskNameWithSubtaskIndex(), init, Math::max);
+        }
+        m.put(
+                "restoreInitMs",
+                byTask.values().stream().mapToLong(Long::longValue).max().orElse(-1));
+        m.put("restoreInitMsByTask", byTask);
+        m.put(
+                "restoreJoinInitMs",
+                byTask.entrySet().stream()
+                        .filter(t -> !t.getKey().startsWith("Source"))
+                        .mapToLong(Map.Entry::getValue)
+                        .max()
+                        .orElse(-1));
+        cluster.cancelJob(graph.getJobID()).get();
+        RunControl.release.complete(null);
+        result.get(o.timeoutSeconds, TimeUnit.SECONDS);
+        awaitReleased();
+        return m;
+    }
+
+    /** A local checkpoint path as Flink reports it ({@code file:/…} or a plain path). */
+    private static Path localPath(String path) {
+        return path.startsWith("file:") ? Path.of(java.net.URI.create(path)) : Path.of(path);
+    }
+
+    /**
+     * Whether the job and every subtask run (a job still initializing shows a graph without
+     * subtasks).
+     */
+    private static boolean allRunning(AccessExecutionGraph graph) {
+        if (graph.getState() != JobStatus.RUNNING) {
+            return false;
+        }
+        boolean any = false;
+        for (AccessExecutionVertex v : graph.getAllExecutionVertices()) {
+            if (v.getExecutionState() != ExecutionState.RUNNING) {
+                return false;
+            }
+            any = true;
+        }
+        return any;
     }
 
     /**
@@ -553,14 +756,23 @@ public final class Runner {
         return null;
     }
 
+    /**
+     * Marks a run failed with its job's exception: the root cause's line first (Flink wraps it,
+     * e.g. in "Recovery is suppressed by NoRestartBackoffTimeStrategy"), then the stack trace.
+     */
     private static Map<String, Object> failed(Map<String, Object> m, JobResult r) {
         m.put("ok", false);
-        m.put(
-                "error",
+        String trace =
                 r.getSerializedThrowable()
                         .map(t -> t.getFullStringifiedStackTrace())
-                        .map(s -> s.length() > 4000 ? s.substring(0, 4000) : s)
-                        .orElse("job failed"));
+                        .orElse("job failed");
+        String cause =
+                trace.lines()
+                        .filter(l -> l.startsWith("Caused by: "))
+                        .reduce((a, b) -> b)
+                        .map(l -> l.substring("Caused by: ".length()))
+                        .orElse(trace.lines().findFirst().orElse(""));
+        m.put("error", cause + "\n" + (trace.length() > 4000 ? trace.substring(0, 4000) : trace));
         return m;
     }
 

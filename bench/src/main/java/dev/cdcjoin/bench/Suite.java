@@ -102,6 +102,14 @@ public final class Suite {
         long xmxEvents = -1;
         double quietWaitSeconds = 0;
         double quietCores = 0.5;
+        Map<Double, List<String>> statePlan =
+                plan(
+                        "5=NATIVE,JAVA_HEAP,JAVA_ROCKSDB,SQL_HEAP,SQL_ROCKSDB;"
+                                + "20=NATIVE,JAVA_ROCKSDB,SQL_ROCKSDB,JAVA_HEAP;40=NATIVE");
+        double stateLatencyRate = 400_000;
+        List<String> stateLatencyVariants = List.of("NATIVE");
+        long managedBytesPerRow = 128;
+        long heapBytesPerRow = 800;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -203,6 +211,21 @@ public final class Suite {
                     case "--quiet-cores":
                         o.quietCores = Double.parseDouble(v);
                         break;
+                    case "--state-plan":
+                        o.statePlan = plan(v);
+                        break;
+                    case "--state-latency-rate":
+                        o.stateLatencyRate = Double.parseDouble(v);
+                        break;
+                    case "--state-latency-variants":
+                        o.stateLatencyVariants = v.isEmpty() ? List.of() : List.of(v.split(","));
+                        break;
+                    case "--managed-bytes-per-row":
+                        o.managedBytesPerRow = Long.parseLong(v);
+                        break;
+                    case "--heap-bytes-per-row":
+                        o.heapBytesPerRow = Long.parseLong(v);
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -246,6 +269,53 @@ public final class Suite {
                     throw new IllegalArgumentException(
                             "--config must be uniform, skewed or hot, not '" + name + "'");
             }
+        }
+
+        /**
+         * The state-scale plan: {@code millions=VARIANT,VARIANT;millions=…}, stored rows in
+         * millions and the variants run at that size, in order (none: only the latency runs).
+         */
+        static Map<Double, List<String>> plan(String v) {
+            Map<Double, List<String>> plan = new LinkedHashMap<>();
+            for (String step : v.split(";")) {
+                String[] kv = step.split("=", -1);
+                if (kv.length != 2) {
+                    throw new IllegalArgumentException(
+                            "--state-plan step '" + step + "' is not millions=VARIANT,…");
+                }
+                plan.put(
+                        Double.parseDouble(kv[0]),
+                        kv[1].isEmpty() ? List.of() : List.of(kv[1].split(",")));
+            }
+            return plan;
+        }
+
+        /**
+         * The state-scale trace of {@code rows} stored rows: the issue's shape (a snapshot of
+         * rows/5 users and 4·rows/5 domains, then changes for another tenth of the rows).
+         */
+        Workload.Config stateWorkload(long rows) {
+            return workload(Math.round(rows * 1.1), (int) (rows / 5), (int) (rows - rows / 5));
+        }
+
+        /**
+         * Managed memory for a job holding {@code rows} rows: {@code --managed-bytes-per-row} per
+         * row (the native state and, while a snapshot is written, its frozen copies; the RocksDB
+         * block cache and write buffers) plus 256 MB, and never less than 512 MB.
+         */
+        String managedMemory(long rows) {
+            return Math.max(512, 256 + rows * managedBytesPerRow / (1 << 20)) + "m";
+        }
+
+        /**
+         * The -Xmx of a variant holding {@code rows} rows: {@code --heap-bytes-per-row} per row
+         * plus 2 GB for the heap backends, whose state is Java objects; {@code --heap} otherwise.
+         */
+        String heapFor(String variant, long rows) {
+            if (!variant.endsWith("_HEAP")) {
+                return heap;
+            }
+            return Math.max(4096, 2048 + rows * heapBytesPerRow / (1 << 20)) + "m";
         }
 
         static List<Integer> ints(String v) {
@@ -308,8 +378,13 @@ public final class Suite {
         long t0 = System.nanoTime();
         Workload.Config cfg = o.workload();
         s.trace = Path.of(o.traceRoot).resolve(cfg.id());
-        if (!o.phases.equals(List.of("report"))
-                || !Files.exists(s.out.resolve("trace.properties"))) {
+        boolean stateOnly =
+                o.phases.stream().allMatch(p -> p.equals("state") || p.equals("report"))
+                        && (o.phases.contains("state")
+                                || Files.exists(s.out.resolve("state.jsonl")));
+        if (!stateOnly
+                && (!o.phases.equals(List.of("report"))
+                        || !Files.exists(s.out.resolve("trace.properties")))) {
             s.log("trace: " + s.trace);
             Properties p = Workload.generate(cfg, s.trace);
             Files.copy(
@@ -339,8 +414,16 @@ public final class Suite {
                 case "jmh":
                     s.jmh();
                     break;
+                case "state":
+                    s.state();
+                    break;
                 case "report":
-                    new Report(s.out, o).write();
+                    if (Files.exists(s.out.resolve("throughput.jsonl"))) {
+                        new Report(s.out, o).write();
+                    }
+                    if (Files.exists(s.out.resolve("state.jsonl"))) {
+                        new StateReport(s.out, o).write();
+                    }
                     break;
                 default:
                     throw new IllegalArgumentException("unknown phase " + phase);
@@ -468,7 +551,15 @@ public final class Suite {
         return p.exitValue();
     }
 
+    /** A Runner's arguments on the suite's trace, managed memory sized for its snapshot. */
     private List<String> runner(String variant, int parallelism, String join) {
+        Workload.Config c = o.workload();
+        return runner(variant, parallelism, join, trace, c.users + (long) c.domains);
+    }
+
+    /** A Runner's arguments on {@code trace}, managed memory sized for {@code rows}. */
+    private List<String> runner(
+            String variant, int parallelism, String join, Path trace, long rows) {
         return new ArrayList<>(
                 List.of(
                         "dev.cdcjoin.bench.Runner",
@@ -479,7 +570,9 @@ public final class Suite {
                         "--join",
                         join,
                         "--trace",
-                        trace.toString()));
+                        trace.toString(),
+                        "--managed-memory",
+                        o.managedMemory(rows)));
     }
 
     void throughput() throws Exception {
@@ -675,6 +768,155 @@ public final class Suite {
             }
             Files.deleteIfExists(out.resolve("xmx-attempt.jsonl"));
         }
+    }
+
+    /**
+     * The state-scale configuration (issue 18): for each size of the plan, a trace holding that
+     * many stored rows at its end (INNER, p=1), then every planned variant once in a fresh JVM with
+     * managed memory sized for the state and checkpoints every 10 s: throughput, CPU, peak RSS,
+     * every checkpoint's phases and size, and the restore from the checkpoint taken at the end of
+     * the input. The native variant runs a second time without periodic checkpoints (the throughput
+     * they cost), and the latency variants at {@code --state-latency-rate} over the whole trace,
+     * its state growing to the size, checkpoints every 10 s.
+     */
+    void state() throws Exception {
+        Path file = out.resolve("state.jsonl");
+        for (Map.Entry<Double, List<String>> step : o.statePlan.entrySet()) {
+            long rows = Math.round(step.getKey() * 1e6);
+            Workload.Config cfg = o.stateWorkload(rows);
+            Path t = stateTrace(cfg);
+            Files.copy(
+                    t.resolve("trace.properties"),
+                    out.resolve("trace-" + cfg.id() + ".properties"),
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            double warmup = Math.min(1, 1e6 / cfg.events);
+            for (String v : step.getValue()) {
+                stateRun(v, t, rows, warmup, 10_000, file);
+                if (v.equals("NATIVE")) {
+                    stateRun(v, t, rows, warmup, NO_PERIODIC_CHECKPOINT_MS, file);
+                }
+            }
+            for (String v : o.stateLatencyVariants) {
+                stateLatencyRun(v, t, rows, cfg.events, warmup);
+            }
+        }
+    }
+
+    /** A checkpoint interval longer than any run: no periodic checkpoint, the final one only. */
+    static final long NO_PERIODIC_CHECKPOINT_MS = 3_600_000;
+
+    /** The trace of a state-scale step, generated in a child JVM with room for its tables. */
+    private Path stateTrace(Workload.Config cfg) throws Exception {
+        Path t = Path.of(o.traceRoot).resolve(cfg.id());
+        if (Files.exists(t.resolve("trace.properties"))) {
+            return t;
+        }
+        long heapMb = Math.max(1024, 1024 + (cfg.users + (long) cfg.domains) * 300 / (1 << 20));
+        List<String> a =
+                new ArrayList<>(
+                        List.of(
+                                "dev.cdcjoin.bench.Workload",
+                                "--root",
+                                o.traceRoot,
+                                "--users",
+                                "" + cfg.users,
+                                "--domains",
+                                "" + cfg.domains,
+                                "--events",
+                                "" + cfg.events,
+                                "--seed",
+                                "" + cfg.seed,
+                                "--skew",
+                                "" + cfg.skew,
+                                "--mix",
+                                cfg.mix,
+                                "--partitions",
+                                "" + cfg.partitions,
+                                "--tombstones",
+                                "" + cfg.tombstones));
+        int code = child("generate-" + cfg.id(), heapMb + "m", a, 3600);
+        if (code != 0 || !Files.exists(t.resolve("trace.properties"))) {
+            throw new IllegalStateException(
+                    "generating " + t + " failed (exit " + code + "), see logs/");
+        }
+        return t;
+    }
+
+    private void stateRun(String v, Path t, long rows, double warmup, long intervalMs, Path file)
+            throws Exception {
+        List<String> a = runner(v, 1, "INNER", t, rows);
+        a.addAll(
+                List.of(
+                        "--runs",
+                        "1",
+                        "--out",
+                        file.toString(),
+                        "--warmup-fraction",
+                        "" + warmup,
+                        "--checkpoint-interval-ms",
+                        "" + intervalMs,
+                        "--restore",
+                        "" + (intervalMs != NO_PERIODIC_CHECKPOINT_MS)));
+        String name = "state-" + v + "-" + rows + (intervalMs == 10_000 ? "" : "-nockpt");
+        int before = readLines(json, file).size();
+        long t0 = System.nanoTime();
+        int code = child(name, o.heapFor(v, rows), a, 3600);
+        log(
+                String.format(
+                        "%s: exit %d, %.0f s (load %.1f)%s",
+                        name,
+                        code,
+                        (System.nanoTime() - t0) / 1e9,
+                        Metrics.loadAverage(),
+                        newError(file, before, name)));
+    }
+
+    private void stateLatencyRun(String v, Path t, long rows, long events, double warmup)
+            throws Exception {
+        List<String> a = runner(v, 1, "INNER", t, rows);
+        Path file = out.resolve("state-latency.jsonl");
+        double seconds = Math.ceil(events / o.stateLatencyRate);
+        a.addAll(
+                List.of(
+                        "--mode",
+                        "latency",
+                        "--runs",
+                        "1",
+                        "--rate",
+                        "" + o.stateLatencyRate,
+                        "--seconds",
+                        "" + seconds,
+                        "--warmup",
+                        "" + o.latencyWarmup,
+                        "--out",
+                        file.toString(),
+                        "--warmup-fraction",
+                        "" + warmup));
+        String name = "state-latency-" + v + "-" + rows;
+        int before = readLines(json, file).size();
+        long t0 = System.nanoTime();
+        int code = child(name, o.heapFor(v, rows), a, (long) (seconds * 3 + 600));
+        log(
+                String.format(
+                        "%s at %.0f/s: exit %d, %.0f s%s",
+                        name,
+                        o.stateLatencyRate,
+                        code,
+                        (System.nanoTime() - t0) / 1e9,
+                        newError(file, before, name)));
+    }
+
+    /**
+     * For the log: the first line of the error of the run that wrote lines after the first {@code
+     * before} of {@code file}, or that it wrote none; empty if it succeeded.
+     */
+    private String newError(Path file, int before, String name) throws IOException {
+        List<Map<String, Object>> rows = readLines(json, file);
+        if (rows.size() == before) {
+            return ": no result written, see logs/" + name + ".log";
+        }
+        Object e = rows.get(rows.size() - 1).get("error");
+        return e == null ? "" : ": " + String.valueOf(e).lines().findFirst().orElse("");
     }
 
     void jmh() throws Exception {
