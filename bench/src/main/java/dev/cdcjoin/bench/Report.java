@@ -666,6 +666,28 @@ final class Report {
         md.append("\n");
     }
 
+    /**
+     * Appends the run's phase durations ({@code timings.jsonl}) and its {@code notes.md}, when the
+     * result folder {@code dir} has them: the common footer of every report.
+     */
+    static void appendPhasesAndNotes(StringBuilder md, Path dir, ObjectMapper json)
+            throws IOException {
+        Path t = dir.resolve("timings.jsonl");
+        if (Files.exists(t)) {
+            md.append("- Phase durations:");
+            for (Map<String, Object> r : Suite.readLines(json, t)) {
+                md.append(
+                        String.format(
+                                Locale.ROOT, " %s %.0f s;", r.get("phase"), num(r, "seconds")));
+            }
+            md.append("\n");
+        }
+        Path notes = dir.resolve("notes.md");
+        if (Files.exists(notes)) {
+            md.append(Files.readString(notes).trim()).append("\n");
+        }
+    }
+
     private static double num(Map<String, Object> m, String k) {
         Object v = m.get(k);
         return v instanceof Number ? ((Number) v).doubleValue() : Double.NaN;
@@ -860,20 +882,7 @@ final class Report {
                 .append(o.rounds)
                 .append(
                         " rounds; each round runs every (parallelism, join, variant) once, one fresh JVM each, so variants alternate in time and share the background load.\n");
-        Path t = dir.resolve("timings.jsonl");
-        if (Files.exists(t)) {
-            md.append("- Phase durations:");
-            for (Map<String, Object> r : Suite.readLines(json, t)) {
-                md.append(
-                        String.format(
-                                Locale.ROOT, " %s %.0f s;", r.get("phase"), num(r, "seconds")));
-            }
-            md.append("\n");
-        }
-        Path notes = dir.resolve("notes.md");
-        if (Files.exists(notes)) {
-            md.append(Files.readString(notes).trim()).append("\n");
-        }
+        Report.appendPhasesAndNotes(md, dir, json);
         md.append(
                 "- Raw data: `throughput.jsonl`, `latency.jsonl`, `xmx.jsonl`, `jmh.json`, `trace.properties`, `machine.json`, child JVM logs in `logs/` (kept where the run was made, not committed); the chart also as `chart.png`.\n");
     }

@@ -465,20 +465,7 @@ final class StateReport {
                 .append("- Per-checkpoint figures from Flink's checkpoint statistics ")
                 .append("(`CheckpointStatsSnapshot`, what the REST API's ")
                 .append("`/jobs/:id/checkpoints` serves): raw in `state.jsonl` (`checkpoints`).\n");
-        Path t = dir.resolve("timings.jsonl");
-        if (Files.exists(t)) {
-            md.append("- Phase durations:");
-            for (Map<String, Object> r : Suite.readLines(json, t)) {
-                md.append(
-                        String.format(
-                                Locale.ROOT, " %s %.0f s;", r.get("phase"), num(r, "seconds")));
-            }
-            md.append("\n");
-        }
-        Path notes = dir.resolve("notes.md");
-        if (Files.exists(notes)) {
-            md.append(Files.readString(notes).trim()).append("\n");
-        }
+        Report.appendPhasesAndNotes(md, dir, json);
     }
 
     // -------------------------------------------------------------------------------------
