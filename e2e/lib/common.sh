@@ -17,7 +17,16 @@ E2E_HOST=127.0.0.1
 E2E_PG_MAJOR="${E2E_PG_MAJOR:-15}"               # Debian bookworm's postgresql-15
 E2E_KAFKA_VERSION=4.3.0                           # = Debezium 3.6.1.Final's <version.kafka>
 E2E_DEBEZIUM_VERSION=3.6.1.Final
-E2E_FLINK_VERSION=2.3.0                           # PyPI apache-flink-libraries==2.3.0 (flink-dist + lib/)
+# The Flink line of the cluster (E2E_FLINK_LINE=2.3, the default, or 1.20) and its release on PyPI
+# apache-flink-libraries (flink-dist + lib/): a wheel for 2.3.0, only a source archive for 1.20.x.
+# 1.20.3 is also the newest 1.20 whose table modules Maven Central serves here, so jobs built for
+# the line compile against the cluster's own release.
+E2E_FLINK_LINE="${E2E_FLINK_LINE:-2.3}"
+case $E2E_FLINK_LINE in
+    2.3) E2E_FLINK_VERSION=2.3.0 ;;
+    1.20) E2E_FLINK_VERSION=1.20.3 ;;
+    *) echo "E2E_FLINK_LINE=$E2E_FLINK_LINE: the e2e cluster runs Flink 2.3 or 1.20" >&2; exit 1 ;;
+esac
 
 # Ports (loopback only).
 E2E_PG_PORT="${E2E_PG_PORT:-15432}"

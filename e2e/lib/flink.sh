@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A standalone Flink session cluster on loopback, from the Flink 2.3.0 distribution that install.sh
-# laid out from PyPI's apache-flink-libraries (lib/flink-dist-2.3.0.jar and lib/): one JobManager
+# A standalone Flink session cluster on loopback, from the Flink distribution (2.3.0, or 1.20.3 with
+# E2E_FLINK_LINE=1.20) that install.sh laid out from PyPI's apache-flink-libraries
+# (lib/flink-dist-<version>.jar and lib/): one JobManager
 # (StandaloneSessionClusterEntrypoint) and TaskManagers (TaskManagerRunner) as separate JVMs,
 # started the way Flink's bin/ scripts start them: the same classpath (lib/*, flink-dist last) and
 # the JVM memory flags that Flink's BashJavaUtils derives from config.yaml. TaskManagers get
@@ -35,8 +36,27 @@ FDIR=$E2E_RUN/flink
 CONF=$FDIR/conf
 REST=http://$E2E_HOST:$E2E_FLINK_REST_PORT
 
-# Flink 2.3's own config.yaml default for Java 17 (env.java.opts.all), kept verbatim.
-JAVA17_OPTS="--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.text=ALL-UNNAMED --add-opens=java.base/java.time=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED"
+# The JVM options of Flink's default configuration (env.java.opts.all: the --add-exports and
+# --add-opens Flink needs on Java 17), read from the config.yaml inside flink-dist, so each line
+# gets its own: 2.3.0's is the list this script used to carry verbatim, 1.20.3's also exports
+# java.base/sun.net.util.
+java_opts() {
+    unzip -p "$FLINK_HOME/lib/flink-dist-$E2E_FLINK_VERSION.jar" config.yaml | python3 -c '
+import sys
+path = []
+for line in sys.stdin:
+    text = line.rstrip("\n")
+    if not text.strip() or text.lstrip().startswith("#"):
+        continue
+    indent = len(text) - len(text.lstrip())
+    key, _, value = text.strip().partition(":")
+    path = [(i, k) for i, k in path if i < indent] + [(indent, key)]
+    if [k for _, k in path] == ["env", "java", "opts", "all"]:
+        print(value.strip())
+        sys.exit(0)
+sys.exit("no env.java.opts.all in the config.yaml of flink-dist")
+' || die "cannot read the JVM options of $FLINK_HOME/lib/flink-dist-$E2E_FLINK_VERSION.jar"
+}
 
 flink_classpath() {
     # as bin/config.sh constructFlinkClassPath: lib/*.jar sorted, flink-dist last
@@ -46,10 +66,12 @@ flink_classpath() {
 }
 
 write_config() {
+    local opts
+    opts=$(java_opts)
     mkdir -p "$CONF" "$FDIR/log" "$FDIR/tmp" "$FDIR/upload" "$FDIR/checkpoints" "$FDIR/savepoints"
     cat >"$CONF/config.yaml" <<EOF
 # written by e2e/lib/flink.sh
-env.java.opts.all: $JAVA17_OPTS
+env.java.opts.all: $opts
 jobmanager.rpc.address: $E2E_HOST
 jobmanager.rpc.port: $E2E_FLINK_RPC_PORT
 jobmanager.bind-host: $E2E_HOST
@@ -110,13 +132,14 @@ bash_java_utils() {
 }
 
 start_jm() {
-    local res jvm dyn
+    local res jvm dyn opts
+    opts=$(java_opts)
     res=$(bash_java_utils GET_JM_RESOURCE_PARAMS)
     jvm=$(echo "$res" | sed -n 1p)
     dyn=$(echo "$res" | sed -n 2p)
     # shellcheck disable=SC2086
     start_bg jobmanager "$FDIR/log/jobmanager.out" \
-        "$E2E_JAVA" $jvm $JAVA17_OPTS -XX:+UseG1GC \
+        "$E2E_JAVA" $jvm $opts -XX:+UseG1GC \
         -Dlog.file="$FDIR/log/jobmanager.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint \
         --configDir "$CONF" --executionMode cluster $dyn
@@ -126,14 +149,15 @@ start_jm() {
 }
 
 start_tm() {
-    local i=$1 res jvm dyn
+    local i=$1 res jvm dyn opts
     is_running "taskmanager-$i" && { log "flink: tm-$i already running"; return 0; }
+    opts=$(java_opts)
     res=$(bash_java_utils GET_TM_RESOURCE_PARAMS)
     jvm=$(echo "$res" | sed -n 1p)
     dyn=$(echo "$res" | sed -n 2p)
     # shellcheck disable=SC2086
     start_bg "taskmanager-$i" "$FDIR/log/taskmanager-$i.out" \
-        "$E2E_JAVA" $jvm $JAVA17_OPTS -XX:+UseG1GC -De2e.tm="tm-$i" -Dcdcjoin.native.tmpdir="$FDIR/native" \
+        "$E2E_JAVA" $jvm $opts -XX:+UseG1GC -De2e.tm="tm-$i" -Dcdcjoin.native.tmpdir="$FDIR/native" \
         -Dlog.file="$FDIR/log/taskmanager-$i.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
         --configDir "$CONF" $dyn -D "taskmanager.resource-id=tm-$i"

@@ -3,7 +3,8 @@
 #   PostgreSQL            Debian packages (apt-get)                      /usr/lib/postgresql/15
 #   Kafka broker+Connect  Maven Central (e2e/deps/kafka/pom.xml)         $E2E_CACHE/kafka-<v>/lib
 #   Debezium PG connector Maven Central (e2e/deps/debezium/pom.xml)      $E2E_CACHE/connect-plugins/...
-#   Flink 2.3.0           PyPI apache-flink-libraries (flink-dist, lib/) $E2E_CACHE/flink-<v>
+#   Flink 2.3.0 or 1.20.3 PyPI apache-flink-libraries (flink-dist, lib/) $E2E_CACHE/flink-<v>
+#                         (E2E_FLINK_LINE=2.3, the default, or 1.20)
 #   proof job             built with Maven (e2e/jobs/topic-count)        $E2E_CACHE/jobs/
 # Each step is skipped when its output is there and its inputs (pom) did not change.
 #
@@ -86,37 +87,48 @@ install_debezium() {
     log "install: Debezium ok: $(find "$dir" -name '*.jar' | wc -l) jars in $dir"
 }
 
+# The Flink distribution of the line (common.sh: E2E_FLINK_LINE) from PyPI's apache-flink-libraries:
+# a wheel (pyflink/lib/...) for 2.x; for 1.20 PyPI has only the source archive, which carries the
+# same jars under deps/ (pip builds only its metadata to download it).
 install_flink() {
-    local dir=$E2E_CACHE/flink-$E2E_FLINK_VERSION dl=$E2E_CACHE/downloads
-    local whl=$dl/apache_flink_libraries-$E2E_FLINK_VERSION-py2.py3-none-any.whl
+    local dir=$E2E_CACHE/flink-$E2E_FLINK_VERSION dl=$E2E_CACHE/downloads/flink-$E2E_FLINK_VERSION
+    local form archive
+    if [[ $E2E_FLINK_LINE == 1.20 ]]; then form=--no-binary=:all:; else form=--only-binary=:all:; fi
     if ! stamp_ok "$dir/.stamp" "$E2E_FLINK_VERSION"; then
-        if [[ ! -f $whl ]]; then
+        mkdir -p "$dl"
+        archive=$(find "$dl" -maxdepth 1 -name 'apache*flink*libraries*' | head -1)
+        if [[ -z $archive ]]; then
             log "install: Flink $E2E_FLINK_VERSION from PyPI (apache-flink-libraries ships flink-dist and lib/)"
-            mkdir -p "$dl"
-            python3 -m pip download -q --no-deps --only-binary=:all: -d "$dl" \
+            python3 -m pip download -q --no-deps "$form" -d "$dl" \
                 "apache-flink-libraries==$E2E_FLINK_VERSION"
+            archive=$(find "$dl" -maxdepth 1 -name 'apache*flink*libraries*' | head -1)
         fi
         rm -rf "$dir" && mkdir -p "$dir"
         # Lay it out as a Flink distribution: lib/ (flink-dist, table, log4j), opt/, plugins/,
         # and bin/bash-java-utils.jar (what Flink's own start scripts use to derive memory flags).
-        python3 - "$whl" "$dir" <<'EOF'
-import sys, zipfile, os
-whl, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(whl) as z:
-    for n in z.namelist():
-        if n.endswith('/'):
-            continue
-        for prefix in ('pyflink/lib/', 'pyflink/opt/', 'pyflink/plugins/', 'pyflink/bin/'):
-            if n.startswith(prefix) and not n.startswith('pyflink/opt/python/'):
-                dst = os.path.join(out, n[len('pyflink/'):])
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                with z.open(n) as src, open(dst, 'wb') as f:
-                    f.write(src.read())
+        python3 - "$archive" "$dir" <<'EOF'
+import os, sys, tarfile, zipfile
+archive, out = sys.argv[1], sys.argv[2]
+if archive.endswith('.whl'):
+    z = zipfile.ZipFile(archive)
+    entries = [(n, lambda n=n: z.open(n)) for n in z.namelist() if not n.endswith('/')]
+    root = 'pyflink/'
+else:
+    t = tarfile.open(archive)
+    entries = [(m.name, lambda m=m: t.extractfile(m)) for m in t.getmembers() if m.isfile()]
+    root = os.path.basename(archive)[: -len('.tar.gz')] + '/deps/'
+for name, open_entry in entries:
+    for part in ('lib/', 'opt/', 'plugins/', 'bin/'):
+        if name.startswith(root + part) and not name.startswith(root + 'opt/python/'):
+            dst = os.path.join(out, name[len(root):])
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open_entry() as src, open(dst, 'wb') as f:
+                f.write(src.read())
 EOF
         # the Python-only opt jars are not needed by a Java job; keep the directory lean
         rm -f "$dir"/opt/flink-python-*.jar
         echo "$E2E_FLINK_VERSION" >"$dir/.stamp"
-        rm -f "$whl"   # 329 MB, all of it now under $dir
+        rm -rf "$dl"   # 230-329 MB, all of it now under $dir
     fi
     [[ -f $dir/lib/flink-dist-$E2E_FLINK_VERSION.jar ]] || die "flink-dist missing in $dir/lib"
     log "install: Flink ok: $dir ($(ls "$dir/lib" | wc -l) jars in lib/)"

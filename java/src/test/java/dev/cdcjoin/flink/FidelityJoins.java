@@ -88,7 +88,9 @@ final class FidelityJoins {
             harness.open();
             outputFields = new RowData.FieldGetter[out.size()];
             for (int i = 0; i < outputFields.length; i++) {
-                outputFields[i] = RowData.createFieldGetter(out.get(i), i);
+                // Nullable getters: an outer join pads NOT NULL columns with null, and Flink 1.20's
+                // getter for a NOT NULL type reads the field without checking (2.x always checks).
+                outputFields[i] = RowData.createFieldGetter(out.get(i).copy(true), i);
             }
         }
 
