@@ -27,6 +27,10 @@ use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::fmt;
 
+mod walk;
+
+pub(crate) use walk::WalkBuffers;
+
 /// A byte range of the input holding one JSON value; empty when the value is absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Span {
@@ -64,7 +68,7 @@ pub(crate) enum Image {
 }
 
 /// The `before` or `after` image of one envelope: the span of each declared column, by position.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RowSpans {
     pub(crate) image: Image,
     pub(crate) columns: Vec<Span>,
@@ -133,9 +137,41 @@ pub(crate) struct Spans<'a> {
     pub(crate) after: &'a mut RowSpans,
 }
 
-/// Scans `input` (a non-blank message), filling `spans`. Errors are serde_json's, with line and
-/// column; an error inside a wrapper's payload says so.
-pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
+/// Scans `input` (a non-blank message), filling `spans`: through its structural index (the `walk`
+/// module), or with serde_json where the walk declines, which includes every malformed message.
+/// Errors are serde_json's, with line and column; an error inside a wrapper's payload says so.
+pub(crate) fn scan(
+    input: &[u8],
+    spans: Spans<'_>,
+    buffers: &mut WalkBuffers,
+) -> Result<Scanned, String> {
+    let Spans {
+        columns,
+        before,
+        after,
+    } = spans;
+    #[cfg(test)]
+    let earlier = (before.clone(), after.clone());
+    match walk::scan(input, columns, [&mut *before, &mut *after], buffers) {
+        Some(scanned) => {
+            #[cfg(test)]
+            tests::same_as_serde(input, columns, earlier, (&*before, &*after), scanned);
+            Ok(scanned)
+        }
+        None => scan_serde(
+            input,
+            Spans {
+                columns,
+                before,
+                after,
+            },
+        ),
+    }
+}
+
+/// [`scan`] with serde_json alone: the reference the walk is tested against, and the scan of
+/// every message the walk declines.
+fn scan_serde(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
     let base = input.as_ptr() as usize;
     let Spans {
         columns,
@@ -394,10 +430,30 @@ impl Visitor<'_> for ColumnKey<'_> {
 mod tests {
     use super::*;
 
+    /// Asserts that serde_json's scan, from the same buffers as the walk started with, finds
+    /// what the walk found: run on every message the crate's tests scan.
+    pub(super) fn same_as_serde(
+        input: &[u8],
+        columns: &ColumnIndex,
+        (mut before, mut after): (RowSpans, RowSpans),
+        walked: (&RowSpans, &RowSpans),
+        scanned: Scanned,
+    ) {
+        let spans = Spans {
+            columns,
+            before: &mut before,
+            after: &mut after,
+        };
+        let message = String::from_utf8_lossy(input);
+        assert_eq!(scan_serde(input, spans), Ok(scanned), "{message}");
+        assert_eq!((&before, &after), walked, "{message}");
+    }
+
     struct Fixture {
         columns: ColumnIndex,
         before: RowSpans,
         after: RowSpans,
+        buffers: WalkBuffers,
     }
 
     impl Fixture {
@@ -406,6 +462,7 @@ mod tests {
                 columns: ColumnIndex::new(vec!["id".into(), "name".into()]),
                 before: RowSpans::new(2),
                 after: RowSpans::new(2),
+                buffers: WalkBuffers::default(),
             }
         }
 
@@ -421,6 +478,7 @@ mod tests {
                     before: &mut self.before,
                     after: &mut self.after,
                 },
+                &mut self.buffers,
             )
         }
 

@@ -84,6 +84,7 @@ mod error;
 mod numbers;
 mod ops;
 mod sink;
+mod structural;
 mod temporal;
 mod text;
 mod values;
