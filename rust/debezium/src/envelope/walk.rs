@@ -136,8 +136,9 @@ impl Walk<'_> {
         let op = match (top.payload_token, top.direct) {
             (_, Some(op)) => op,
             (Some(token), None) => {
-                self.next = token + 1;
+                let end = std::mem::replace(&mut self.next, token + 1);
                 let inner = self.object(false)?;
+                self.next = end;
                 inner.fields.op
             }
             (None, None) => return Some(Scanned::Tombstone),
@@ -370,7 +371,11 @@ fn literal(input: &[u8], at: usize, word: &[u8]) -> Option<usize> {
 /// The end of the JSON number at `at`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn number(input: &[u8], at: usize) -> Option<usize> {
     let digits = |from: usize| {
-        let n = input.get(from..)?.iter().take_while(|b| b.is_ascii_digit()).count();
+        let n = input
+            .get(from..)?
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         (n > 0).then_some(from + n)
     };
     let mut i = at + usize::from(input[at] == b'-');
@@ -390,4 +395,303 @@ fn number(input: &[u8], at: usize) -> Option<usize> {
         i = digits(i)?;
     }
     Some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The walk against serde_json. Every message scanned in this crate's tests goes through
+    //! `envelope::scan`, which (in tests) asserts that serde_json finds the same spans whenever the
+    //! walk accepts a message; here the walk meets generated envelopes, malformed and mutated
+    //! ones, and the shared test vectors.
+
+    use super::*;
+    use crate::envelope::{scan, Spans};
+    use proptest::prelude::*;
+
+    /// The buffers of a scan, for the columns `id` and `name`.
+    struct Scanner {
+        columns: ColumnIndex,
+        before: RowSpans,
+        after: RowSpans,
+        buffers: WalkBuffers,
+    }
+
+    impl Scanner {
+        fn new(names: &[&str]) -> Scanner {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            Scanner {
+                before: RowSpans::new(names.len()),
+                after: RowSpans::new(names.len()),
+                columns: ColumnIndex::new(names),
+                buffers: WalkBuffers::default(),
+            }
+        }
+
+        /// The crate's scan (cross-checked against serde_json when the walk accepts).
+        fn scan(&mut self, input: &[u8]) -> Result<Scanned, String> {
+            let spans = Spans {
+                columns: &self.columns,
+                before: &mut self.before,
+                after: &mut self.after,
+            };
+            scan(input, spans, &mut self.buffers)
+        }
+
+        /// Whether the walk alone accepts `input`.
+        fn walks(&mut self, input: &[u8]) -> bool {
+            let images = [&mut self.before, &mut self.after];
+            super::scan(input, &self.columns, images, &mut self.buffers).is_some()
+        }
+    }
+
+    fn string() -> impl Strategy<Value = String> {
+        let part = prop_oneof![
+            "[a-z0-9 ,:{}\\[\\]]{0,6}",
+            Just("é€".to_string()),
+            Just("\\\"".to_string()),
+            Just("\\\\".to_string()),
+            Just("\\n\\t\\/".to_string()),
+            "\\\\u00[0-7][0-9a-fA-F]",
+        ];
+        prop::collection::vec(part, 0..4).prop_map(|p| format!("\"{}\"", p.concat()))
+    }
+
+    fn number() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,4})?([eE][+-]?[0-9]{1,3})?",
+            Just("1e999".to_string()),
+        ]
+    }
+
+    fn scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("false".to_string()),
+            number(),
+            string(),
+        ]
+    }
+
+    /// A key: one the envelope or its images look for, or any other.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "\"id\"",
+                "\"name\"",
+                "\"n\\u0061me\"",
+                "\"op\"",
+                "\"db\""
+            ])
+            .prop_map(String::from),
+            string(),
+        ]
+    }
+
+    /// Whitespace between tokens.
+    fn space() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["", "", " ", "\n\t ", "\r\n"])
+    }
+
+    fn object(entries: Vec<(String, String)>, ws: &str) -> String {
+        let members: Vec<String> = entries
+            .iter()
+            .map(|(k, v)| format!("{ws}{k}{ws}:{ws}{v}{ws}"))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        scalar().prop_recursive(5, 40, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|v| format!("[{}]", v.join(", "))),
+                (prop::collection::vec((key(), inner), 0..5), space())
+                    .prop_map(|(e, ws)| object(e, ws)),
+            ]
+        })
+    }
+
+    /// A row image: null or an object of declared and other columns.
+    fn image() -> impl Strategy<Value = String> {
+        prop_oneof![
+            1 => Just("null".to_string()),
+            4 => (prop::collection::vec((key(), value()), 0..5), space())
+                .prop_map(|(e, ws)| object(e, ws)),
+        ]
+    }
+
+    /// An envelope: `op`, images and other fields (`source`, `ts_ms`, ...) in any order.
+    fn envelope() -> impl Strategy<Value = String> {
+        let entry = prop_oneof![
+            prop::sample::select(vec!["\"c\"", "\"u\"", "\"d\"", "\"\\u0072\"", "null", "1"])
+                .prop_map(|op| ("\"op\"".to_string(), op.to_string())),
+            image().prop_map(|i| ("\"before\"".to_string(), i)),
+            image().prop_map(|i| ("\"after\"".to_string(), i)),
+            value().prop_map(|v| ("\"source\"".to_string(), v)),
+            (key(), value()),
+        ];
+        (prop::collection::vec(entry, 0..6), space()).prop_map(|(e, ws)| object(e, ws))
+    }
+
+    /// A bare envelope, or one wrapped in `{"schema", "payload"}` with the keys in either order.
+    fn message() -> impl Strategy<Value = String> {
+        prop_oneof![
+            envelope(),
+            (value(), envelope(), any::<bool>(), space()).prop_map(
+                |(schema, payload, first, ws)| {
+                    let (schema, payload) = (
+                        ("\"schema\"".to_string(), schema),
+                        ("\"payload\"".to_string(), payload),
+                    );
+                    let entries = if first {
+                        vec![schema, payload]
+                    } else {
+                        vec![payload, schema]
+                    };
+                    object(entries, ws)
+                }
+            ),
+        ]
+    }
+
+    /// One to three byte edits: removed, replaced or inserted bytes JSON cares about.
+    fn mutated() -> impl Strategy<Value = Vec<u8>> {
+        let edit = (
+            any::<prop::sample::Index>(),
+            0..3u8,
+            prop::sample::select(EDITS.to_vec()),
+        );
+        (message(), prop::collection::vec(edit, 1..4)).prop_map(|(m, edits)| {
+            let mut bytes = m.into_bytes();
+            for (at, kind, byte) in edits {
+                let at = at.index(bytes.len() + 1);
+                match kind {
+                    0 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    1 if at < bytes.len() => bytes[at] = byte,
+                    _ => bytes.insert(at, byte),
+                }
+            }
+            bytes
+        })
+    }
+
+    const EDITS: &[u8] = b"\"\\{}[]:, \t0-.eEnul\x00\x1f\xff\xc3";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn the_walk_accepts_what_serde_json_accepts(m in message()) {
+            let mut s = Scanner::new(&["id", "name"]);
+            let serde_accepts = s.scan(m.as_bytes()).is_ok();
+            // The generated keys have no control character or lone surrogate, and no top-level
+            // image follows a wrapper's payload: the walk must take every valid message.
+            prop_assert_eq!(s.walks(m.as_bytes()), serde_accepts, "{}", m);
+        }
+
+        #[test]
+        fn mutated_messages_scan_as_serde_json_scans_them(m in mutated()) {
+            // `scan` asserts the agreement whenever the walk accepts.
+            let _ = Scanner::new(&["id", "name"]).scan(&m);
+        }
+    }
+
+    #[test]
+    fn the_test_vectors_scan_alike() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors");
+        let mut scanned = 0;
+        for file in std::fs::read_dir(dir).expect("the vectors") {
+            let path = file.expect("a file").path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let vector: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            let names = |side: &str| -> Vec<String> {
+                vector[side]["schema"]["fields"]
+                    .as_array()
+                    .expect("fields")
+                    .iter()
+                    .map(|f| f["name"].as_str().expect("a name").to_string())
+                    .collect()
+            };
+            let (left, right) = (names("left"), names("right"));
+            for event in vector["events"].as_array().expect("events") {
+                let names = if event["side"] == "left" {
+                    &left
+                } else {
+                    &right
+                };
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let mut s = Scanner::new(&names);
+                for json in [
+                    serde_json::to_string(&event["value"]).expect("JSON"),
+                    serde_json::to_string_pretty(&event["value"]).expect("JSON"),
+                ] {
+                    assert!(s.walks(json.as_bytes()), "{json}");
+                    s.scan(json.as_bytes()).expect("a valid envelope");
+                    scanned += 1;
+                }
+            }
+        }
+        assert!(scanned >= 50, "{scanned} messages");
+    }
+
+    #[test]
+    fn deep_skipped_blocks_are_walked_without_recursion() {
+        let mut s = Scanner::new(&["id"]);
+        let deep = "[".repeat(200_000) + &"]".repeat(200_000);
+        let json = format!(r#"{{"source":{deep},"op":"c","after":{{"id":{deep}}}}}"#);
+        assert!(s.walks(json.as_bytes()));
+        let unbalanced = format!(r#"{{"source":{}}},"op":"c"}}"#, "[".repeat(100_000));
+        assert!(s.scan(unbalanced.as_bytes()).is_err());
+        let crossed = r#"{"source":[{"a":1]},"op":"c"}"#;
+        assert!(!s.walks(crossed.as_bytes()));
+        assert!(s.scan(crossed.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn declined_but_valid_shapes_go_to_serde_json() {
+        let mut s = Scanner::new(&["id"]);
+        for json in [
+            // A raw control character in a column key, which serde_json reads as bytes.
+            &b"{\"op\":\"c\",\"after\":{\"i\x01d\":1,\"id\":2}}"[..],
+            // An unpaired surrogate escape in a key.
+            br#"{"op":"c","after":{"\ud800":1,"id":2}}"#,
+            // A top-level image after a wrapper's payload: the payload's images count.
+            br#"{"schema":{},"payload":{"op":"c","after":{"id":3}},"after":{"id":4}}"#,
+        ] {
+            assert!(!s.walks(json), "{}", String::from_utf8_lossy(json));
+            assert!(s.scan(json).is_ok(), "{}", String::from_utf8_lossy(json));
+        }
+    }
+
+    #[test]
+    fn numbers_and_literals_follow_the_grammar() {
+        let mut s = Scanner::new(&["id"]);
+        for n in [
+            "0",
+            "-0",
+            "12",
+            "-1.5e+3",
+            "1E9",
+            "0.25",
+            "1e999",
+            "123456789012345678901234",
+        ] {
+            let json = format!(r#"{{"op":"c","after":{{"id":{n}}},"x":[{n}]}}"#);
+            assert!(s.walks(json.as_bytes()), "{json}");
+        }
+        for bad in [
+            "01", "-", "1.", ".5", "1e", "1e+", "+1", "1x", "tru", "nul", "truex", "NaN",
+        ] {
+            let json = format!(r#"{{"op":"c","x":[{bad}]}}"#);
+            assert!(!s.walks(json.as_bytes()), "{json}");
+            assert!(s.scan(json.as_bytes()).is_err(), "{json}");
+        }
+    }
 }
