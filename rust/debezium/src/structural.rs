@@ -5,8 +5,9 @@
 //! structural characters `{}[]:,`, control characters), and plain integer arithmetic on the masks
 //! finds which characters are escaped (odd runs of backslashes), which bytes are inside strings
 //! (a prefix XOR of the unescaped quotes) and where each token starts. The index lists, in order,
-//! the offset of every structural character outside strings, of every unescaped quote (opening
-//! *and* closing, so a string is two consecutive entries) and of the first byte of every other
+//! the offset of every structural character outside strings, of every string's opening quote (a
+//! string ends at the last quote before the next entry: only whitespace can stand between them,
+//! anything else would start a token) and of the first byte of every other
 //! token (numbers, `true`, `false`, `null`, or garbage that stage 2 rejects). Stage 2
 //! (`envelope::walk`) reads the message through this index instead of byte by byte.
 //!
@@ -28,6 +29,9 @@ pub(crate) struct Index {
     /// a block, so that a block's entries are written without growing it.
     positions: Vec<u32>,
     len: usize,
+    /// The offsets of the escaped bytes inside strings (the byte after each escaping backslash),
+    /// in order: few in most messages, and they tell which strings need unescaping.
+    escapes: Vec<u32>,
     ascii: bool,
 }
 
@@ -53,6 +57,11 @@ impl Index {
         &self.positions[..self.len]
     }
 
+    /// The offsets of the escaped bytes inside strings, in order.
+    pub(crate) fn escapes(&self) -> &[u32] {
+        &self.escapes
+    }
+
     /// Whether the message is all ASCII (then no span needs a UTF-8 check).
     pub(crate) fn ascii(&self) -> bool {
         self.ascii
@@ -62,6 +71,7 @@ impl Index {
     #[inline(always)]
     fn build_with(&mut self, input: &[u8], classify: impl Fn(&[u8; 64]) -> Masks) -> bool {
         self.len = 0;
+        self.escapes.clear();
         if u32::try_from(input.len()).is_err() {
             return false;
         }
@@ -100,7 +110,7 @@ impl Index {
     #[inline(always)]
     fn block(&mut self, input: &[u8], offset: usize, m: &Masks, carry: &mut Carry) -> bool {
         let tokens = carry.next(m);
-        if tokens.invalid != 0 || !valid_escapes(input, offset, tokens.escaped) {
+        if tokens.invalid != 0 || !self.valid_escapes(input, offset, tokens.escaped) {
             return false;
         }
         let mut bits = tokens.starts;
@@ -121,6 +131,29 @@ impl Index {
             k += 8;
         }
         self.len += count;
+        true
+    }
+
+    /// Whether every escaped byte of the block at `offset` (bits of `escaped`) makes a valid
+    /// escape; each one's offset is kept.
+    #[inline(always)]
+    fn valid_escapes(&mut self, input: &[u8], offset: usize, mut escaped: u64) -> bool {
+        while escaped != 0 {
+            let at = offset + escaped.trailing_zeros() as usize;
+            escaped &= escaped - 1;
+            let valid = match input.get(at) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
+                Some(b'u') => input
+                    .get(at + 1..at + 5)
+                    .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
+                _ => false,
+            };
+            if !valid {
+                return false;
+            }
+            // Fits: the input length was checked to fit in u32.
+            self.escapes.push(at as u32);
+        }
         true
     }
 }
@@ -177,7 +210,7 @@ impl Carry {
         let scalar_starts = scalar & !((scalar << 1) | self.scalar);
         self.scalar = scalar >> 63;
         Tokens {
-            starts: (m.op & !inside) | quotes | scalar_starts,
+            starts: (m.op & !inside) | (quotes & inside) | scalar_starts,
             escaped: escaped & inside,
             invalid: m.control & inside,
         }
@@ -210,26 +243,6 @@ fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 16;
     x ^= x << 32;
     x
-}
-
-/// Whether every escaped byte of the block at `offset` (bits of `escaped`) makes a valid escape.
-#[inline(always)]
-fn valid_escapes(input: &[u8], offset: usize, mut escaped: u64) -> bool {
-    while escaped != 0 {
-        let at = offset + escaped.trailing_zeros() as usize;
-        escaped &= escaped - 1;
-        let valid = match input.get(at) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => true,
-            Some(b'u') => input
-                .get(at + 1..at + 5)
-                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)),
-            _ => false,
-        };
-        if !valid {
-            return false;
-        }
-    }
-    true
 }
 
 /// The masks of one block, a byte at a time (the reference for the SIMD classifiers).
@@ -403,7 +416,6 @@ mod tests {
                 b'"' => {
                     out.push(i as u32);
                     i = string_end(input, i + 1)?;
-                    out.push(i as u32);
                     in_token = false;
                 }
                 b'{' | b'}' | b'[' | b']' | b':' | b',' => {
@@ -557,7 +569,7 @@ mod tests {
         assert!(index.build(br#"{"a\"b":[1, -2.5e3,"x\\"], "c" :null}"#));
         assert_eq!(
             index.positions(),
-            &[0, 1, 6, 7, 8, 9, 10, 12, 18, 19, 23, 24, 25, 27, 29, 31, 32, 36]
+            &[0, 1, 7, 8, 9, 10, 12, 18, 19, 24, 25, 27, 31, 32, 36]
         );
         assert!(index.ascii());
         assert!(index.build("[\"é\"]".as_bytes()));

@@ -50,6 +50,7 @@ pub(super) fn scan(
     let mut walk = Walk {
         input,
         at: index.positions(),
+        escapes: index.escapes(),
         next: 0,
         ascii: index.ascii(),
         stack,
@@ -67,6 +68,8 @@ struct Walk<'a> {
     input: &'a [u8],
     /// The token offsets.
     at: &'a [u32],
+    /// The offsets of escaped bytes, those before the string being read skipped.
+    escapes: &'a [u32],
     /// The next token, as a position in `at`.
     next: usize,
     ascii: bool,
@@ -102,11 +105,20 @@ impl Walk<'_> {
         (self.token()?.1 == byte).then_some(())
     }
 
-    /// The offset of the quote closing the string just opened (always the next token).
-    fn close_quote(&mut self) -> Option<usize> {
-        let at = *self.at.get(self.next)? as usize;
-        self.next += 1;
-        Some(at)
+    /// The offset just past the string just opened: its closing quote is the last byte before
+    /// the next token that is not whitespace (stage 1 checked that every string closes, and
+    /// anything but whitespace after it would be a token).
+    fn string_end(&self) -> usize {
+        let next = self
+            .at
+            .get(self.next)
+            .map_or(self.input.len(), |&n| n as usize);
+        let blank = self.input[..next]
+            .iter()
+            .rev()
+            .take_while(|b| is_space(**b))
+            .count();
+        next - blank
     }
 
     /// The span of a value whose text, from `start` to `end`, a `RawValue` would check as UTF-8.
@@ -117,6 +129,7 @@ impl Walk<'_> {
 
     /// The whole message: an envelope, a wrapper or `null`.
     fn message(&mut self) -> Option<Scanned> {
+        let escapes = self.escapes;
         let (at, first) = self.token()?;
         if first == b'n' {
             self.scalar(at)?;
@@ -136,6 +149,8 @@ impl Walk<'_> {
         let op = match (top.payload_token, top.direct) {
             (_, Some(op)) => op,
             (Some(token), None) => {
+                // Back to the payload's tokens (and escapes).
+                self.escapes = escapes;
                 let end = std::mem::replace(&mut self.next, token + 1);
                 let inner = self.object(false)?;
                 self.next = end;
@@ -233,8 +248,18 @@ impl Walk<'_> {
         if byte != b'"' {
             return None;
         }
-        let close = self.close_quote()?;
-        unescape(&self.input[at + 1..close], self.key).ok()
+        let close = self.string_end() - 1;
+        let body = &self.input[at + 1..close];
+        let passed = self
+            .escapes
+            .iter()
+            .take_while(|&&e| (e as usize) < at)
+            .count();
+        self.escapes = &self.escapes[passed..];
+        match self.escapes.first() {
+            Some(&e) if (e as usize) < close => unescape(body, self.key).ok(),
+            _ => Some(body),
+        }
     }
 
     /// A `before` (`side` 0) or `after` (1) value starting at `at`: null, or an object whose
@@ -275,7 +300,7 @@ impl Walk<'_> {
     /// Skips the value whose first token is at `at` (first byte `first`); its end offset.
     fn value(&mut self, at: usize, first: u8) -> Option<usize> {
         match first {
-            b'"' => Some(self.close_quote()? + 1),
+            b'"' => Some(self.string_end()),
             b'{' | b'[' => self.container(first),
             _ => self.scalar(at),
         }
@@ -296,7 +321,6 @@ impl Walk<'_> {
                 if byte != b'"' {
                     return None;
                 }
-                self.close_quote()?;
                 self.expect(b':')?;
                 (at, byte) = self.token()?;
             }
@@ -310,9 +334,7 @@ impl Walk<'_> {
                         continue;
                     }
                 }
-                b'"' => {
-                    self.close_quote()?;
-                }
+                b'"' => {}
                 _ => {
                     self.scalar(at)?;
                 }
@@ -346,7 +368,7 @@ impl Walk<'_> {
         }?;
         // The token ends there: at the next token or at whitespace.
         let next = self.at.get(self.next).map_or(input.len(), |&n| n as usize);
-        let ends = end == next || input.get(end).is_some_and(|b| b" \t\n\r".contains(b));
+        let ends = end == next || input.get(end).copied().is_some_and(is_space);
         ends.then_some(end)
     }
 }
@@ -360,6 +382,11 @@ enum EnvelopeKey {
     Schema,
     Payload,
     Other,
+}
+
+/// Whether `b` is JSON whitespace.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// The end of `word` spelled at `at`.
