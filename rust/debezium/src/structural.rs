@@ -329,18 +329,23 @@ mod x86 {
     #[inline]
     unsafe fn half_avx2(v: __m256i) -> [u32; 6] {
         let is = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
-        // `[` and `]` are `{` and `}` without the 0x20 bit.
-        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
-        let bracket = _mm256_or_si256(
-            _mm256_cmpeq_epi8(folded, _mm256_set1_epi8(b'{' as i8)),
-            _mm256_cmpeq_epi8(folded, _mm256_set1_epi8(b'}' as i8)),
-        );
-        let op = _mm256_or_si256(bracket, _mm256_or_si256(is(b':'), is(b',')));
-        let space = _mm256_or_si256(
-            _mm256_or_si256(is(b' '), is(b'\t')),
-            _mm256_or_si256(is(b'\n'), is(b'\r')),
-        );
+        // simdjson's lookups: a byte is whitespace (or, with the 0x20 bit set, which folds `[`
+        // `]` onto `{` `}`, an operator) when the table entry at its low nibble is the byte
+        // itself; bytes of 0x80 and above look up 0 and never match.
+        let table = |t: [u8; 16]| {
+            let t = t.map(|b| b as i8);
+            _mm256_setr_epi8(
+                t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
+                t[13], t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9],
+                t[10], t[11], t[12], t[13], t[14], t[15],
+            )
+        };
+        let lookup = |t: __m256i, x: __m256i| _mm256_cmpeq_epi8(_mm256_shuffle_epi8(t, x), x);
+        let space = lookup(table(SPACE_TABLE), v);
         let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1f)), v);
+        // The fold also maps 0x0c and 0x1a onto `,` and `:`: control characters, not operators.
+        let folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let op = _mm256_andnot_si256(control, lookup(table(OP_TABLE), folded));
         let bits = |x: __m256i| opaque(_mm256_movemask_epi8(x));
         [
             bits(is(b'"')),
@@ -351,6 +356,14 @@ mod x86 {
             bits(v),
         ]
     }
+
+    /// By low nibble: the whitespace byte with that nibble, or a byte that never has it.
+    const SPACE_TABLE: [u8; 16] = [
+        b' ', 100, 100, 100, 17, 100, 113, 2, 100, b'\t', b'\n', 112, 100, b'\r', 100, 100,
+    ];
+
+    /// By low nibble: the operator (with the 0x20 bit set) with that nibble, or 0.
+    const OP_TABLE: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, b':', b'{', b',', b'}', 0, 0];
 
     /// A movemask's bits, hidden from the optimiser: told where they come from, LLVM turns the
     /// integer shifts of stage 1 back into byte shuffles of the compared vectors, one
@@ -466,7 +479,7 @@ mod tests {
     /// Random bytes, mostly the ones that matter to stage 1 (long runs of backslashes included).
     fn random_input(rng: &mut XorShift) -> Vec<u8> {
         const ALPHABET: &[u8] =
-            b"\"\"\"\\\\\\\\{}[]:, \t\n\ratu0123456789AbFn-.eE\x01\x1f\x7f\xc3\xa9\xff";
+            b"\"\"\"\\\\\\\\{}[]:, \t\n\ratu0123456789AbFn-.eE\x01\x0c\x1a\x1f\x7f\xc3\xa9\xff";
         let len = rng.index(300);
         (0..len)
             .map(|_| ALPHABET[rng.index(ALPHABET.len())])

@@ -230,8 +230,7 @@ impl Walk<'_> {
 
     /// The key at `at` (first byte `byte`) of an envelope object, and its colon.
     fn key(&mut self, at: usize, byte: u8) -> Option<EnvelopeKey> {
-        let text = self.key_text(at, byte)?;
-        let key = match text {
+        let key = match self.key_text(at, byte)? {
             b"op" => EnvelopeKey::Op,
             b"before" => EnvelopeKey::Before,
             b"after" => EnvelopeKey::After,
@@ -398,12 +397,11 @@ fn literal(input: &[u8], at: usize, word: &[u8]) -> Option<usize> {
 /// The end of the JSON number at `at`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn number(input: &[u8], at: usize) -> Option<usize> {
     let digits = |from: usize| {
-        let n = input
-            .get(from..)?
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        (n > 0).then_some(from + n)
+        let mut i = from;
+        while input.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > from).then_some(i)
     };
     let mut i = at + usize::from(input[at] == b'-');
     i = match input.get(i)? {
