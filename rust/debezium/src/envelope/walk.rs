@@ -394,14 +394,33 @@ fn literal(input: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     (input.get(at..end)? == word).then_some(end)
 }
 
+/// The end of the run of ASCII digits at `from`, eight bytes at a time: a byte is a digit when
+/// its high nibble is 3, also after adding 6 (which carries out of a low nibble above 9). A carry
+/// out of a non-digit byte only reaches later bytes, so the first non-digit is found exactly.
+fn digits_end(input: &[u8], from: usize) -> usize {
+    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    let mut i = from;
+    while let Some(&word) = input.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+        let x = u64::from_le_bytes(word);
+        let other =
+            ((x & HIGH) ^ THREES) | ((x.wrapping_add(0x0606_0606_0606_0606) & HIGH) ^ THREES);
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while input.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
 /// The end of the JSON number at `at`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
 fn number(input: &[u8], at: usize) -> Option<usize> {
     let digits = |from: usize| {
-        let mut i = from;
-        while input.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        (i > from).then_some(i)
+        let end = digits_end(input, from);
+        (end > from).then_some(end)
     };
     let mut i = at + usize::from(input[at] == b'-');
     i = match input.get(i)? {
@@ -692,6 +711,28 @@ mod tests {
         ] {
             assert!(!s.walks(json), "{}", String::from_utf8_lossy(json));
             assert!(s.scan(json).is_ok(), "{}", String::from_utf8_lossy(json));
+        }
+    }
+
+    #[test]
+    fn digit_runs_end_at_the_first_other_byte() {
+        for text in [
+            "",
+            "1",
+            "12345678",
+            "123456789",
+            "1234567a9",
+            "0123456789012345/",
+            "99999999:",
+        ] {
+            let expected = text.bytes().take_while(u8::is_ascii_digit).count();
+            assert_eq!(digits_end(text.as_bytes(), 0), expected, "{text}");
+        }
+        for other in (0..=255u8).filter(|b| !b.is_ascii_digit()) {
+            let mut bytes = *b"0123456789012345";
+            bytes[5] = other;
+            bytes[4] = b'9';
+            assert_eq!(digits_end(&bytes, 0), 5, "{other:#x}");
         }
     }
 
