@@ -1,25 +1,37 @@
 //! One pass over an envelope's JSON: where are `op` and each column of `before` and `after`?
 //!
-//! This is the hot path. serde_json walks the bytes once, with hand-written visitors instead of a
-//! `Value` tree:
+//! This is the hot path, and it has two implementations that find the same thing:
+//!
+//! * **The walk** (the `walk` module, over the `structural` index): simdjson's stage 1 finds every
+//!   token of the message 64 bytes at a time, and the walk reads the envelope through that index,
+//!   validating the whole message with JSON's grammar. It takes every well-formed message but a
+//!   few odd shapes, at about twice serde_json's speed (bench/README.md, "Decode").
+//! * **serde_json**, with hand-written visitors instead of a `Value` tree: for every message the
+//!   walk declines, which includes every malformed one, so that errors keep serde_json's wording,
+//!   line and column. It is also the reference the walk is tested against (in tests, every scan
+//!   the walk accepts is repeated with serde_json and must find the same spans).
+//!
+//! What both do:
 //!
 //! * envelope keys are matched as bytes (unescaped, not UTF-8 validated: see `KeyVisitor`);
 //!   everything but `op`, `before`, `after` (and, at the top level, `schema` and `payload`) is
-//!   skipped with `IgnoredAny`, which only validates the syntax (`source`, `ts_ms`, ...);
+//!   skipped, its syntax validated (`source`, `ts_ms`, ...);
 //! * inside `before`/`after`, each key is looked up among the declared columns (first at the
 //!   position after the previous hit, since connectors write columns in table order), and its value
-//!   is captured as a `RawValue`: just the span of validated JSON text, nothing decoded yet. Extra
-//!   columns are skipped.
+//!   is captured as the span a `RawValue` holds: validated JSON text (UTF-8 checked), nothing
+//!   decoded yet. Extra columns are skipped.
 //!
 //! The result is a set of [`Span`]s (byte ranges into the input), kept in buffers the decoder
 //! reuses, so scanning allocates nothing. Decoding the values happens later, in schema order, and
 //! only for the images the op needs.
 //!
 //! The Kafka Connect wrapper `{"schema": ..., "payload": ...}` is recognised at the top level: an
-//! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its payload
-//! is captured as a span and scanned again as the envelope, since whether the object is a wrapper
-//! is only known once both keys are seen; its schema is captured as a span too, for the decoder to
-//! resolve column encodings from (the `connect` module).
+//! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its schema
+//! is captured as a span, for the decoder to resolve column encodings from (the `connect` module).
+//! Whether the object is a wrapper is only known once both keys are seen: the walk reads a payload
+//! that follows `schema` (Kafka Connect's order) as the envelope directly, and one that comes
+//! first again from its tokens once `schema` has been seen; serde_json captures the payload as a
+//! span and scans it again.
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserializer as _;

@@ -373,7 +373,11 @@ mod x86 {
         let mut bits = mask as u32;
         // SAFETY: an empty assembly block that only claims to change a register.
         unsafe {
-            std::arch::asm!("/* {0:e} */", inout(reg) bits, options(pure, nomem, nostack, preserves_flags))
+            std::arch::asm!(
+                "/* {0:e} */",
+                inout(reg) bits,
+                options(pure, nomem, nostack, preserves_flags)
+            )
         };
         bits
     }
