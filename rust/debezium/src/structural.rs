@@ -268,7 +268,7 @@ fn classify_scalar(block: &[u8; 64]) -> Masks {
     m
 }
 
-/// The SIMD classifiers: the same masks as [`classify_scalar`], 16 or 32 bytes per instruction.
+/// The SIMD classifiers: the same masks as `classify_scalar`, 16 or 32 bytes per instruction.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Index, Masks};

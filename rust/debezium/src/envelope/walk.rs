@@ -72,7 +72,9 @@ struct Walk<'a> {
     escapes: &'a [u32],
     /// The next token, as a position in `at`.
     next: usize,
+    /// Whether the message is all ASCII (then spans need no UTF-8 check).
     ascii: bool,
+    /// See [`WalkBuffers`].
     stack: &'a mut Vec<u8>,
     key: &'a mut Vec<u8>,
     columns: &'a ColumnIndex,
@@ -86,9 +88,9 @@ struct Top {
     fields: Fields,
     /// Whether a `schema` key was seen.
     schema_seen: bool,
-    /// The token position of a `payload` object walked later, or walked already (`direct`).
+    /// The token position of a `payload` object that came before `schema`, to walk at the end.
     payload_token: Option<usize>,
-    /// The payload was walked as the envelope as it came (it followed `schema`).
+    /// The `op` of a payload walked as the envelope as it came (it followed `schema`).
     direct: Option<Span>,
 }
 
