@@ -22,7 +22,7 @@
 //! against the others before measuring, so that none is faster for doing less. Before each group,
 //! a table of every candidate's best times on interleaved slices ([`interleaved`]) gives the
 //! ratios to quote on a loaded machine; `-- none` prints the tables alone. Findings and decision:
-//! bench/README.md, "Decode: serde_json against SIMD JSON parsers".
+//! bench/README.md, "Decode: a SIMD structural index, against serde_json and SIMD JSON parsers".
 
 mod common;
 

@@ -2,7 +2,9 @@
 
 use crate::connect::SchemaCache;
 use crate::encoding::{temporal, BinaryHandling, DecimalHandling, Settings, TimePrecision};
-use crate::envelope::{scan, scan_row, ColumnIndex, Image, RowSpans, Scanned, Span, Spans};
+use crate::envelope::{
+    scan, scan_row, ColumnIndex, Image, RowSpans, Scanned, Span, Spans, WalkBuffers,
+};
 use crate::error::{excerpt, DecodeError, ErrorKind, Side};
 use crate::numbers::BASE64;
 use crate::ops::{apply_op, split_with, RowSource, Rules, UpdateMode};
@@ -159,6 +161,8 @@ pub struct Decoder {
     columns: ColumnIndex,
     before: RowSpans,
     after: RowSpans,
+    /// The structural index and stacks of the envelope scan.
+    walk: WalkBuffers,
     scratch: Scratch,
 }
 
@@ -201,6 +205,7 @@ impl Decoder {
             columns: ColumnIndex::new(names),
             before: RowSpans::new(schema.len()),
             after: RowSpans::new(schema.len()),
+            walk: WalkBuffers::default(),
             scratch: Scratch::default(),
             config,
         })
@@ -239,7 +244,8 @@ impl Decoder {
             before: &mut self.before,
             after: &mut self.after,
         };
-        let (op, schema) = match scan(json, spans).map_err(ErrorKind::Malformed)? {
+        let scanned = scan(json, spans, &mut self.walk).map_err(ErrorKind::Malformed)?;
+        let (op, schema) = match scanned {
             Scanned::Tombstone => return Ok(Decoded::Tombstone),
             Scanned::Envelope { op, schema } => (op_byte(op.get(json), &mut self.scratch)?, schema),
         };

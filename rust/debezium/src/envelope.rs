@@ -1,31 +1,47 @@
 //! One pass over an envelope's JSON: where are `op` and each column of `before` and `after`?
 //!
-//! This is the hot path. serde_json walks the bytes once, with hand-written visitors instead of a
-//! `Value` tree:
+//! This is the hot path, and it has two implementations that find the same thing:
+//!
+//! * **The walk** (the `walk` module, over the `structural` index): simdjson's stage 1 finds every
+//!   token of the message 64 bytes at a time, and the walk reads the envelope through that index,
+//!   validating the whole message with JSON's grammar. It takes every well-formed message but a
+//!   few odd shapes, at about twice serde_json's speed (bench/README.md, "Decode").
+//! * **serde_json**, with hand-written visitors instead of a `Value` tree: for every message the
+//!   walk declines, which includes every malformed one, so that errors keep serde_json's wording,
+//!   line and column. It is also the reference the walk is tested against (in tests, every scan
+//!   the walk accepts is repeated with serde_json and must find the same spans).
+//!
+//! What both do:
 //!
 //! * envelope keys are matched as bytes (unescaped, not UTF-8 validated: see `KeyVisitor`);
 //!   everything but `op`, `before`, `after` (and, at the top level, `schema` and `payload`) is
-//!   skipped with `IgnoredAny`, which only validates the syntax (`source`, `ts_ms`, ...);
+//!   skipped, its syntax validated (`source`, `ts_ms`, ...);
 //! * inside `before`/`after`, each key is looked up among the declared columns (first at the
 //!   position after the previous hit, since connectors write columns in table order), and its value
-//!   is captured as a `RawValue`: just the span of validated JSON text, nothing decoded yet. Extra
-//!   columns are skipped.
+//!   is captured as the span a `RawValue` holds: validated JSON text (UTF-8 checked), nothing
+//!   decoded yet. Extra columns are skipped.
 //!
 //! The result is a set of [`Span`]s (byte ranges into the input), kept in buffers the decoder
 //! reuses, so scanning allocates nothing. Decoding the values happens later, in schema order, and
 //! only for the images the op needs.
 //!
 //! The Kafka Connect wrapper `{"schema": ..., "payload": ...}` is recognised at the top level: an
-//! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its payload
-//! is captured as a span and scanned again as the envelope, since whether the object is a wrapper
-//! is only known once both keys are seen; its schema is captured as a span too, for the decoder to
-//! resolve column encodings from (the `connect` module).
+//! object with a `schema` key and a `payload` that is an object (or null, a tombstone). Its schema
+//! is captured as a span, for the decoder to resolve column encodings from (the `connect` module).
+//! Whether the object is a wrapper is only known once both keys are seen: the walk reads a payload
+//! that follows `schema` (Kafka Connect's order) as the envelope directly, and one that comes
+//! first again from its tokens once `schema` has been seen; serde_json captures the payload as a
+//! span and scans it again.
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserializer as _;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::fmt;
+
+mod walk;
+
+pub(crate) use walk::WalkBuffers;
 
 /// A byte range of the input holding one JSON value; empty when the value is absent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,7 +80,7 @@ pub(crate) enum Image {
 }
 
 /// The `before` or `after` image of one envelope: the span of each declared column, by position.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct RowSpans {
     pub(crate) image: Image,
     pub(crate) columns: Vec<Span>,
@@ -133,9 +149,41 @@ pub(crate) struct Spans<'a> {
     pub(crate) after: &'a mut RowSpans,
 }
 
-/// Scans `input` (a non-blank message), filling `spans`. Errors are serde_json's, with line and
-/// column; an error inside a wrapper's payload says so.
-pub(crate) fn scan(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
+/// Scans `input` (a non-blank message), filling `spans`: through its structural index (the `walk`
+/// module), or with serde_json where the walk declines, which includes every malformed message.
+/// Errors are serde_json's, with line and column; an error inside a wrapper's payload says so.
+pub(crate) fn scan(
+    input: &[u8],
+    spans: Spans<'_>,
+    buffers: &mut WalkBuffers,
+) -> Result<Scanned, String> {
+    let Spans {
+        columns,
+        before,
+        after,
+    } = spans;
+    #[cfg(test)]
+    let earlier = (before.clone(), after.clone());
+    match walk::scan(input, columns, [&mut *before, &mut *after], buffers) {
+        Some(scanned) => {
+            #[cfg(test)]
+            tests::same_as_serde(input, columns, earlier, (&*before, &*after), scanned);
+            Ok(scanned)
+        }
+        None => scan_serde(
+            input,
+            Spans {
+                columns,
+                before,
+                after,
+            },
+        ),
+    }
+}
+
+/// [`scan`] with serde_json alone: the reference the walk is tested against, and the scan of
+/// every message the walk declines.
+fn scan_serde(input: &[u8], spans: Spans<'_>) -> Result<Scanned, String> {
     let base = input.as_ptr() as usize;
     let Spans {
         columns,
@@ -394,10 +442,30 @@ impl Visitor<'_> for ColumnKey<'_> {
 mod tests {
     use super::*;
 
+    /// Asserts that serde_json's scan, from the same buffers as the walk started with, finds
+    /// what the walk found: run on every message the crate's tests scan.
+    pub(super) fn same_as_serde(
+        input: &[u8],
+        columns: &ColumnIndex,
+        (mut before, mut after): (RowSpans, RowSpans),
+        walked: (&RowSpans, &RowSpans),
+        scanned: Scanned,
+    ) {
+        let spans = Spans {
+            columns,
+            before: &mut before,
+            after: &mut after,
+        };
+        let message = String::from_utf8_lossy(input);
+        assert_eq!(scan_serde(input, spans), Ok(scanned), "{message}");
+        assert_eq!((&before, &after), walked, "{message}");
+    }
+
     struct Fixture {
         columns: ColumnIndex,
         before: RowSpans,
         after: RowSpans,
+        buffers: WalkBuffers,
     }
 
     impl Fixture {
@@ -406,6 +474,7 @@ mod tests {
                 columns: ColumnIndex::new(vec!["id".into(), "name".into()]),
                 before: RowSpans::new(2),
                 after: RowSpans::new(2),
+                buffers: WalkBuffers::default(),
             }
         }
 
@@ -421,6 +490,7 @@ mod tests {
                     before: &mut self.before,
                     after: &mut self.after,
                 },
+                &mut self.buffers,
             )
         }
 

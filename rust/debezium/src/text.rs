@@ -1,9 +1,9 @@
 //! JSON string literals, read straight from the raw bytes of a value.
 //!
-//! The decoder keeps each column as the raw JSON text serde_json validated (a `RawValue`), so a
-//! string column is a slice of the input between quotes. Almost all strings have no escape and are
-//! used in place; the rest are unescaped into a reusable scratch buffer. Either way no `String` is
-//! allocated per value.
+//! The decoder keeps each column as the raw JSON text the envelope scan validated (what a
+//! `RawValue` holds), so a string column is a slice of the input between quotes. Almost all
+//! strings have no escape and are used in place; the rest are unescaped into a reusable scratch
+//! buffer. Either way no `String` is allocated per value.
 
 /// The bytes between the quotes of a JSON string literal; `None` if `raw` is not a string.
 pub(crate) fn string_body(raw: &[u8]) -> Option<&[u8]> {

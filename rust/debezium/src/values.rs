@@ -1,9 +1,9 @@
 //! One column value: from its raw JSON text to its slot in the row.
 //!
-//! Each column arrives as the exact JSON text serde_json validated, and is read according to its
-//! *declared* type and its resolved [`Encoding`] (see the crate docs for the table): a value that
-//! does not fit the encoding is an error naming what the encoding expects, never reread another
-//! way. Nothing here allocates: strings are used in place or unescaped into a reused scratch
+//! Each column arrives as the exact JSON text the envelope scan validated, and is read according
+//! to its *declared* type and its resolved [`Encoding`] (see the crate docs for the table): a value
+//! that does not fit the encoding is an error naming what the encoding expects, never reread
+//! another way. Nothing here allocates: strings are used in place or unescaped into a reused scratch
 //! buffer, base64 and hex are decoded onto the stack or into a reused buffer.
 
 use crate::encoding::{temporal, Encoding, TimePrecision};
