@@ -5,25 +5,38 @@
 //! carries its join key (a [`KeyProjection`] of the row, in the compact row encoding of the key
 //! columns), so the caller can partition by key without reading the row.
 //!
+//! Asked to (a `max_parallelism` in its configuration), it also *partitions* its output for the
+//! batch exchange: each message comes with its Flink timestamp, and the changes of a batch leave
+//! grouped by the key group of their join key, one block per key group
+//! ([`cdcjoin_model::exchange`]), so that the Java layer routes whole blocks instead of one record
+//! per change.
+//!
 //! # Wire formats (little-endian)
 //!
 //! ```text
-//! JSON batch   := (len u32 | message bytes)*        len = 0xFFFF_FFFF: a null message (tombstone)
-//! row batch    := (op u8 | before | after)*         op: b'c', b'r', b'u', b'd'
-//!   before, after := len u32 | row bytes            len = 0xFFFF_FFFF: null image
-//! upsert batch := (key | value)*                    upsert-kafka records (Decoder::decode_upsert)
-//!   key, value    := len u32 | JSON bytes           len = 0xFFFF_FFFF: null (a null value deletes)
+//! JSON batch   := (stamp? | len u32 | message bytes)*  len = 0xFFFF_FFFF: a null message (tombstone)
+//! row batch    := (stamp? | op u8 | before | after)*   op: b'c', b'r', b'u', b'd'
+//!   before, after := len u32 | row bytes               len = 0xFFFF_FFFF: null image
+//! upsert batch := (stamp? | key | value)*              upsert-kafka records (Decoder::decode_upsert)
+//!   key, value    := len u32 | JSON bytes              len = 0xFFFF_FFFF: null (a null value deletes)
+//!   stamp         := flag u8 | timestamp i64           only when partitioned (exchange::write_stamp)
 //! output       := changes u32 | errors u32 | tombstones u32 | entry*
 //! entry        := TAG_CHANGE u8 | index u32 | kind u8 | key_len u32 | key | row_len u32 | row
 //!               | TAG_ERROR u8  | index u32 | msg_len u32 | message (UTF-8)
+//! partitioned output := changes u32 | errors u32 | tombstones u32 | error entry{errors} | block*
+//!   error entry   := TAG_ERROR u8 | index u32 | msg_len u32 | message (UTF-8)
+//!   block         := key_group u16 | count u32 | len u32 | (kind u8 | stamp | row_len u32 | row)*
 //! ```
 //! `index` is the message's position in its batch. Entries follow the messages' order; a message
 //! yields zero (tombstone), one or two changes, or one error. A bad message never affects the
 //! others of its batch. Error messages name the message as `<source> record #<n>`, `n` counting
-//! from the `first_index` given with the batch.
+//! from the `first_index` given with the batch. In a partitioned output the blocks come in key
+//! group order, each change carrying the stamp of its message, a key group's changes in the
+//! messages' order.
 
 use crate::decoder::{Decoded, Decoder, DecoderConfig};
 use crate::sink::ChangeSink;
+use cdcjoin_model::exchange::{read_stamp, Partitioner, STAMP_LEN};
 use cdcjoin_model::{KeyProjection, RowKind, RowRef};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -48,6 +61,10 @@ pub struct BatchDecoderConfig {
     /// Names the input in error messages (`users record #42`).
     #[serde(default)]
     pub source: String,
+    /// Partition the output into key group blocks for this max parallelism (the join's), each
+    /// message preceded by its stamp (see the module documentation); absent: one entry per change.
+    #[serde(default)]
+    pub max_parallelism: Option<u32>,
 }
 
 /// Counts of one decoded batch.
@@ -71,6 +88,10 @@ pub struct BatchDecoder {
     source: String,
     sink: ChangeSink,
     out: Vec<u8>,
+    /// Set when the output is partitioned by key group.
+    partitioner: Option<Partitioner>,
+    /// The join key of the change being partitioned.
+    key_buf: Vec<u8>,
 }
 
 /// Names a message in error messages.
@@ -97,12 +118,15 @@ impl BatchDecoder {
         }
         let columns = config.decoder.schema.indices_of(&config.join_key)?;
         let key = KeyProjection::new(&config.decoder.schema, &columns);
+        let partitioner = config.max_parallelism.map(Partitioner::new).transpose()?;
         Ok(BatchDecoder {
             decoder: Decoder::new(config.decoder)?,
             key,
             source: config.source,
             sink: ChangeSink::new(),
             out: Vec::new(),
+            partitioner,
+            key_buf: Vec::new(),
         })
     }
 
@@ -131,6 +155,7 @@ impl BatchDecoder {
         let mut reader = Reader::new(batch);
         while !reader.done() {
             let index = summary.messages;
+            let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
             let message = reader.message().map_err(|e| frame_error(index, e))?;
             summary.messages += 1;
             let Some(json) = message else {
@@ -141,7 +166,7 @@ impl BatchDecoder {
             let at = position(&self.source, first_index, index);
             match self.decoder.decode(json, &at, &mut self.sink) {
                 Ok(Decoded::Tombstone) => summary.tombstones += 1,
-                Ok(Decoded::Changes(_)) => summary.changes += self.emit_changes(index),
+                Ok(Decoded::Changes(_)) => summary.changes += self.emit_changes(index, stamp),
                 Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
             }
         }
@@ -156,6 +181,7 @@ impl BatchDecoder {
         let mut reader = Reader::new(batch);
         while !reader.done() {
             let index = summary.messages;
+            let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
             let (op, before, after) = reader.envelope().map_err(|e| frame_error(index, e))?;
             summary.messages += 1;
             self.sink.clear();
@@ -164,7 +190,7 @@ impl BatchDecoder {
                 .decoder
                 .split_rows(op, before, after, &at, &mut self.sink)
             {
-                Ok(_) => summary.changes += self.emit_changes(index),
+                Ok(_) => summary.changes += self.emit_changes(index, stamp),
                 Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
             }
         }
@@ -183,12 +209,13 @@ impl BatchDecoder {
         let mut reader = Reader::new(batch);
         while !reader.done() {
             let index = summary.messages;
+            let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
             let (key, value) = reader.key_value().map_err(|e| frame_error(index, e))?;
             summary.messages += 1;
             self.sink.clear();
             let at = position(&self.source, first_index, index);
             match self.decoder.decode_upsert(key, value, &at, &mut self.sink) {
-                Ok(_) => summary.changes += self.emit_changes(index),
+                Ok(_) => summary.changes += self.emit_changes(index, stamp),
                 Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
             }
         }
@@ -201,15 +228,35 @@ impl BatchDecoder {
     }
 
     fn finish(&mut self, s: BatchSummary) -> BatchSummary {
+        if let Some(p) = &mut self.partitioner {
+            p.write_blocks(&mut self.out);
+        }
         for (i, n) in [s.changes, s.errors, s.tombstones].into_iter().enumerate() {
             self.out[i * 4..i * 4 + 4].copy_from_slice(&(n as u32).to_le_bytes());
         }
         s
     }
 
-    /// Appends the sink's changes, each with its key; returns how many.
-    fn emit_changes(&mut self, index: usize) -> usize {
+    /// The stamp of the next message: read from the batch when partitioned, else none.
+    fn stamp(&self, reader: &mut Reader<'_>) -> Result<Option<i64>, &'static str> {
+        match self.partitioner {
+            Some(_) => reader.stamp(),
+            None => Ok(None),
+        }
+    }
+
+    /// Appends the sink's changes of message `index` (stamped `stamp`): each with its key, or
+    /// into its key group's block when partitioned; returns how many.
+    fn emit_changes(&mut self, index: usize, stamp: Option<i64>) -> usize {
         let layout = self.decoder.layout();
+        if let Some(p) = &mut self.partitioner {
+            for (kind, row) in self.sink.iter() {
+                self.key_buf.clear();
+                self.key.write(&RowRef::new(layout, row), &mut self.key_buf);
+                p.add(&self.key_buf, kind, stamp, row);
+            }
+            return self.sink.len();
+        }
         for (kind, row) in self.sink.iter() {
             self.out.push(TAG_CHANGE);
             put_u32(&mut self.out, index as u32);
@@ -270,6 +317,11 @@ impl<'a> Reader<'a> {
         let (head, rest) = self.buf.split_at(n);
         self.buf = rest;
         Ok(head)
+    }
+
+    /// A stamp ([`cdcjoin_model::exchange`]).
+    fn stamp(&mut self) -> Result<Option<i64>, &'static str> {
+        read_stamp(self.take(STAMP_LEN)?).map_err(|_| "bad stamp flag")
     }
 
     /// A length-prefixed byte string, `None` when null.
@@ -447,6 +499,71 @@ mod tests {
         assert!(shown[5].starts_with("#7 error: domains record #107: The \"before\" field"));
         assert_eq!(shown[6], "#8 -D[1, null, a.com] key=null");
         assert_eq!(shown.len(), 7);
+    }
+
+    /// Partitioned: each message stamped, changes in key group blocks carrying their message's
+    /// stamp, errors first by message index, framing errors still refused.
+    #[test]
+    fn partitioned_output_groups_changes_by_key_group() {
+        use cdcjoin_model::exchange::{write_stamp, BlockHeader, Changes, BLOCK_HEADER_LEN};
+        use cdcjoin_model::key_group::key_group;
+        let config = config_json().replace(r#""source""#, r#""max_parallelism":4,"source""#);
+        let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+        let messages = [
+            Some(r#"{"op":"c","after":{"id":1,"user_id":10,"name":"a"}}"#),
+            Some(r#"{"op":"c","after":{"id":2,"#),
+            None,
+            Some(r#"{"op":"u","before":{"id":1,"user_id":10},"after":{"id":1,"user_id":11}}"#),
+            Some(r#"{"op":"c","after":{"id":3,"user_id":12}}"#),
+            Some(r#"{"op":"d","before":{"id":3,"user_id":12}}"#),
+        ];
+        let mut batch = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            write_stamp(&mut batch, (i != 4).then_some(100 + i as i64));
+            batch.extend_from_slice(&frame(&[*m]));
+        }
+        let s = d.decode_json(&batch, 0).unwrap();
+        assert_eq!((s.changes, s.errors, s.tombstones), (5, 1, 1));
+        let out = d.output();
+        let mut at = HEADER_LEN;
+        assert_eq!(out[at], TAG_ERROR);
+        assert_eq!(&out[at + 1..at + 5], &1u32.to_le_bytes());
+        let msg_len = u32::from_le_bytes(out[at + 5..at + 9].try_into().unwrap()) as usize;
+        assert!(std::str::from_utf8(&out[at + 9..at + 9 + msg_len])
+            .unwrap()
+            .starts_with("domains record #1: malformed JSON"));
+        at += 9 + msg_len;
+        let layout = d.decoder().layout();
+        let key = KeyProjection::new(&schema(), &[1]);
+        let mut seen = Vec::new();
+        while at < out.len() {
+            let h = BlockHeader::read(&out[at..]).unwrap();
+            let body = &out[at + BLOCK_HEADER_LEN..at + BLOCK_HEADER_LEN + h.len as usize];
+            for c in Changes::new(body) {
+                let c = c.unwrap();
+                let mut k = Vec::new();
+                key.write(&RowRef::new(layout, c.row), &mut k);
+                assert_eq!(key_group(&k, 4), h.key_group);
+                let user = Value::read_row(&RowRef::new(layout, c.row))[1].clone();
+                seen.push((h.key_group, c.kind, user, c.timestamp));
+            }
+            at += BLOCK_HEADER_LEN + h.len as usize;
+        }
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+        let mut by_message: Vec<_> = seen.iter().map(|s| (s.3, s.1, s.2.clone())).collect();
+        by_message.sort_by_key(|s| (s.0.unwrap_or(104), s.1 as u8));
+        let expected = [
+            (Some(100), RowKind::Insert, Value::BigInt(10)),
+            (Some(103), RowKind::UpdateBefore, Value::BigInt(10)),
+            (Some(103), RowKind::UpdateAfter, Value::BigInt(11)),
+            (None, RowKind::Insert, Value::BigInt(12)),
+            (Some(105), RowKind::Delete, Value::BigInt(12)),
+        ];
+        assert_eq!(by_message, expected);
+        batch.truncate(5);
+        assert!(d.decode_json(&batch, 0).unwrap_err().contains("message #0"));
+        let bad = config_json().replace(r#""source""#, r#""max_parallelism":0,"source""#);
+        assert!(BatchDecoder::from_json(bad.as_bytes()).is_err());
     }
 
     #[test]

@@ -63,6 +63,7 @@ fn change(batch: &mut Vec<u8>, kind: RowKind, user: i32, domain: Option<(i32, &s
         side,
         kind,
         key_group: 0,
+        timestamp: None,
         row: &row,
     };
     write_input(batch, &rec);

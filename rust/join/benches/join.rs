@@ -98,6 +98,7 @@ fn batches(cfg: &WorkloadConfig) -> (Vec<Vec<u8>>, usize) {
                     side,
                     kind,
                     key_group,
+                    timestamp: None,
                     row,
                 },
             );

@@ -70,6 +70,7 @@ fn batches(rows: usize) -> Vec<Vec<u8>> {
             side: [Side::Left, Side::Right][i],
             kind: RowKind::Insert,
             key_group: key_group(&key),
+            timestamp: None,
             row: &row,
         };
         write_input(&mut cur, &rec);

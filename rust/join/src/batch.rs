@@ -1,37 +1,47 @@
 //! Wire formats of a batch, so that a caller crosses into native code once per batch.
 //!
 //! ```text
-//! input record := side u8 (0 left, 1 right) | kind u8 (Flink RowKind byte) | key_group u16
-//!                 | row_len u32 | row bytes                                  (little-endian)
-//! output entry := input u32 | kind u8 | body
+//! batch        := input block*
+//! input block  := side u8 (0 left, 1 right) | block                          (little-endian)
+//!   block      := key_group u16 | count u32 | len u32 | change{count}   (cdcjoin_model::exchange)
+//!   change     := kind u8 | stamp | row_len u32 | row bytes
+//!   stamp      := flag u8 (STAMP_NONE, STAMP_PRESENT) | timestamp i64
+//! output entry := stamp | kind u8 | body
 //!   kind 0..=3 (a RowKind byte, a joined row):
 //!          body := left_len u32 | left bytes | right_len u32 | right bytes
-//!   kind REJECTED (0xFF, the input record is refused, see below):
-//!          body := msg_len u32 | message bytes (UTF-8)
+//!   kind REJECTED (0xFF, the input change is refused, see below):
+//!          body := side u8 | msg_len u32 | message bytes (UTF-8)
 //! ```
-//! In output entries `input` is the index in the batch of the input record that caused the entry
-//! (so the caller can give a row that record's timestamp, as Flink's own join does, or route a
-//! rejection to the bad-record policy). In a joined row a length of [`NULL_SIDE`] stands for a
-//! null side (null padding of outer joins); each side's bytes are a row in the compact encoding of
-//! that side's schema.
+//! An input block is one key group's changes of one side, as the decoder partitions them
+//! ([`cdcjoin_model::exchange`]): the Java layer appends each block it receives behind its side
+//! byte in one copy. Changes are applied in batch order; an error names a change by its index in
+//! the batch, counting changes across blocks.
 //!
-//! A *rejection* ([`REJECTED`]) says the input record was not applied and nothing else was emitted
-//! for it, with a message naming the side, the row (printed as Flink prints rows, an unavailable
-//! column as `<unavailable>`), the columns and the reason: a change the join cannot complete (see
-//! the engine's rules on unavailable columns). It does not fail the batch: the records after it are
-//! applied, and the caller decides, per its bad-record policy, whether to fail the job or to route
-//! the record aside.
+//! In output entries the stamp is that of the input change that caused the entry (so the caller
+//! gives a row that record's timestamp, as Flink's own join does, without mapping indices to
+//! timestamps). In a joined row a length of [`NULL_SIDE`] stands for a null side (null padding of
+//! outer joins); each side's bytes are a row in the compact encoding of that side's schema.
+//!
+//! A *rejection* ([`REJECTED`]) says the input change was not applied and nothing else was emitted
+//! for it, with its side and a message naming the side, the row (printed as Flink prints rows, an
+//! unavailable column as `<unavailable>`), the columns and the reason: a change the join cannot
+//! complete (see the engine's rules on unavailable columns). It does not fail the batch: the
+//! changes after it are applied, and the caller decides, per its bad-record policy, whether to fail
+//! the job or to route the record aside.
 
 use crate::spec::Side;
+use cdcjoin_model::exchange::{
+    read_stamp, write_change, write_stamp, BlockHeader, Changes, BLOCK_HEADER_LEN, STAMP_LEN,
+};
 use cdcjoin_model::RowKind;
 
 /// Length marking a null side in an output row.
 pub const NULL_SIDE: u32 = u32::MAX;
 
-/// Kind byte of an output entry that rejects its input record (see the module docs).
+/// Kind byte of an output entry that rejects its input change (see the module docs).
 pub const REJECTED: u8 = 0xFF;
 
-/// One input record, borrowed from a batch.
+/// One input change, borrowed from a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InputRecord<'a> {
     /// Which input.
@@ -40,23 +50,34 @@ pub struct InputRecord<'a> {
     pub kind: RowKind,
     /// Flink key group of its join key.
     pub key_group: u16,
+    /// The Flink timestamp of the record it came from, if that had one.
+    pub timestamp: Option<i64>,
     /// The row, in the side's compact encoding.
     pub row: &'a [u8],
 }
 
-/// Appends one input record to a batch.
+/// Appends one input change to a batch, as a block of one.
 pub fn write_input(out: &mut Vec<u8>, rec: &InputRecord<'_>) {
+    let mut change = Vec::new();
+    write_change(&mut change, rec.kind, rec.timestamp, rec.row);
     out.push(rec.side as u8);
-    out.push(rec.kind as u8);
-    out.extend_from_slice(&rec.key_group.to_le_bytes());
-    out.extend_from_slice(&(rec.row.len() as u32).to_le_bytes());
-    out.extend_from_slice(rec.row);
+    BlockHeader {
+        key_group: rec.key_group,
+        count: 1,
+        len: change.len() as u32,
+    }
+    .write(out);
+    out.extend_from_slice(&change);
 }
 
-/// Reads input records from a batch, refusing malformed framing with the record's index.
+/// Reads the input changes of a batch, refusing malformed framing with the change's index.
 pub struct BatchReader<'a> {
-    buf: &'a [u8],
-    at: usize,
+    /// The blocks not read yet.
+    rest: &'a [u8],
+    /// The block being read: its side, header and changes.
+    block: Option<(Side, BlockHeader, Changes<'a>)>,
+    /// Changes of the current block read so far.
+    in_block: u32,
     index: usize,
 }
 
@@ -64,54 +85,83 @@ impl<'a> BatchReader<'a> {
     /// A reader over `buf`.
     pub fn new(buf: &'a [u8]) -> BatchReader<'a> {
         BatchReader {
-            buf,
-            at: 0,
+            rest: buf,
+            block: None,
+            in_block: 0,
             index: 0,
         }
     }
 
-    fn read(&mut self) -> Result<InputRecord<'a>, String> {
-        let head = self
-            .buf
-            .get(self.at..self.at + 8)
-            .ok_or("truncated record header")?;
-        let side = Side::from_byte(head[0]).ok_or_else(|| format!("bad side byte {}", head[0]))?;
-        let kind =
-            RowKind::from_byte(head[1]).ok_or_else(|| format!("bad row kind byte {}", head[1]))?;
-        let key_group = u16::from_le_bytes([head[2], head[3]]);
-        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-        let start = self.at + 8;
-        let row = self
-            .buf
-            .get(start..start.saturating_add(len))
-            .ok_or("truncated row")?;
-        self.at = start + len;
-        Ok(InputRecord {
-            side,
-            kind,
-            key_group,
-            row,
-        })
+    /// Opens the next block.
+    fn open(&mut self) -> Result<(), String> {
+        let (&side, after) = self.rest.split_first().expect("not empty");
+        let side = Side::from_byte(side).ok_or_else(|| format!("bad side byte {side}"))?;
+        let header = BlockHeader::read(after)?;
+        let end = BLOCK_HEADER_LEN + header.len as usize;
+        let body = after.get(BLOCK_HEADER_LEN..end).ok_or("truncated block")?;
+        if header.count == 0 {
+            return Err("empty block".into());
+        }
+        self.rest = &after[end..];
+        self.block = Some((side, header, Changes::new(body)));
+        self.in_block = 0;
+        Ok(())
+    }
+
+    fn read(&mut self) -> Result<Option<InputRecord<'a>>, String> {
+        if self.block.is_none() {
+            if self.rest.is_empty() {
+                return Ok(None);
+            }
+            self.open()?;
+        }
+        let (side, header, changes) = self.block.as_mut().expect("opened");
+        let (side, header) = (*side, *header);
+        match changes.next() {
+            Some(change) => {
+                let change = change?;
+                self.in_block += 1;
+                if self.in_block > header.count {
+                    return Err(format!("block holds more than its count {}", header.count));
+                }
+                Ok(Some(InputRecord {
+                    side,
+                    kind: change.kind,
+                    key_group: header.key_group,
+                    timestamp: change.timestamp,
+                    row: change.row,
+                }))
+            }
+            None if self.in_block < header.count => Err(format!(
+                "block holds {} changes, its count says {}",
+                self.in_block, header.count
+            )),
+            None => {
+                self.block = None;
+                self.read()
+            }
+        }
     }
 }
 
 impl<'a> Iterator for BatchReader<'a> {
-    /// A record, or the reason the batch is malformed at this record's index.
+    /// A change, or the reason the batch is malformed at this change's index.
     type Item = Result<(usize, InputRecord<'a>), String>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.at >= self.buf.len() {
-            return None;
-        }
         let index = self.index;
-        self.index += 1;
-        Some(match self.read() {
-            Ok(r) => Ok((index, r)),
-            Err(e) => {
-                self.at = self.buf.len();
-                Err(format!("batch record #{index}: {e}"))
+        match self.read() {
+            Ok(None) => None,
+            Ok(Some(r)) => {
+                self.index += 1;
+                Some(Ok((index, r)))
             }
-        })
+            Err(e) => {
+                self.rest = &[];
+                self.block = None;
+                Some(Err(format!("batch record #{index}: {e}")))
+            }
+        }
     }
 }
 
@@ -119,7 +169,8 @@ impl<'a> Iterator for BatchReader<'a> {
 pub struct OutputWriter<'a> {
     buf: &'a mut Vec<u8>,
     rows: usize,
-    input: u32,
+    side: Side,
+    timestamp: Option<i64>,
 }
 
 impl<'a> OutputWriter<'a> {
@@ -128,13 +179,16 @@ impl<'a> OutputWriter<'a> {
         OutputWriter {
             buf,
             rows: 0,
-            input: 0,
+            side: Side::Left,
+            timestamp: None,
         }
     }
 
-    /// Names the input record (its index in the batch) that the next rows are caused by.
-    pub fn set_input(&mut self, index: usize) {
-        self.input = index as u32;
+    /// Names the input change that the next entries are caused by: they carry its timestamp, a
+    /// rejection its side.
+    pub fn set_input(&mut self, rec: &InputRecord<'_>) {
+        self.side = rec.side;
+        self.timestamp = rec.timestamp;
     }
 
     /// Rows written so far.
@@ -156,9 +210,9 @@ impl<'a> OutputWriter<'a> {
         }
     }
 
-    /// Appends the head of an entry of the current input record.
+    /// Appends the head of an entry of the current input change.
     fn head(&mut self, kind: u8) {
-        self.buf.extend_from_slice(&self.input.to_le_bytes());
+        write_stamp(self.buf, self.timestamp);
         self.buf.push(kind);
     }
 
@@ -170,9 +224,10 @@ impl<'a> OutputWriter<'a> {
         self.rows += 1;
     }
 
-    /// Rejects the current input record with `message` (not counted in [`OutputWriter::rows`]).
+    /// Rejects the current input change with `message` (not counted in [`OutputWriter::rows`]).
     pub fn reject(&mut self, message: &str) {
         self.head(REJECTED);
+        self.buf.push(self.side as u8);
         self.bytes(message.as_bytes());
     }
 }
@@ -180,8 +235,8 @@ impl<'a> OutputWriter<'a> {
 /// One joined row, borrowed from an output buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutputRow<'a> {
-    /// Index in the batch of the input record that caused the row.
-    pub input: u32,
+    /// Timestamp of the input change that caused the row, if it had one.
+    pub timestamp: Option<i64>,
     /// Change kind.
     pub kind: RowKind,
     /// Left row, `None` when null-padded.
@@ -195,10 +250,12 @@ pub struct OutputRow<'a> {
 pub enum OutputEntry<'a> {
     /// A joined row.
     Row(OutputRow<'a>),
-    /// The input record `input` was refused, for the reason `message`.
+    /// An input change was refused, for the reason `message`.
     Rejected {
-        /// Index in the batch of the refused input record.
-        input: u32,
+        /// Timestamp of the refused change, if it had one.
+        timestamp: Option<i64>,
+        /// Its side.
+        side: Side,
         /// Why, naming the side, the row and the columns.
         message: &'a str,
     },
@@ -240,19 +297,26 @@ impl<'a> Iterator for OutputEntries<'a> {
         if self.buf.is_empty() {
             return None;
         }
-        let input = self.u32();
-        let (&kind, rest) = self.buf.split_first()?;
+        let timestamp = read_stamp(self.buf).expect("written by OutputWriter");
+        let (&kind, rest) = self.buf[STAMP_LEN..].split_first()?;
         self.buf = rest;
         if kind == REJECTED {
+            let (&side, rest) = self.buf.split_first()?;
+            self.buf = rest;
+            let side = Side::from_byte(side).expect("written by OutputWriter");
             let len = self.u32();
             let message = std::str::from_utf8(self.bytes(len)).expect("written from a str");
-            return Some(OutputEntry::Rejected { input, message });
+            return Some(OutputEntry::Rejected {
+                timestamp,
+                side,
+                message,
+            });
         }
         let kind = RowKind::from_byte(kind).expect("written by OutputWriter");
         let left = self.side();
         let right = self.side();
         Some(OutputEntry::Row(OutputRow {
-            input,
+            timestamp,
             kind,
             left,
             right,
@@ -264,29 +328,73 @@ impl<'a> Iterator for OutputEntries<'a> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn input_round_trip_and_errors() {
-        let mut buf = Vec::new();
-        let a = InputRecord {
-            side: Side::Right,
-            kind: RowKind::UpdateBefore,
+    fn rec(side: Side, kind: RowKind, timestamp: Option<i64>, row: &[u8]) -> InputRecord<'_> {
+        InputRecord {
+            side,
+            kind,
             key_group: 300,
-            row: b"abc",
+            timestamp,
+            row,
+        }
+    }
+
+    /// A block of two changes as the Java operator appends it (side byte, then the decoder's
+    /// block), then a block of one.
+    fn two_blocks() -> Vec<u8> {
+        let mut body = Vec::new();
+        write_change(&mut body, RowKind::UpdateBefore, Some(7), b"abc");
+        write_change(&mut body, RowKind::Insert, None, b"");
+        let mut buf = vec![Side::Right as u8];
+        let header = BlockHeader {
+            key_group: 300,
+            count: 2,
+            len: body.len() as u32,
         };
-        write_input(&mut buf, &a);
-        write_input(&mut buf, &InputRecord { row: b"", ..a });
+        header.write(&mut buf);
+        buf.extend_from_slice(&body);
+        write_input(&mut buf, &rec(Side::Left, RowKind::Delete, Some(-1), b"z"));
+        buf
+    }
+
+    #[test]
+    fn input_round_trip() {
+        let buf = two_blocks();
         let recs: Vec<_> = BatchReader::new(&buf).collect::<Result<_, _>>().unwrap();
-        assert_eq!(recs, vec![(0, a), (1, InputRecord { row: b"", ..a })]);
-        let truncated = &buf[..buf.len() - 9];
-        let err = BatchReader::new(truncated).find_map(Result::err).unwrap();
-        assert!(err.contains("#0") && err.contains("truncated row"), "{err}");
+        assert_eq!(
+            recs,
+            vec![
+                (0, rec(Side::Right, RowKind::UpdateBefore, Some(7), b"abc")),
+                (1, rec(Side::Right, RowKind::Insert, None, b"")),
+                (2, rec(Side::Left, RowKind::Delete, Some(-1), b"z")),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_input_names_the_change() {
+        let buf = two_blocks();
+        let err = |b: &[u8]| BatchReader::new(b).find_map(Result::err).unwrap();
+        assert!(err(&buf[..buf.len() - 1]).starts_with("batch record #2: truncated block"));
         let mut bad = buf.clone();
         bad[0] = 7;
-        assert!(BatchReader::new(&bad)
-            .next()
-            .unwrap()
-            .unwrap_err()
-            .contains("bad side"));
+        assert_eq!(err(&bad), "batch record #0: bad side byte 7");
+        let mut wrong_count = buf.clone();
+        wrong_count[3] = 3;
+        assert_eq!(
+            err(&wrong_count),
+            "batch record #2: block holds 2 changes, its count says 3"
+        );
+        wrong_count[3] = 1;
+        assert_eq!(
+            err(&wrong_count),
+            "batch record #1: block holds more than its count 1"
+        );
+        wrong_count[3] = 0;
+        assert_eq!(err(&wrong_count), "batch record #0: empty block");
+        let mut bad_change = buf.clone();
+        bad_change[1 + BLOCK_HEADER_LEN] = 9;
+        assert_eq!(err(&bad_change), "batch record #0: bad row kind byte 9");
+        assert_eq!(BatchReader::new(&[]).count(), 0);
     }
 
     #[test]
@@ -294,8 +402,8 @@ mod tests {
         let mut buf = Vec::new();
         let mut w = OutputWriter::new(&mut buf);
         w.emit(RowKind::Insert, Some(b"l"), None);
-        w.set_input(3);
-        w.reject("left row +I[<unavailable>]: why");
+        w.set_input(&rec(Side::Right, RowKind::Insert, Some(5), b""));
+        w.reject("right row +I[<unavailable>]: why");
         w.emit(RowKind::Delete, None, Some(b"rr"));
         assert_eq!(w.rows(), 2, "a rejection is not a row");
         let entries: Vec<_> = OutputEntries::new(&buf).collect();
@@ -303,17 +411,18 @@ mod tests {
             entries,
             vec![
                 OutputEntry::Row(OutputRow {
-                    input: 0,
+                    timestamp: None,
                     kind: RowKind::Insert,
                     left: Some(b"l"),
                     right: None
                 }),
                 OutputEntry::Rejected {
-                    input: 3,
-                    message: "left row +I[<unavailable>]: why"
+                    timestamp: Some(5),
+                    side: Side::Right,
+                    message: "right row +I[<unavailable>]: why"
                 },
                 OutputEntry::Row(OutputRow {
-                    input: 3,
+                    timestamp: Some(5),
                     kind: RowKind::Delete,
                     left: None,
                     right: Some(b"rr")
@@ -322,13 +431,20 @@ mod tests {
         );
     }
 
-    /// The bytes of a rejection, as the Java layer reads them.
+    /// The bytes of a rejection and of a row, as the Java layer reads them.
     #[test]
-    fn rejection_layout() {
+    fn output_layout() {
         let mut buf = Vec::new();
         let mut w = OutputWriter::new(&mut buf);
-        w.set_input(2);
+        w.set_input(&rec(Side::Right, RowKind::Insert, Some(258), b""));
         w.reject("é");
-        assert_eq!(buf, [2, 0, 0, 0, 0xFF, 2, 0, 0, 0, 0xC3, 0xA9]);
+        w.set_input(&rec(Side::Left, RowKind::Insert, None, b""));
+        w.emit(RowKind::UpdateAfter, None, Some(b"r"));
+        #[rustfmt::skip]
+        let expected = [
+            1, 2, 1, 0, 0, 0, 0, 0, 0, 0xFF, 1, 2, 0, 0, 0, 0xC3, 0xA9,
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0xFF, 1, 0, 0, 0, b'r',
+        ];
+        assert_eq!(buf, expected);
     }
 }

@@ -386,7 +386,7 @@ impl JoinEngine {
                 prepared.get(i + PREFETCH_BUCKET),
                 prepared.get(i + PREFETCH_GROUPS),
             );
-            w.set_input(p.index);
+            w.set_input(&p.rec);
             self.apply(p, &keys[p.key.clone()], now, &mut w)
         });
         self.keys = keys;

@@ -695,6 +695,7 @@ mod tests {
                 side,
                 kind: RowKind::Insert,
                 key_group: KG,
+                timestamp: None,
                 row: &row,
             };
             write_input(&mut batch, &rec);
@@ -743,6 +744,7 @@ mod tests {
             let rec = InputRecord {
                 side: Side::Right,
                 kind: RowKind::Insert,
+                timestamp: None,
                 key_group: KG,
                 row: &row,
             };

@@ -3,6 +3,7 @@
 
 mod support;
 
+use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{
     JoinEngine, JoinError, JoinSpec, JoinType, KeyGroupRange, OutputEntries, OutputEntry,
     RetractionPolicy, Side,
@@ -491,27 +492,36 @@ fn unavailable_keys_and_multisets_are_rejected() {
     assert_eq!((e.stats().rejected, e.stats().stored_rows), (3, 2));
 }
 
-/// A rejection is an output entry naming its input record; the records after it are applied.
+/// A rejection is an output entry naming its input change's side and carrying its timestamp; the
+/// changes after it are applied.
 #[test]
 fn rejection_does_not_fail_the_batch() {
     let mut e = engine_of(JoinType::Inner, PK, None);
     let mut batch = Vec::new();
-    for c in [
+    for (t, c) in [
         l(Insert, row(1, 1, "a")),
         r(UpdateAfter, row(7, 1, "x")).without(&["v"]),
         r(Insert, row(2, 1, "b")),
-    ] {
-        c.batch(PK, &mut batch);
+    ]
+    .iter()
+    .enumerate()
+    {
+        c.batch_at(PK, Some(t as i64 * 10), &mut batch);
     }
     let mut out = Vec::new();
     assert_eq!(e.process_batch(&batch, 0, &mut out).unwrap(), 1);
-    let inputs: Vec<(u32, bool)> = OutputEntries::new(&out)
+    let inputs: Vec<(Option<i64>, Option<Side>)> = OutputEntries::new(&out)
         .map(|entry| match entry {
-            OutputEntry::Row(r) => (r.input, false),
-            OutputEntry::Rejected { input, .. } => (input, true),
+            OutputEntry::Row(r) => (r.timestamp, None),
+            OutputEntry::Rejected {
+                timestamp, side, ..
+            } => (timestamp, Some(side)),
         })
         .collect();
-    assert_eq!(inputs, vec![(1, true), (2, false)]);
+    assert_eq!(
+        inputs,
+        vec![(Some(10), Some(Side::Right)), (Some(20), None)]
+    );
     assert_eq!(print_output(&out)[1], "+I[1, 1, a, 2, 1, b]");
 }
 
@@ -673,11 +683,14 @@ fn errors_name_the_record() {
     let (mut e, k) = engine(JoinType::Inner);
     let mut batch = Vec::new();
     l(Insert, row(1, 1, "ok")).batch(k, &mut batch);
-    let mut bad = batch.clone();
-    bad[8] = 0xff; // null bitmap sets the NOT NULL id... and garbage
-    let len = bad.len();
-    bad[len - 1] ^= 0xff;
-    batch.extend_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0, 9]); // one byte row: too short
+    let too_short = InputRecord {
+        side: Side::Left,
+        kind: Insert,
+        key_group: 0,
+        timestamp: None,
+        row: &[9],
+    };
+    write_input(&mut batch, &too_short);
     let err = e.process_batch(&batch, 0, &mut Vec::new()).unwrap_err();
     assert!(
         err.to_string()

@@ -7,6 +7,8 @@
 //! `BinaryRowData` does; copying a row is a `memcpy`. Owned [`Value`]s exist only at the edges (tests,
 //! printing, the demo), never on the hot path.
 
+pub mod exchange;
+pub mod key_group;
 pub mod kind;
 pub mod row;
 pub mod schema;

@@ -165,6 +165,7 @@ impl Pipeline {
                     side,
                     kind,
                     key_group: key_group(&self.key),
+                    timestamp: None,
                     row,
                 },
             );
@@ -209,13 +210,9 @@ impl Pipeline {
     }
 }
 
-/// A key group for a join key. Flink assigns it from the key's Java hash code; any deterministic
-/// function of the key serves a single instance.
+/// The key group Flink assigns a join key (see `cdcjoin_model::key_group`).
 fn key_group(key: &[u8]) -> u16 {
-    let h = key.iter().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ *b as u32).wrapping_mul(0x0100_0193)
-    });
-    (h % MAX_PARALLELISM as u32) as u16
+    cdcjoin_model::key_group::key_group(key, MAX_PARALLELISM as u32)
 }
 
 /// One event of a test vector.

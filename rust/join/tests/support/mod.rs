@@ -137,11 +137,17 @@ impl Change {
     }
 
     pub fn batch(&self, keys: [Keys; 2], out: &mut Vec<u8>) {
+        self.batch_at(keys, None, out)
+    }
+
+    /// Appends the change to a batch, its record stamped with `timestamp`.
+    pub fn batch_at(&self, keys: [Keys; 2], timestamp: Option<i64>, out: &mut Vec<u8>) {
         let row = encode(&self.row, self.unavailable);
         let rec = InputRecord {
             side: self.side,
             kind: self.kind,
             key_group: self.key_group(keys),
+            timestamp,
             row: &row,
         };
         write_input(out, &rec);

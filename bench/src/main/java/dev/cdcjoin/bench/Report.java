@@ -831,9 +831,9 @@ final class Report {
         md.append(
                         "`empty call`: `NativeJoin.processBatch` on an empty batch (JNI transition, two direct-buffer lookups, handle lookup, output copy), ")
                 .append(
-                        "shown per record of a batch of that size. `trivial batch`: `batch` real `ChangeRecord`s framed exactly as `NativeJoinOperator.append` does ")
+                        "shown per record of a batch of that size. `trivial batch`: `batch` real changes, each a key group batch of one (the exchange's worst case), framed exactly as `NativeJoinOperator.append` does ")
                 .append(
-                        "(key group computed, side/kind/key group/row copied into the direct buffer) and joined in one call; the records retract users that are not in state, ")
+                        "(side and block header, the change copied into the direct buffer) and joined in one call; the records retract users that are not in state, ")
                 .append(
                         "so the engine does one hash probe per record and emits nothing (an upper bound: the probe is join work). `framing` is its Java half alone. ")
                 .append(

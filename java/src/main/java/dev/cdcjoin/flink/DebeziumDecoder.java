@@ -1,6 +1,8 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeDecodeOperator;
+import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
 import dev.cdcjoin.flink.serialization.ChangeRecordSerializer;
 import java.time.Duration;
 import java.util.Objects;
@@ -136,20 +138,48 @@ public final class DebeziumDecoder {
     }
 
     /**
-     * Decodes records of {@code kind} with a {@link NativeDecodeOperator}, at their parallelism.
+     * Decodes records of {@code kind} into changes with a {@link NativeDecodeOperator}, at their
+     * parallelism.
      */
     <IN> SingleOutputStreamOperator<ChangeRecord> decode(DataStream<IN> input, InputKind<IN> kind) {
-        NativeDecodeOperator<IN> op =
-                new NativeDecodeOperator<>(
-                        table.decoderConfigJson(deleteInsertUpdates),
-                        table.name(),
-                        kind.encoder(table.schema()),
-                        policy,
-                        BadRecord.OUTPUT,
-                        batchSize,
-                        maxFlushDelay.toMillis());
-        SingleOutputStreamOperator<ChangeRecord> out =
-                input.transform("Debezium decode: " + table.name(), CHANGE_TYPE, op);
+        return place(
+                input,
+                CHANGE_TYPE,
+                NativeDecodeOperator.changes(settings(kind)),
+                "Debezium decode: ");
+    }
+
+    /**
+     * Decodes records of {@code kind} into the native join's key group batches, at their
+     * parallelism.
+     */
+    <IN> SingleOutputStreamOperator<ChangeBatch> decodeBatches(
+            DataStream<IN> input, InputKind<IN> kind) {
+        return place(
+                input,
+                ChangeBatchSerializer.TYPE_INFO,
+                NativeDecodeOperator.batches(settings(kind)),
+                "Debezium decode to key group batches: ");
+    }
+
+    private <IN> NativeDecodeOperator.Settings<IN> settings(InputKind<IN> kind) {
+        return new NativeDecodeOperator.Settings<>(
+                table.decoderConfigJson(deleteInsertUpdates),
+                table.name(),
+                kind.encoder(table.schema()),
+                policy,
+                BadRecord.OUTPUT,
+                batchSize,
+                maxFlushDelay.toMillis());
+    }
+
+    /** Adds the decode operator after {@code input}, at its parallelism. */
+    private <IN, OUT> SingleOutputStreamOperator<OUT> place(
+            DataStream<IN> input,
+            TypeInformation<OUT> type,
+            NativeDecodeOperator<IN, OUT> op,
+            String name) {
+        SingleOutputStreamOperator<OUT> out = input.transform(name + table.name(), type, op);
         int parallelism = input.getParallelism();
         return parallelism > 0 ? out.setParallelism(parallelism) : out;
     }

@@ -1,9 +1,12 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.ChangeBatcher;
+import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
-import dev.cdcjoin.flink.serialization.JoinKeySerializer;
+import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -12,10 +15,12 @@ import org.apache.flink.types.Row;
 
 /**
  * The native engine's job graph for {@link CdcJoin}: native decoding ({@link DebeziumDecoder}, one
- * {@code NativeDecodeOperator} per input), {@code keyBy} join key, the native join ({@link
- * NativeJoinOperator}) with its state declared as managed memory.
+ * {@code NativeDecodeOperator} per input) into key group batches ({@link ChangeBatch}), {@code
+ * keyBy} key group ({@link KeyGroupRoutes}), the native join ({@link NativeJoinOperator}) with its
+ * state declared as managed memory. Changes given one by one ({@code joinChanges}) are batched per
+ * key group first ({@link ChangeBatcher}), so the join has one input type.
  */
-final class NativeBackend implements Backend<ChangeRecord> {
+final class NativeBackend implements Backend<ChangeBatch> {
 
     private final CdcJoin join;
     private final JoinSpec definition;
@@ -26,18 +31,23 @@ final class NativeBackend implements Backend<ChangeRecord> {
     }
 
     @Override
-    public <I> SingleOutputStreamOperator<ChangeRecord> decode(
+    public <I> SingleOutputStreamOperator<ChangeBatch> decode(
             SideSpec side, DataStream<I> in, InputKind<I> kind) {
-        return join.decoder(side).decode(in, kind);
+        return join.decoder(side).decodeBatches(in, kind);
     }
 
     @Override
-    public DataStream<ChangeRecord> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
-        return in;
+    public DataStream<ChangeBatch> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
+        SingleOutputStreamOperator<ChangeBatch> batches =
+                in.transform(
+                        "Key group batches: " + side.name(),
+                        ChangeBatchSerializer.TYPE_INFO,
+                        new ChangeBatcher(join.batchSize, join.maxFlushDelay.toMillis()));
+        return in.getParallelism() > 0 ? batches.setParallelism(in.getParallelism()) : batches;
     }
 
     @Override
-    public Joined<Row> rows(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+    public Joined<Row> rows(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
         return Joined.of(
                 withManagedMemory(
                         keyed(left, right)
@@ -52,7 +62,7 @@ final class NativeBackend implements Backend<ChangeRecord> {
     }
 
     @Override
-    public Joined<byte[]> raw(DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+    public Joined<byte[]> raw(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
         return Joined.of(
                 withManagedMemory(
                         keyed(left, right)
@@ -77,10 +87,10 @@ final class NativeBackend implements Backend<ChangeRecord> {
         return join;
     }
 
-    private static ConnectedStreams<ChangeRecord, ChangeRecord> keyed(
-            DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        KeySelector<ChangeRecord, JoinKey> key = new ByJoinKey();
-        return left.connect(right).keyBy(key, key, JoinKeySerializer.TYPE_INFO);
+    private static ConnectedStreams<ChangeBatch, ChangeBatch> keyed(
+            DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
+        KeyGroupRoutes key = new KeyGroupRoutes();
+        return left.connect(right).keyBy(key, key, Types.INT);
     }
 
     private String operatorName() {
@@ -90,15 +100,5 @@ final class NativeBackend implements Backend<ChangeRecord> {
                 + definition.left().name()
                 + " ⋈ "
                 + definition.right().name();
-    }
-
-    /** Selects a change's join key. */
-    static final class ByJoinKey implements KeySelector<ChangeRecord, JoinKey> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public JoinKey getKey(ChangeRecord change) {
-            return change.key;
-        }
     }
 }

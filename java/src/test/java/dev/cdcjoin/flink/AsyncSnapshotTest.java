@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -24,7 +25,6 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFinalizer;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -45,7 +45,7 @@ class AsyncSnapshotTest {
     private final JoinSpec def = RawOutputTest.usersDomains(JoinType.INNER).build().spec();
     private NativeDecoder users;
     private NativeDecoder domains;
-    private KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> h;
+    private KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row> h;
     private NativeJoinOperator<Row> op;
 
     @BeforeEach
@@ -150,7 +150,7 @@ class AsyncSnapshotTest {
             try (var in = CheckpointChunksTest.harness(join, null, compress)) {
                 for (int i = 0; i < USERS; i++) {
                     in.processElement1(
-                            new StreamRecord<>(
+                            JoinHarnesses.batch(
                                     CheckpointChunksTest.change(
                                             users, CheckpointChunksTest.user(i))));
                 }
@@ -177,7 +177,7 @@ class AsyncSnapshotTest {
     private void addUsers(int from, int to) throws Exception {
         for (int i = from; i < to; i++) {
             h.processElement1(
-                    new StreamRecord<>(
+                    JoinHarnesses.batch(
                             CheckpointChunksTest.change(users, CheckpointChunksTest.user(i))));
         }
         op.flush();
@@ -189,12 +189,13 @@ class AsyncSnapshotTest {
 
     /** Sends a domain for every user id in {@code [from, to)}; the joined rows, as strings. */
     private List<String> joinDomains(
-            KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> in,
+            KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row> in,
             int from,
             int to)
             throws Exception {
         for (int i = from; i < to; i++) {
-            in.processElement2(new StreamRecord<>(CheckpointChunksTest.change(domains, domain(i))));
+            in.processElement2(
+                    JoinHarnesses.batch(CheckpointChunksTest.change(domains, domain(i))));
         }
         ((NativeJoinOperator<?>) in.getOperator()).flush();
         List<String> joined = new ArrayList<>();

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -36,7 +36,7 @@ class CheckpointChunksTest {
                                 NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL),
                                 null)) {
             for (int i = 0; i < USERS; i++) {
-                h.processElement1(new StreamRecord<>(change(users, user(i))));
+                h.processElement1(JoinHarnesses.batch(change(users, user(i))));
             }
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
             op.flush();
@@ -64,7 +64,7 @@ class CheckpointChunksTest {
             for (int i = 0; i < USERS; i += 997) {
                 String domain =
                         "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d" + i + "\"}";
-                h.processElement2(new StreamRecord<>(change(domains, domain)));
+                h.processElement2(JoinHarnesses.batch(change(domains, domain)));
                 expected.add(
                         Row.ofKind(
                                         RowKind.INSERT,
@@ -93,22 +93,16 @@ class CheckpointChunksTest {
      * mock environment has too little managed memory for this state) and in-memory checkpoints of
      * up to 64 MiB (the default is 5 MiB).
      */
-    static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness(
+    static KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row> harness(
             NativeJoinOperator<Row> op, OperatorSubtaskState state) throws Exception {
         return harness(op, state, false);
     }
 
     /** A harness whose job has Flink's {@code snapshot-compression} set to {@code compress}. */
-    static KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, Row> harness(
+    static KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row> harness(
             NativeJoinOperator<Row> op, OperatorSubtaskState state, boolean compress)
             throws Exception {
-        var h =
-                new KeyedTwoInputStreamOperatorTestHarness<
-                        JoinKey, ChangeRecord, ChangeRecord, Row>(
-                        op,
-                        ChangeRecord::getKey,
-                        ChangeRecord::getKey,
-                        dev.cdcjoin.flink.serialization.JoinKeySerializer.TYPE_INFO);
+        var h = JoinHarnesses.of(op);
         h.getStreamConfig()
                 .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
         h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));

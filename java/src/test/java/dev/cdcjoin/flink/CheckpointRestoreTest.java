@@ -3,10 +3,17 @@ package dev.cdcjoin.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -22,7 +29,9 @@ import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -40,7 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Checkpoints taken while records keep flowing (the join's state written in the asynchronous phase
  * while it goes on) restore to exactly the state of their instant: a job is restored from each of
  * several retained checkpoints, at another parallelism, and what it emits after the checkpoint,
- * added to what the first job emitted before it, materializes to the oracle's join.
+ * added to what the first job emitted before it, materializes to the oracle's join. The same holds
+ * for unaligned checkpoints taken under backpressure, whose in-flight key group batches Flink
+ * re-distributes by key group when the job is restored at another parallelism.
  */
 class CheckpointRestoreTest {
 
@@ -53,7 +64,24 @@ class CheckpointRestoreTest {
     private static Configuration retainingCheckpoints() {
         Configuration conf = MiniClusters.configuration();
         conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 1000);
+        conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, 1000);
         return conf;
+    }
+
+    /** How a run checkpoints, and whether its sink is slow enough to backpressure the join. */
+    enum Mode {
+        /** Aligned checkpoints, a sink as fast as it can be. */
+        ALIGNED(false, false),
+        /** Unaligned checkpoints only, a sink pausing 1 ms per row: the join's inputs fill up. */
+        UNALIGNED_BACKPRESSURED(true, true);
+
+        final boolean unaligned;
+        final boolean slowSink;
+
+        Mode(boolean unaligned, boolean slowSink) {
+            this.unaligned = unaligned;
+            this.slowSink = slowSink;
+        }
     }
 
     /** Output rows per run and subtask, in order. */
@@ -95,10 +123,12 @@ class CheckpointRestoreTest {
             implements CheckpointedFunction {
         private static final long serialVersionUID = 1L;
         private final String run;
+        private final boolean slow;
         private transient List<String> rows;
 
-        Recorder(String run) {
+        Recorder(String run, boolean slow) {
             this.run = run;
+            this.slow = slow;
         }
 
         private String subtask() {
@@ -106,7 +136,10 @@ class CheckpointRestoreTest {
         }
 
         @Override
-        public String map(Row row) {
+        public String map(Row row) throws InterruptedException {
+            if (slow) {
+                Thread.sleep(1);
+            }
             if (rows == null) {
                 rows = OUTPUT.computeIfAbsent(subtask(), k -> new CopyOnWriteArrayList<>());
             }
@@ -125,9 +158,18 @@ class CheckpointRestoreTest {
     }
 
     private static JobClient start(
-            List<String> events, String run, int parallelism, Path checkpoints, String restore)
+            List<String> events,
+            String run,
+            int parallelism,
+            Path checkpoints,
+            String restore,
+            Mode mode)
             throws Exception {
         Configuration conf = new Configuration();
+        if (mode.unaligned) {
+            conf.set(CheckpointingOptions.ENABLE_UNALIGNED, true);
+            conf.set(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT, Duration.ZERO);
+        }
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
         conf.set(
                 CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
@@ -146,7 +188,8 @@ class CheckpointRestoreTest {
                         .flatMap(new Trickle(events, run))
                         .uid("trickle")
                         .setParallelism(1);
-        RecoveryTest.decodeAndJoin(RecoveryTest.join(JoinType.FULL), source, new Recorder(run));
+        RecoveryTest.decodeAndJoin(
+                RecoveryTest.join(JoinType.FULL), source, new Recorder(run, mode.slowSink));
         return env.executeAsync(run);
     }
 
@@ -209,7 +252,8 @@ class CheckpointRestoreTest {
         UsersDomainsTrace trace = UsersDomainsTrace.generate(11, 6000, 300);
         List<String> events = RecoveryTest.encoded(trace);
         Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
-        JobClient first = start(events, "first", 2, checkpoints.resolve("first"), null);
+        JobClient first =
+                start(events, "first", 2, checkpoints.resolve("first"), null, Mode.ALIGNED);
         try {
             assertResult(expected, "first", List.of());
         } finally {
@@ -223,12 +267,108 @@ class CheckpointRestoreTest {
             String run = "restored-" + id;
             List<String> before = emitted("first", id);
             JobClient restored =
-                    start(events, run, 3, checkpoints.resolve(run), chk.toUri().toString());
+                    start(
+                            events,
+                            run,
+                            3,
+                            checkpoints.resolve(run),
+                            chk.toUri().toString(),
+                            Mode.ALIGNED);
             try {
                 assertResult(expected, run, before);
             } finally {
                 restored.cancel().get(60, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /**
+     * An unaligned checkpoint taken while a slow sink backpressures the join, so that key group
+     * batches are in flight between the decoders and the join and written into the checkpoint,
+     * restores at 2 -> 3 and at 2 -> 1: the restored jobs' output, added to what the first emitted
+     * before the barrier, materializes to the oracle's join.
+     */
+    @Test
+    void anUnalignedCheckpointUnderBackpressureRestoresAtThreeAndAtOne(@TempDir Path checkpoints)
+            throws Exception {
+        UsersDomainsTrace trace = UsersDomainsTrace.generate(12, 3000, 200);
+        List<String> events = RecoveryTest.encoded(trace);
+        Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
+        Path dir = checkpoints.resolve("backpressured");
+        JobClient first =
+                start(events, "backpressured", 2, dir, null, Mode.UNALIGNED_BACKPRESSURED);
+        long id;
+        try {
+            id = awaitCheckpointWithInFlightData(first);
+        } finally {
+            first.cancel().get(60, TimeUnit.SECONDS);
+        }
+        Path chk =
+                retained(dir).stream()
+                        .filter(p -> checkpointId(p) == id)
+                        .findFirst()
+                        .orElseThrow(
+                                () -> new AssertionError("checkpoint " + id + " not retained"));
+        List<String> before = emitted("backpressured", id);
+        // The restored jobs checkpoint aligned. With unaligned checkpoints enabled in them too,
+        // 3 of 9 runs did not reach the oracle's result; the one log examined showed Flink 2.3.0
+        // failing to recover the decode task's output buffers (ArrayIndexOutOfBoundsException in
+        // PipelinedResultPartition.getCheckpointedSubpartitionInfo) and restarting, which this
+        // test's recorder does not undo. The in-flight data restored is the same either way.
+        for (int parallelism : new int[] {3, 1}) {
+            String run = "unaligned-to-" + parallelism;
+            JobClient restored =
+                    start(
+                            events,
+                            run,
+                            parallelism,
+                            checkpoints.resolve(run),
+                            chk.toUri().toString(),
+                            Mode.ALIGNED);
+            try {
+                assertResult(expected, run, before);
+            } finally {
+                restored.cancel().get(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * Waits (at most 60 s) until a job has completed an unaligned checkpoint that persisted
+     * in-flight data (Flink's REST checkpoint statistics), after at least two others did; returns
+     * its id.
+     */
+    private static long awaitCheckpointWithInFlightData(JobClient job) throws Exception {
+        Configuration client = MINI_CLUSTER.getClientConfiguration();
+        URI uri =
+                URI.create(
+                        "http://"
+                                + client.get(RestOptions.ADDRESS)
+                                + ":"
+                                + client.get(RestOptions.PORT)
+                                + "/jobs/"
+                                + job.getJobID()
+                                + "/checkpoints");
+        HttpClient http = HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            last = http.send(HttpRequest.newBuilder(uri).build(), BodyHandlers.ofString()).body();
+            List<Long> withData = new ArrayList<>();
+            for (JsonNode c : new ObjectMapper().readTree(last).path("history")) {
+                if ("COMPLETED".equals(c.path("status").asText())
+                        && "UNALIGNED_CHECKPOINT".equals(c.path("checkpoint_type").asText())
+                        && c.path("persisted_data").asLong() > 0) {
+                    withData.add(c.path("id").asLong());
+                }
+            }
+            if (withData.size() >= 3) {
+                return withData.stream().mapToLong(Long::longValue).max().getAsLong();
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError(
+                "no unaligned checkpoint with in-flight data in 60 s; the job's checkpoints: "
+                        + last);
     }
 }

@@ -6,12 +6,12 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.javajoin.JavaJoinFunction;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.functions.AbstractRichFunction;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -147,8 +147,7 @@ final class FidelityJoins {
      * once).
      */
     static final class NativeOperator implements RecordJoin {
-        private final KeyedTwoInputStreamOperatorTestHarness<
-                        JoinKey, ChangeRecord, ChangeRecord, Row>
+        private final KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row>
                 harness;
         private final RowCodec[] rows;
         private final RowCodec[] keys;
@@ -156,13 +155,9 @@ final class FidelityJoins {
 
         NativeOperator(Layout left, Layout right, JoinType type) throws Exception {
             JoinSpec definition = definition(left, right, type);
-            KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
             harness =
-                    new KeyedTwoInputStreamOperatorTestHarness<>(
-                            NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL),
-                            key,
-                            key,
-                            TypeInformation.of(JoinKey.class));
+                    JoinHarnesses.of(
+                            NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL));
             harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
             harness.open();
             layouts = new Layout[] {left, right};
@@ -183,7 +178,7 @@ final class FidelityJoins {
             StreamRecord<ChangeRecord> record =
                     new StreamRecord<>(
                             new ChangeRecord(change.kind(), key, rows[side].encode(values)));
-            feed(harness, change.right(), record);
+            feed(harness, change.right(), JoinHarnesses.batch(record));
             return printed(harness);
         }
 

@@ -13,6 +13,7 @@ import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
+import dev.cdcjoin.flink.runtime.ChangeBlocks;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -212,8 +213,13 @@ class NativeBridgeTest {
                 null);
     }
 
+    /** Appends a block of one change without timestamp, byte by byte (see ChangeBlocks). */
     static void record(BatchBuffer b, int side, int kind, int kg, byte[] row) {
-        b.put((byte) side).put((byte) kind).putShort(kg).putSized(row);
+        b.put((byte) side)
+                .putShort(kg)
+                .putInt(1)
+                .putInt(ChangeBlocks.CHANGE_HEADER_LEN + row.length);
+        b.put((byte) kind).put(ChangeBlocks.STAMP_NONE).putLong(0).putSized(row);
     }
 
     static List<String> joined(ByteBuffer out) {
@@ -222,8 +228,10 @@ class NativeBridgeTest {
         List<String> rows = new ArrayList<>();
         int p = 0;
         while (p < out.limit()) {
-            StringBuilder sb = new StringBuilder().append(out.get(p + 4)).append(' ');
-            p += 5;
+            assertEquals(ChangeBlocks.STAMP_NONE, out.get(p), "no timestamp in, none out");
+            p += ChangeBlocks.STAMP_LEN;
+            StringBuilder sb = new StringBuilder().append(out.get(p)).append(' ');
+            p += 1;
             for (RowCodec c : new RowCodec[] {l, r}) {
                 int len = out.getInt(p);
                 sb.append(len == -1 ? "null" : Arrays.toString(c.decode(out, p + 4)));

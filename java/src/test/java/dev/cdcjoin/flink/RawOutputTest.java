@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -17,8 +18,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -76,12 +75,10 @@ class RawOutputTest {
 
     /** A harness around one native join operator. */
     static <OUT>
-            KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT>
-                    harness(NativeJoinOperator<OUT> op) throws Exception {
-        KeySelector<ChangeRecord, JoinKey> key = ChangeRecord::getKey;
-        KeyedTwoInputStreamOperatorTestHarness<JoinKey, ChangeRecord, ChangeRecord, OUT> h =
-                new KeyedTwoInputStreamOperatorTestHarness<>(
-                        op, key, key, TypeInformation.of(JoinKey.class));
+            KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, OUT> harness(
+                    NativeJoinOperator<OUT> op) throws Exception {
+        KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, OUT> h =
+                JoinHarnesses.of(op);
         h.open();
         return h;
     }
@@ -112,11 +109,11 @@ class RawOutputTest {
             for (UsersDomainsTrace.Event e : trace.events()) {
                 for (ChangeRecord c : NativeChanges.decode(e.users ? users : domains, e.json)) {
                     if (e.users) {
-                        rowsHarness.processElement1(new StreamRecord<>(c));
-                        rawHarness.processElement1(new StreamRecord<>(c));
+                        rowsHarness.processElement1(JoinHarnesses.batch(c));
+                        rawHarness.processElement1(JoinHarnesses.batch(c));
                     } else {
-                        rowsHarness.processElement2(new StreamRecord<>(c));
-                        rawHarness.processElement2(new StreamRecord<>(c));
+                        rowsHarness.processElement2(JoinHarnesses.batch(c));
+                        rawHarness.processElement2(JoinHarnesses.batch(c));
                     }
                 }
             }
@@ -196,16 +193,23 @@ class RawOutputTest {
                             new NativeDecoder(def.right().decoderConfigJson(false));
                     var h = harness(op)) {
                 h.processElement1(
-                        new StreamRecord<>(change(users, "{\"id\":1,\"name\":\"a\"}"), 100));
+                        JoinHarnesses.batch(
+                                new StreamRecord<>(
+                                        change(users, "{\"id\":1,\"name\":\"a\"}"), 100)));
                 h.processElement2(
-                        new StreamRecord<>(
-                                change(domains, "{\"id\":10,\"user_id\":1,\"domain\":\"x\"}"),
-                                200));
+                        JoinHarnesses.batch(
+                                new StreamRecord<>(
+                                        change(
+                                                domains,
+                                                "{\"id\":10,\"user_id\":1,\"domain\":\"x\"}"),
+                                        200)));
                 h.processElement2(
-                        new StreamRecord<>(
+                        JoinHarnesses.batch(
                                 change(domains, "{\"id\":11,\"user_id\":1,\"domain\":\"y\"}")));
                 h.processElement1(
-                        new StreamRecord<>(change(users, "{\"id\":2,\"name\":\"b\"}"), 50));
+                        JoinHarnesses.batch(
+                                new StreamRecord<>(
+                                        change(users, "{\"id\":2,\"name\":\"b\"}"), 50)));
                 op.flush();
                 List<String> stamped = new ArrayList<>();
                 for (Object o : h.getOutput()) {

@@ -142,6 +142,9 @@ class VectorsTest {
                 .right(v.right.name(), v.right.schema(), v.right.joinKey(), v.right.primaryKey())
                 .format(v.left.format(), v.right.format())
                 .joinType(type)
+                // Each change batched for the join at once: the batching step is chained to the
+                // source, whose ordered feeding blocks the thread that would run a flush timer.
+                .batchSize(1)
                 .build();
     }
 

@@ -8,11 +8,13 @@ import dev.cdcjoin.flink.JoinType;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.RowKind;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -31,11 +33,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * <ul>
  *   <li>{@code joinEmptyCall}: {@link NativeJoin#processBatch} on an empty batch: the fixed cost of
  *       one crossing (JNI transition, direct-buffer lookups, handle registry, output copy);
- *   <li>{@code joinTrivialBatch}: {@code batch} records framed from {@link ChangeRecord}s exactly
- *       as {@code NativeJoinOperator.append} does (key group computed, side, kind, row copied into
- *       the direct buffer) and joined in one call; the records are retractions of absent users, so
- *       the engine does one probe per record, changes no state and emits nothing: an upper bound of
- *       the crossing cost per record (the probe is join work);
+ *   <li>{@code joinTrivialBatch}: {@code batch} records, each a key group batch of one ({@link
+ *       ChangeBatch}, the worst case of the batch exchange), framed exactly as {@code
+ *       NativeJoinOperator.append} does (side and block header, the change copied into the direct
+ *       buffer) and joined in one call; the records are retractions of absent users, so the engine
+ *       does one probe per record, changes no state and emits nothing: an upper bound of the
+ *       crossing cost per record (the probe is join work);
  *   <li>{@code frameOnly}: the framing of {@code joinTrivialBatch} without the native call;
  *   <li>{@code decodeTombstones}: {@link NativeDecoder#decodeJson} on {@code batch} null messages
  *       (tombstones, counted and dropped): the decoder path's crossing plus framing.
@@ -53,7 +56,7 @@ public class JniCrossingBench {
 
     NativeJoin join;
     NativeDecoder decoder;
-    ChangeRecord[] records;
+    ChangeBatch[] records;
     BatchBuffer buffer;
     BatchBuffer tombstones;
     ByteBuffer empty;
@@ -80,7 +83,7 @@ public class JniCrossingBench {
             json.recordAdded();
         }
         ByteBuffer out = decoder.decodeJson(json.buffer(), json.length(), 0);
-        records = new ChangeRecord[batch];
+        records = new ChangeBatch[batch];
         int p = 12;
         for (int i = 0; i < batch; i++) {
             RowKind kind = RowKind.fromByteValue(out.get(p + 5));
@@ -89,7 +92,8 @@ public class JniCrossingBench {
             int rowAt = p + 10 + key.length;
             byte[] row = new byte[out.getInt(rowAt)];
             out.get(rowAt + 4, row);
-            records[i] = new ChangeRecord(kind, new JoinKey(key), row);
+            ChangeRecord change = new ChangeRecord(kind, new JoinKey(key), row);
+            records[i] = ChangeBatch.of(MAX_PARALLELISM, new StreamRecord<>(change));
             p = rowAt + 4 + row.length;
         }
         buffer = new BatchBuffer(1 << 20);
@@ -132,8 +136,8 @@ public class JniCrossingBench {
     /** Frames the records into {@code buffer} as the join operator does. */
     private void frame() {
         buffer.clear();
-        for (ChangeRecord c : records) {
-            NativeJoinOperator.frame(buffer, 0, c, MAX_PARALLELISM);
+        for (ChangeBatch c : records) {
+            NativeJoinOperator.frame(buffer, 0, c);
         }
     }
 

@@ -13,6 +13,11 @@ import java.nio.ByteBuffer;
  * u8 | keyLen u32 | key | rowLen u32 | row} and per rejected message {@code 1 u8 | index u32 |
  * msgLen u32 | UTF-8 reason}.
  *
+ * <p>Created with {@link #partitioned}, it partitions instead for the batch exchange (Rust {@code
+ * cdcjoin_debezium::batch}): each input message is preceded by its stamp, and the output is {@code
+ * changes u32 | errors u32 | tombstones u32}, the rejected messages as above, then one block per
+ * key group with changes ({@code dev.cdcjoin.flink.runtime.ChangeBlocks}).
+ *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * memory; any later call throws {@link IllegalStateException}.
  */
@@ -33,6 +38,28 @@ public final class NativeDecoder implements AutoCloseable {
     public NativeDecoder(String configJson) {
         NativeLibrary.load();
         handle = create(configJson);
+    }
+
+    /**
+     * A decoder that partitions its output by Flink key group (see the class documentation).
+     *
+     * @param configJson the decoder configuration, a JSON object as for {@link
+     *     #NativeDecoder(String)}
+     * @param maxParallelism the join's max parallelism: the number of key groups
+     * @return the decoder
+     * @throws IllegalArgumentException if the configuration is invalid
+     */
+    public static NativeDecoder partitioned(String configJson, int maxParallelism) {
+        String object = configJson.strip();
+        if (!object.endsWith("}") || object.contains("\"max_parallelism\"")) {
+            throw new IllegalArgumentException(
+                    "not a decoder configuration without max_parallelism: " + configJson);
+        }
+        return new NativeDecoder(
+                object.substring(0, object.length() - 1)
+                        + ",\"max_parallelism\":"
+                        + maxParallelism
+                        + "}");
     }
 
     /**

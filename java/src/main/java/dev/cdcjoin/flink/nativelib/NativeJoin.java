@@ -5,12 +5,12 @@ import java.nio.ByteBuffer;
 /**
  * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range.
  *
- * <p>Input batches are direct buffers of records {@code side u8 | kind u8 | keyGroup u16 | len u32
- * | row}; the output is rows {@code input u32 | kind u8 | leftLen u32 | left | rightLen u32 |
- * right}, {@code input} being the index of the input record that caused the row and a length of
- * {@code 0xFFFFFFFF} standing for a null side (all little-endian); a change the engine rejected is
- * {@code input u32 | OUTPUT_REJECTED u8 | len u32 | UTF-8 message} instead (Rust {@code
- * cdcjoin_join::batch}).
+ * <p>Input batches are direct buffers of key group blocks {@code side u8 | keyGroup u16 | count u32
+ * | len u32 | changes} ({@code dev.cdcjoin.flink.runtime.ChangeBlocks}); the output is rows {@code
+ * stamp | kind u8 | leftLen u32 | left | rightLen u32 | right}, {@code stamp} being the timestamp
+ * of the input change that caused the row and a length of {@code 0xFFFFFFFF} standing for a null
+ * side (all little-endian); a change the engine rejected is {@code stamp | OUTPUT_REJECTED u8 |
+ * side u8 | len u32 | UTF-8 message} instead (Rust {@code cdcjoin_join::batch}).
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * state; any later call throws {@link IllegalStateException}. A {@link Frozen} state taken with

@@ -73,6 +73,28 @@ public final class BatchBuffer {
     }
 
     /**
+     * Appends a little-endian long.
+     *
+     * @param v the value
+     * @return this
+     */
+    public BatchBuffer putLong(long v) {
+        reserve(8).buf.putLong(v);
+        return this;
+    }
+
+    /**
+     * Appends bytes as they are.
+     *
+     * @param bytes the bytes
+     * @return this
+     */
+    public BatchBuffer putBytes(byte[] bytes) {
+        reserve(bytes.length).buf.put(bytes);
+        return this;
+    }
+
+    /**
      * Appends {@code length u32 | bytes}, or {@link #NULL_LENGTH} for {@code null}.
      *
      * @param bytes the bytes, or {@code null}
@@ -89,6 +111,15 @@ public final class BatchBuffer {
     /** Counts one more record in the batch. */
     public void recordAdded() {
         records++;
+    }
+
+    /**
+     * Counts {@code n} more records in the batch.
+     *
+     * @param n records appended
+     */
+    public void recordsAdded(int n) {
+        records += n;
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -18,19 +19,24 @@ import org.apache.flink.util.OutputTag;
 /**
  * The native engine's decode step in the job graph (added by {@link
  * dev.cdcjoin.flink.DebeziumDecoder}): decodes one table's Debezium change records with a {@link
- * NativeDecoder}, a batch per native call, into {@link ChangeRecord}s. The Java engine's
- * counterpart is {@code javajoin.JavaDecodeFunction}.
+ * NativeDecoder}, a batch per native call, into {@link ChangeRecord}s ({@link #changes}, the public
+ * per-change stream) or, for the native join, into {@link ChangeBatch}es ({@link #batches}): one
+ * per key group with changes per decoded batch, partitioned in Rust by Flink's key group of each
+ * change's join key for this operator's max parallelism (the join checks it is its own). The Java
+ * engine's counterpart is {@code javajoin.JavaDecodeFunction}.
  *
  * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max flush
  * delay has passed since its first record (processing time), before a watermark, in {@code
  * prepareSnapshotPreBarrier} and at end of input, so no record crosses a checkpoint barrier. Output
- * records keep their input record's timestamp. Undecodable records go to the side output {@code
- * badRecords} or fail the job, per {@link BadRecordPolicy}; tombstones are counted and dropped.
+ * changes keep their input record's timestamp (a {@link ChangeBatch} carries one per change, the
+ * batch record itself none). Undecodable records go to the side output {@code badRecords} or fail
+ * the job, per {@link BadRecordPolicy}; tombstones are counted and dropped.
  *
  * @param <IN> the input type ({@code byte[]}, {@code String} or {@code Row} envelopes)
+ * @param <OUT> {@link ChangeRecord} or {@link ChangeBatch}
  */
-public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecord>
-        implements OneInputStreamOperator<IN, ChangeRecord>, BoundedOneInput {
+public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
+        implements OneInputStreamOperator<IN, OUT>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
     private static final int MAX_RAW_IN_MESSAGE = 512;
@@ -41,50 +47,109 @@ public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecor
     private final BadRecordPolicy policy;
     private final OutputTag<BadRecord> badRecords;
 
+    /** Emit {@link ChangeBatch}es, partitioned in Rust, rather than {@link ChangeRecord}s. */
+    private final boolean partitioned;
+
     private transient NativeDecoder decoder;
+    private transient int maxParallelism;
     private transient BatchBuffer batch;
     private transient Object[] inputs;
     private transient BatchTimestamps timestamps;
     private transient HeapCopy heapCopy;
     private transient long firstIndex;
-    private transient StreamRecord<ChangeRecord> reuse;
+    private transient StreamRecord<OUT> reuse;
     private transient Counter recordsIn;
     private transient Counter changesOut;
     private transient Counter badOut;
     private transient Counter tombstones;
     private transient Counter batches;
 
+    private NativeDecodeOperator(Settings<IN> settings, boolean partitioned) {
+        super(settings.batchSize, settings.maxFlushDelayMs);
+        this.configJson = settings.configJson;
+        this.source = settings.source;
+        this.encoder = settings.encoder;
+        this.policy = settings.policy;
+        this.badRecords = settings.badRecords;
+        this.partitioned = partitioned;
+    }
+
     /**
-     * A decode operator.
+     * A decode operator emitting one {@link ChangeRecord} per change.
      *
-     * @param configJson the native decoder configuration (schema, join key, source name, ...)
-     * @param source the input's name, for bad-record reports
-     * @param encoder frames input records for the native decoder
-     * @param policy what to do with undecodable records
-     * @param badRecords the side output for {@link BadRecordPolicy#SIDE_OUTPUT}
-     * @param batchSize records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param settings what to decode and how
+     * @param <IN> the input type
+     * @return the operator
      */
-    public NativeDecodeOperator(
-            String configJson,
-            String source,
-            InputEncoder<IN> encoder,
-            BadRecordPolicy policy,
-            OutputTag<BadRecord> badRecords,
-            int batchSize,
-            long maxFlushDelayMs) {
-        super(batchSize, maxFlushDelayMs);
-        this.configJson = configJson;
-        this.source = source;
-        this.encoder = encoder;
-        this.policy = policy;
-        this.badRecords = badRecords;
+    public static <IN> NativeDecodeOperator<IN, ChangeRecord> changes(Settings<IN> settings) {
+        return new NativeDecodeOperator<>(settings, false);
+    }
+
+    /**
+     * A decode operator emitting one {@link ChangeBatch} per key group with changes per decoded
+     * batch, for the native join.
+     *
+     * @param settings what to decode and how
+     * @param <IN> the input type
+     * @return the operator
+     */
+    public static <IN> NativeDecodeOperator<IN, ChangeBatch> batches(Settings<IN> settings) {
+        return new NativeDecodeOperator<>(settings, true);
+    }
+
+    /**
+     * What a decode operator decodes and how.
+     *
+     * @param <IN> the input type
+     */
+    public static final class Settings<IN> implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        final String configJson;
+        final String source;
+        final InputEncoder<IN> encoder;
+        final BadRecordPolicy policy;
+        final OutputTag<BadRecord> badRecords;
+        final int batchSize;
+        final long maxFlushDelayMs;
+
+        /**
+         * Settings.
+         *
+         * @param configJson the native decoder configuration (schema, join key, source name, ...)
+         * @param source the input's name, for bad-record reports
+         * @param encoder frames input records for the native decoder
+         * @param policy what to do with undecodable records
+         * @param badRecords the side output for {@link BadRecordPolicy#SIDE_OUTPUT}
+         * @param batchSize records per native call
+         * @param maxFlushDelayMs longest time a record waits in a batch
+         */
+        public Settings(
+                String configJson,
+                String source,
+                InputEncoder<IN> encoder,
+                BadRecordPolicy policy,
+                OutputTag<BadRecord> badRecords,
+                int batchSize,
+                long maxFlushDelayMs) {
+            this.configJson = configJson;
+            this.source = source;
+            this.encoder = encoder;
+            this.policy = policy;
+            this.badRecords = badRecords;
+            this.batchSize = batchSize;
+            this.maxFlushDelayMs = maxFlushDelayMs;
+        }
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        decoder = new NativeDecoder(configJson);
+        maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        decoder =
+                partitioned
+                        ? NativeDecoder.partitioned(configJson, maxParallelism)
+                        : new NativeDecoder(configJson);
         batch = new BatchBuffer(64 * 1024);
         inputs = new Object[batchSize];
         timestamps = new BatchTimestamps(batchSize);
@@ -102,6 +167,9 @@ public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecor
         recordsIn.inc();
         IN value = element.getValue();
         int at = batch.length();
+        if (partitioned) {
+            ChangeBlocks.putStamp(batch, element);
+        }
         try {
             encoder.append(value, batch);
         } catch (IllegalArgumentException e) {
@@ -153,7 +221,11 @@ public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecor
         ByteBuffer out = decode(batch.buffer(), batch.length(), firstIndex);
         batches.inc();
         tombstones.inc(out.getInt(8));
-        emitAll(heapCopy.of(out));
+        if (partitioned) {
+            emitPartitioned(heapCopy.of(out));
+        } else {
+            emitAll(heapCopy.of(out));
+        }
         firstIndex += n;
         batch.clear();
         Arrays.fill(inputs, 0, n, null);
@@ -165,26 +237,46 @@ public final class NativeDecodeOperator<IN> extends BatchingOperator<ChangeRecor
             byte tag = out.get(p);
             int index = out.getInt(p + 1);
             p += 5;
-            if (tag == 0) {
-                p = emitChange(out, p, index);
-            } else {
-                byte[] message = bytes(out, p + 4, out.getInt(p));
-                p += 4 + message.length;
-                bad(
-                        firstIndex + index,
-                        rawOf(index),
-                        new String(message, StandardCharsets.UTF_8),
-                        null);
-            }
+            p = tag == 0 ? emitChange(out, p, index) : emitError(out, p, index);
         }
     }
 
+    /** Applies the bad-record policy to message {@code index}, whose message is at {@code p}. */
+    private int emitError(ByteBuffer out, int p, int index) {
+        byte[] message = bytes(out, p + 4, out.getInt(p));
+        bad(firstIndex + index, rawOf(index), new String(message, StandardCharsets.UTF_8), null);
+        return p + 4 + message.length;
+    }
+
+    /**
+     * Emits a partitioned output: its rejected messages ({@code 1 u8 | index u32 | message}), then
+     * one {@link ChangeBatch} per block ({@code keyGroup u16 | count u32 | len u32 | changes}).
+     */
+    @SuppressWarnings("unchecked")
+    private void emitPartitioned(ByteBuffer out) {
+        int errors = out.getInt(4);
+        int p = 12;
+        for (int i = 0; i < errors; i++) {
+            p = emitError(out, p + 5, out.getInt(p + 1));
+        }
+        while (p < out.limit()) {
+            int group = Short.toUnsignedInt(out.getShort(p));
+            int count = out.getInt(p + 2);
+            byte[] payload = bytes(out, p + ChangeBlocks.BLOCK_HEADER_LEN, out.getInt(p + 6));
+            reuse.replace((OUT) new ChangeBatch(group, maxParallelism, count, payload));
+            output.collect(reuse);
+            changesOut.inc(count);
+            p += ChangeBlocks.BLOCK_HEADER_LEN + payload.length;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
     private int emitChange(ByteBuffer out, int p, int index) {
         RowKind kind = RowKind.fromByteValue(out.get(p));
         byte[] key = bytes(out, p + 5, out.getInt(p + 1));
         int rowAt = p + 5 + key.length;
         byte[] row = bytes(out, rowAt + 4, out.getInt(rowAt));
-        ChangeRecord change = new ChangeRecord(kind, new JoinKey(key), row);
+        OUT change = (OUT) new ChangeRecord(kind, new JoinKey(key), row);
         output.collect(timestamps.stamp(reuse, change, index));
         changesOut.inc();
         return rowAt + 4 + row.length;

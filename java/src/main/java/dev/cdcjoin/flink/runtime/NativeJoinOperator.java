@@ -2,7 +2,6 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -37,11 +36,15 @@ import org.apache.flink.types.RowKind;
 /**
  * The keyed two-input join operator: its state lives in the native engine ({@link NativeJoin}).
  *
- * <p>Both inputs must be keyed by {@link ChangeRecord#getKey()}. Records are appended in arrival
- * order to one direct buffer ({@code side | kind | key group | row}) and joined in one native call
- * when the batch is full, after the max flush delay (processing time), before a watermark, in
- * {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is emitted in one of
- * two forms, chosen when the operator is created:
+ * <p>Its inputs are {@link ChangeBatch}es, each one key group's changes, keyed by {@link
+ * KeyGroupRoutes} so that a batch reaches the subtask owning its key group; a batch computed for
+ * another max parallelism than the join's, or of a key group this subtask does not own, fails the
+ * job (it would be joined against the wrong state). Each batch is appended in arrival order to one
+ * direct buffer behind its side and block header, in one copy ({@code side | key group | count |
+ * len | changes}, see {@code cdcjoin_join::batch}), and the buffer is joined in one native call
+ * when it holds a batch's worth of changes, after the max flush delay (processing time), before a
+ * watermark, in {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is
+ * emitted in one of two forms, chosen when the operator is created:
  *
  * <ul>
  *   <li>{@link #rows}: decoded once into {@link Row}s carrying their {@link RowKind}, projected to
@@ -66,7 +69,7 @@ import org.apache.flink.types.RowKind;
  * freed in {@link #close()}.
  */
 public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
-        implements TwoInputStreamOperator<ChangeRecord, ChangeRecord, OUT>, BoundedMultiInput {
+        implements TwoInputStreamOperator<ChangeBatch, ChangeBatch, OUT>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
 
@@ -110,13 +113,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient boolean[] projectedLeft;
 
     private transient int[] projectedColumn;
-    private transient BatchTimestamps timestamps;
-
-    /**
-     * The input (0 left, 1 right) of each record of the batch, to name a rejected change's table.
-     */
-    private transient byte[] sides;
-
     private transient HeapCopy heapCopy;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
@@ -238,8 +234,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             projectedLeft[i] = projection[i] < leftCodec.arity();
             projectedColumn[i] = projection[i] - (projectedLeft[i] ? 0 : leftCodec.arity());
         }
-        timestamps = new BatchTimestamps(batchSize);
-        sides = new byte[batchSize];
         heapCopy = new HeapCopy();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
@@ -247,15 +241,15 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     @Override
-    public void processElement1(StreamRecord<ChangeRecord> element) throws Exception {
-        metrics.recordsLeft.inc();
-        append(0, element);
+    public void processElement1(StreamRecord<ChangeBatch> element) throws Exception {
+        metrics.recordsLeft.inc(element.getValue().count);
+        append(0, element.getValue());
     }
 
     @Override
-    public void processElement2(StreamRecord<ChangeRecord> element) throws Exception {
-        metrics.recordsRight.inc();
-        append(1, element);
+    public void processElement2(StreamRecord<ChangeBatch> element) throws Exception {
+        metrics.recordsRight.inc(element.getValue().count);
+        append(1, element.getValue());
     }
 
     /**
@@ -275,26 +269,51 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         return false;
     }
 
-    private void append(int side, StreamRecord<ChangeRecord> element) throws Exception {
-        timestamps.set(batch.records(), element);
-        sides[batch.records()] = (byte) side;
-        frame(batch, side, element.getValue(), maxParallelism);
+    private void append(int side, ChangeBatch changes) throws Exception {
+        if (changes.maxParallelism != maxParallelism) {
+            throw new IllegalStateException(
+                    String.format(
+                            "%s: a batch of key group %d was partitioned for max parallelism %d,"
+                                    + " this join's is %d; give the decode step and the join the"
+                                    + " same max parallelism",
+                            tableOf(side),
+                            changes.keyGroup,
+                            changes.maxParallelism,
+                            maxParallelism));
+        }
+        if (!keyGroups.contains(changes.keyGroup)) {
+            throw new IllegalStateException(
+                    String.format(
+                            "%s: a batch of key group %d reached subtask %d, which owns key groups"
+                                    + " %s",
+                            tableOf(side),
+                            changes.keyGroup,
+                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                            keyGroups));
+        }
+        frame(batch, side, changes);
         afterAppend(batch.records());
     }
 
+    private String tableOf(int side) {
+        return (side == 0 ? definition.left() : definition.right()).name();
+    }
+
     /**
-     * Appends one input record to a join batch in its wire format ({@code side u8 | kind u8 |
-     * keyGroup u16 | len u32 | row}); public so that benchmarks frame exactly as the operator does.
+     * Appends one batch to a join batch in its wire format ({@code side u8 | keyGroup u16 | count
+     * u32 | len u32 | changes}); public so that benchmarks frame exactly as the operator does.
      *
-     * @param batch the batch
+     * @param batch the join batch
      * @param side 0 for the left input, 1 for the right
-     * @param change the record
-     * @param maxParallelism the job's max parallelism (number of key groups)
+     * @param changes one key group's changes
      */
-    public static void frame(BatchBuffer batch, int side, ChangeRecord change, int maxParallelism) {
-        int keyGroup = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
-        batch.put((byte) side).put(change.kind).putShort(keyGroup).putSized(change.row);
-        batch.recordAdded();
+    public static void frame(BatchBuffer batch, int side, ChangeBatch changes) {
+        batch.reserve(1 + ChangeBlocks.BLOCK_HEADER_LEN + changes.payload.length)
+                .put((byte) side)
+                .putShort(changes.keyGroup)
+                .putInt(changes.count)
+                .putSized(changes.payload);
+        batch.recordsAdded(changes.count);
     }
 
     /** Joins the buffered batch, if any, and emits its output rows. */
@@ -318,46 +337,48 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * Emits the rows of a batch's output ({@code input i32 | kind u8 | leftLen i32 | left |
-     * rightLen i32 | right}, see {@code cdcjoin_join::batch}), each with the timestamp of the input
-     * record that caused it, and hands rejected changes ({@code input i32 | REJECTED u8 | len i32 |
-     * message}) to the bad-record policy.
+     * Emits the rows of a batch's output ({@code stamp | kind u8 | leftLen i32 | left | rightLen
+     * i32 | right}, see {@code cdcjoin_join::batch}), each with the timestamp in its stamp (that of
+     * the input record that caused it), and hands rejected changes ({@code stamp | REJECTED u8 |
+     * side u8 | len i32 | message}) to the bad-record policy.
      */
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
         int p = 0;
         while (p < out.limit()) {
-            int input = out.getInt(p);
-            if (out.get(p + 4) == NativeJoin.OUTPUT_REJECTED) {
-                p = reject(out, p, input);
+            int stamp = p;
+            p += ChangeBlocks.STAMP_LEN;
+            if (out.get(p) == NativeJoin.OUTPUT_REJECTED) {
+                p = reject(out, p);
                 continue;
             }
-            int leftAt = p + 5;
+            int leftAt = p + 1;
             int leftLength = out.getInt(leftAt);
             int rightAt = leftAt + 4 + Math.max(leftLength, 0);
             int rightLength = out.getInt(rightAt);
             int end = rightAt + 4 + Math.max(rightLength, 0);
             OUT row =
                     raw
-                            ? bytes(out, p + 4, end)
+                            ? bytes(out, p, end)
                             : row(
                                     out,
-                                    out.get(p + 4),
+                                    out.get(p),
                                     leftLength < 0 ? -1 : leftAt + 4,
                                     rightLength < 0 ? -1 : rightAt + 4);
-            output.collect(timestamps.stamp(reuse, row, input));
+            output.collect(ChangeBlocks.stamped(out, stamp, reuse, row));
             metrics.rowsOut.inc();
             p = end;
         }
     }
 
     /**
-     * Applies the bad-record policy to the rejection at {@code p}; returns the next entry's index.
+     * Applies the bad-record policy to the rejection whose kind byte is at {@code p}; returns the
+     * next entry's index.
      */
-    private int reject(ByteBuffer out, int p, int input) {
-        int length = out.getInt(p + 5);
-        String message = new String(out.array(), p + 9, length, StandardCharsets.UTF_8);
-        SideSpec side = sides[input] == 0 ? definition.left() : definition.right();
+    private int reject(ByteBuffer out, int p) {
+        int length = out.getInt(p + 2);
+        String message = new String(out.array(), p + 6, length, StandardCharsets.UTF_8);
+        SideSpec side = out.get(p + 1) == 0 ? definition.left() : definition.right();
         String reason = side.name() + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
@@ -365,7 +386,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         }
         output.collect(
                 BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
-        return p + 9 + length;
+        return p + 6 + length;
     }
 
     /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */

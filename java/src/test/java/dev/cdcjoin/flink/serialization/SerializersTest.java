@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
 import java.io.IOException;
 import java.util.List;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
@@ -65,6 +66,31 @@ class SerializersTest {
     }
 
     @Test
+    void batchesRoundTripAndCopyThroughTheStream() throws IOException {
+        assertSame(ChangeBatchSerializer.TYPE_INFO, TypeInformation.of(ChangeBatch.class));
+        List<ChangeBatch> batches =
+                List.of(
+                        new ChangeBatch(5, 128, 2, new byte[] {1, 2, 3}),
+                        new ChangeBatch(32767, 32768, 1, new byte[70_000]));
+        DataOutputSerializer out = new DataOutputSerializer(16);
+        for (ChangeBatch b : batches) {
+            ChangeBatchSerializer.INSTANCE.serialize(b, out);
+        }
+        DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+        DataOutputSerializer copied = new DataOutputSerializer(16);
+        for (int i = 0; i < batches.size(); i++) {
+            ChangeBatchSerializer.INSTANCE.copy(in, copied);
+        }
+        assertArrayEquals(out.getCopyOfBuffer(), copied.getCopyOfBuffer());
+        DataInputDeserializer again = new DataInputDeserializer(copied.getCopyOfBuffer());
+        for (ChangeBatch b : batches) {
+            assertEquals(b, ChangeBatchSerializer.INSTANCE.deserialize(again));
+            assertEquals(b, ChangeBatchSerializer.INSTANCE.copy(b));
+        }
+        assertEquals(0, again.available());
+    }
+
+    @Test
     void aNegativeLengthIsACorruptStreamNotAnAllocation() throws IOException {
         DataOutputSerializer out = new DataOutputSerializer(16);
         out.writeInt(-5);
@@ -80,7 +106,10 @@ class SerializersTest {
     @Test
     void snapshotsRestoreTheSameSerializerAsCompatible() throws Exception {
         for (TypeSerializer<?> s :
-                List.of(ChangeRecordSerializer.INSTANCE, JoinKeySerializer.INSTANCE)) {
+                List.of(
+                        ChangeRecordSerializer.INSTANCE,
+                        JoinKeySerializer.INSTANCE,
+                        ChangeBatchSerializer.INSTANCE)) {
             assertCompatibleAfterRoundTrip(s);
         }
     }

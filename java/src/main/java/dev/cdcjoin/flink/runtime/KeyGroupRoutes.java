@@ -1,0 +1,48 @@
+package dev.cdcjoin.flink.runtime;
+
+import java.util.Arrays;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
+
+/**
+ * Routes a {@link ChangeBatch} through Flink's {@code keyBy} to the subtask owning its key group:
+ * the key is an int that Flink's own {@link KeyGroupRangeAssignment#assignToKeyGroup} puts in that
+ * key group (the smallest non-negative one), so Flink's partitioner, and its re-partitioning of
+ * in-flight data restored from an unaligned checkpoint, send the batch where its state is. The
+ * table is computed once per max parallelism.
+ */
+public final class KeyGroupRoutes implements KeySelector<ChangeBatch, Integer> {
+
+    private static final long serialVersionUID = 1L;
+
+    private transient int[] routes;
+
+    @Override
+    public Integer getKey(ChangeBatch batch) {
+        if (routes == null || routes.length != batch.maxParallelism) {
+            routes = routes(batch.maxParallelism);
+        }
+        return routes[batch.keyGroup];
+    }
+
+    /**
+     * Per key group, the smallest non-negative int that Flink assigns to it.
+     *
+     * @param maxParallelism the number of key groups
+     * @return the table
+     */
+    public static int[] routes(int maxParallelism) {
+        KeyGroupRangeAssignment.checkParallelismPreconditions(maxParallelism);
+        int[] routes = new int[maxParallelism];
+        Arrays.fill(routes, -1);
+        int missing = maxParallelism;
+        for (int key = 0; missing > 0; key++) {
+            int group = KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
+            if (routes[group] < 0) {
+                routes[group] = key;
+                missing--;
+            }
+        }
+        return routes;
+    }
+}
