@@ -18,7 +18,7 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   mvn -B -q install -DskipTests -Dcdcjoin.build.dir="$BUILD"
   (cd bench && mvn -B -q package -DskipTests)
   mkdir -p bench/target/lib
-  cp "$BUILD/cdcjoin-flink-0.1.0-SNAPSHOT.jar" bench/target/lib/cdcjoin-flink.jar
+  cp "$BUILD/cdcjoin-flink-0.1.0-2.2-SNAPSHOT.jar" bench/target/lib/cdcjoin-flink.jar
 fi
 CP=bench/target/classes:bench/target/lib/cdcjoin-flink.jar:$(tr ':' '\n' < bench/target/classpath.txt | grep -v '/cdcjoin-flink-' | paste -sd: -)
 exec java -Xmx1g -cp "$CP" dev.cdcjoin.bench.Suite --command "bench/run.sh $*" "$@"

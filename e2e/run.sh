@@ -35,9 +35,6 @@ export E2E_T0
 # shellcheck source=lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 LIB=$E2E_DIR/lib
-# install.sh builds the product and the jobs for Flink 2.x only so far; a 1.20 cluster
-# (E2E_FLINK_LINE=1.20) is started by lib/flink.sh alone (bench/README.md, "Flink 1.20 and 2.x").
-[[ $E2E_FLINK_LINE == 2.3 ]] || die "e2e/run.sh runs on Flink 2.3 only so far (E2E_FLINK_LINE=$E2E_FLINK_LINE)"
 
 STATEMENTS=${E2E_STATEMENTS:-3000}
 RATE=${E2E_RATE:-50}
@@ -50,14 +47,14 @@ JOIN_TYPES=${E2E_JOIN_TYPES:-inner left}
 LATE_JOIN=${E2E_LATE_JOIN-left}
 JOIN_CLASS=${E2E_JOIN_CLASS:-dev.cdcjoin.flink.e2e.UsersDomainsMartJob}
 JOIN_JAR=""
-if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_CACHE/jobs/e2e-users-domains-join.jar}; else LATE_JOIN=""; fi
+if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_JOBS/e2e-users-domains-join.jar}; else LATE_JOIN=""; fi
 # the fidelity scenario needs the product's job JAR (its FidelityMartJob); connect.sh reads the setting
 [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || E2E_FIDELITY=0
 export E2E_FIDELITY
 CONVERGE_SECS=${E2E_CONVERGE_SECS:-120}
 BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
 TOPICS="$E2E_TOPIC_USERS,$E2E_TOPIC_DOMAINS"
-PROOF_JAR=$E2E_CACHE/jobs/e2e-topic-count.jar
+PROOF_JAR=$E2E_JOBS/e2e-topic-count.jar
 PROOF_CLASS=dev.cdcjoin.e2e.TopicCountJob
 WL=$E2E_RUN/workload
 
@@ -187,7 +184,7 @@ if [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]]; then
     # the join job's sink on its own against this Postgres: commit on checkpoint completion, a lost
     # notification (restore applies the batch, once), an aborted checkpoint, whole-row retractions
     t=$(date +%s)
-    if mvn -B -q -Dstyle.color=never -f "$E2E_DIR/jobs/users-domains-join/pom.xml" test \
+    if mvn -B -q -Dstyle.color=never -f "$E2E_DIR/jobs/users-domains-join/pom.xml" test "${E2E_JOB_MVN_ARGS[@]}" \
         -De2e.jdbc.url="jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" >"$E2E_RUN/sink-test.txt" 2>&1; then
         result "mart sink tests (live Postgres)" PASS "$(grep -ho 'Tests run: [0-9]*, Failures: 0, Errors: 0, Skipped: 0' "$E2E_DIR"/jobs/users-domains-join/target/surefire-reports/*.txt | head -1) in MartSinkOperatorTest, $(($(date +%s) - t)) s"
     else

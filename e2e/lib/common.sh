@@ -21,10 +21,23 @@ E2E_DEBEZIUM_VERSION=3.6.1.Final
 # apache-flink-libraries (flink-dist + lib/): a wheel for 2.3.0, only a source archive for 1.20.x.
 # 1.20.3 is also the newest 1.20 whose table modules Maven Central serves here, so jobs built for
 # the line compile against the cluster's own release.
+# Each line has its own builds: the product's (the root pom's profile for the line) and the jobs'
+# (Flink, its Kafka connector and the product artifact of the line, E2E_JOB_MVN_ARGS), kept in
+# E2E_JOBS.
 E2E_FLINK_LINE="${E2E_FLINK_LINE:-2.3}"
 case $E2E_FLINK_LINE in
-    2.3) E2E_FLINK_VERSION=2.3.0 ;;
-    1.20) E2E_FLINK_VERSION=1.20.3 ;;
+    2.3)
+        E2E_FLINK_VERSION=2.3.0
+        E2E_PRODUCT_MVN_ARGS=()
+        E2E_JOB_MVN_ARGS=()
+        E2E_JOBS=$E2E_CACHE/jobs
+        ;;
+    1.20)
+        E2E_FLINK_VERSION=1.20.3
+        E2E_PRODUCT_MVN_ARGS=(-Dflink.line=1.20)
+        E2E_JOB_MVN_ARGS=(-Dflink.version=1.20.3 -Dflink.kafka.version=3.4.0-1.20 -Dcdcjoin.line=1.20)
+        E2E_JOBS=$E2E_CACHE/jobs-1.20
+        ;;
     *) echo "E2E_FLINK_LINE=$E2E_FLINK_LINE: the e2e cluster runs Flink 2.3 or 1.20" >&2; exit 1 ;;
 esac
 

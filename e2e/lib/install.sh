@@ -5,10 +5,12 @@
 #   Debezium PG connector Maven Central (e2e/deps/debezium/pom.xml)      $E2E_CACHE/connect-plugins/...
 #   Flink 2.3.0 or 1.20.3 PyPI apache-flink-libraries (flink-dist, lib/) $E2E_CACHE/flink-<v>
 #                         (E2E_FLINK_LINE=2.3, the default, or 1.20)
-#   proof job             built with Maven (e2e/jobs/topic-count)        $E2E_CACHE/jobs/
+#   proof job             built with Maven (e2e/jobs/topic-count)        $E2E_JOBS
 # Each step is skipped when its output is there and its inputs (pom) did not change.
 #
-#   join job              the product (repo root) + e2e/jobs/users-domains-join  $E2E_CACHE/jobs/
+#   join job              the product (repo root) + e2e/jobs/users-domains-join  $E2E_JOBS
+# The jobs and the product are built for the Flink line (common.sh: E2E_JOBS is $E2E_CACHE/jobs for
+# 2.3, $E2E_CACHE/jobs-1.20 for 1.20).
 #
 # usage: e2e/lib/install.sh [all|postgres|kafka|debezium|flink|jobs|join]...
 set -euo pipefail
@@ -135,14 +137,14 @@ EOF
 }
 
 install_jobs() {
-    local src=$E2E_DIR/jobs/topic-count out=$E2E_CACHE/jobs h
-    h=$(find "$src/pom.xml" "$src/src" -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+    local src=$E2E_DIR/jobs/topic-count out=$E2E_JOBS h
+    h=$( (find "$src/pom.xml" "$src/src" -type f -print0 | sort -z | xargs -0 cat; echo "${E2E_JOB_MVN_ARGS[*]}") | sha256sum | cut -c1-16)
     if ! stamp_ok "$out/topic-count.stamp" "$h" || [[ ! -f $out/e2e-topic-count.jar ]]; then
         log "install: building the proof job e2e/jobs/topic-count (Maven)"
         mkdir -p "$out"
         # clean: on a rebuild the jar plugin would otherwise keep the previous (shaded) JAR and
         # the shade plugin re-shade it, old native library included
-        mvn_q -f "$src/pom.xml" clean package
+        mvn_q -f "$src/pom.xml" clean package "${E2E_JOB_MVN_ARGS[@]}"
         cp "$src/target/e2e-topic-count-0.jar" "$out/e2e-topic-count.jar"
         echo "$h" >"$out/topic-count.stamp"
     fi
@@ -150,37 +152,37 @@ install_jobs() {
 }
 
 # The product's join job: the product (repository root, Maven + cargo) installed into ~/.m2, then
-# e2e/jobs/users-domains-join packaged with it (maven-shade-plugin) -> $E2E_CACHE/jobs/; beside it
+# e2e/jobs/users-domains-join packaged with it (maven-shade-plugin) -> $E2E_JOBS; beside it
 # the product JAR itself (cdcjoin-flink.jar) and e2e/jobs/lib-join, a job JAR without the product
-# (lib/libjar.sh runs it with the product in Flink's lib/). Rebuilt
+# (lib/libjar.sh runs it with the product in Flink's lib/), all for the Flink line. Rebuilt
 # when the product's or the job's sources change. The root pom's output goes to
-# $E2E_PRODUCT_BUILD_DIR (-Dcdcjoin.build.dir), not java/target, so that it does not collide with
+# $E2E_PRODUCT_BUILD_DIR-<line> (-Dcdcjoin.build.dir), not java/target, so that it does not collide with
 # other builds of the same checkout; cargo's to the repository's target/ (E2E_CARGO_TARGET_DIR moves it).
 install_join() {
-    local repo src=$E2E_DIR/jobs/users-domains-join lsrc=$E2E_DIR/jobs/lib-join out=$E2E_CACHE/jobs
+    local repo src=$E2E_DIR/jobs/users-domains-join lsrc=$E2E_DIR/jobs/lib-join out=$E2E_JOBS
     local h jar so_built so_job
-    local build=${E2E_PRODUCT_BUILD_DIR:-/tmp/build-e2e-main}
+    local build=${E2E_PRODUCT_BUILD_DIR:-/tmp/build-e2e-main}-$E2E_FLINK_LINE
     repo=$(cd "$E2E_DIR/.." && pwd)
     jar=$out/e2e-users-domains-join.jar
     h=$( (cd "$repo" && find pom.xml Cargo.toml Cargo.lock java/src/main rust "$src/pom.xml" "$src/src" \
         "$lsrc/pom.xml" "$lsrc/src" \
-        -path rust/fuzz -prune -o -type f ! -path '*/target/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
+        -path rust/fuzz -prune -o -type f ! -path '*/target/*' -print0 | sort -z | xargs -0 sha256sum; echo "${E2E_JOB_MVN_ARGS[*]}") | sha256sum | cut -c1-16)
     if ! stamp_ok "$out/users-domains-join.stamp" "$h" || [[ ! -f $jar || ! -f $out/cdcjoin-flink.jar || ! -f $out/e2e-lib-join.jar ]]; then
         export PATH="$HOME/.cargo/bin:$PATH"
         command -v cargo >/dev/null || die "cargo (Rust) is needed to build the product's native library: https://rustup.rs"
-        log "install: building the product (mvn install from $repo, -Dcdcjoin.build.dir=$build; cargo builds the native library)"
-        mvn_q -f "$repo/pom.xml" install -DskipTests -Dcdcjoin.build.dir="$build" \
+        log "install: building the product for Flink $E2E_FLINK_LINE (mvn install from $repo ${E2E_PRODUCT_MVN_ARGS[*]}, -Dcdcjoin.build.dir=$build; cargo builds the native library)"
+        mvn_q -f "$repo/pom.xml" install -DskipTests -Dcdcjoin.build.dir="$build" "${E2E_PRODUCT_MVN_ARGS[@]}" \
             ${E2E_CARGO_TARGET_DIR:+-Dcargo.target.dir="$E2E_CARGO_TARGET_DIR"}
         log "install: building the join job e2e/jobs/users-domains-join (Maven, product + Kafka connector + JDBC driver shaded in)"
         # clean: on a rebuild the jar plugin would otherwise keep the previous (shaded) JAR and
         # the shade plugin re-shade it, old native library included
-        mvn_q -f "$src/pom.xml" clean package
+        mvn_q -f "$src/pom.xml" clean package "${E2E_JOB_MVN_ARGS[@]}"
         # ~/.m2 is shared: check that the job bundles the library just built, not another checkout's
         so_built=$(sha256sum "$build/classes/dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so" | cut -c1-64)
         so_job=$(unzip -p "$src/target/e2e-users-domains-join-0.jar" dev/cdcjoin/flink/nativelib/linux/amd64/libcdcjoin_jni.so | sha256sum | cut -c1-64)
         [[ $so_built == "$so_job" ]] || die "the job JAR's native library is not the one just built (another install into ~/.m2 in between?): run again"
         log "install: building e2e/jobs/lib-join (Maven, the product provided: a job JAR without it)"
-        mvn_q -f "$lsrc/pom.xml" clean package
+        mvn_q -f "$lsrc/pom.xml" clean package "${E2E_JOB_MVN_ARGS[@]}"
         mkdir -p "$out"
         cp "$src/target/e2e-users-domains-join-0.jar" "$jar"
         cp "$build"/cdcjoin-flink-*.jar "$out/cdcjoin-flink.jar"

@@ -13,15 +13,15 @@
 #   ports: run it while that cluster is down. Its state: $E2E_RUN/libjar (a nested run directory).
 #
 # Needs e2e/lib/install.sh flink join (the Flink distribution, the product JAR and the job JAR in
-# $E2E_CACHE/jobs).
+# $E2E_JOBS, the Flink line's).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 LIB=$E2E_DIR/lib
 
 RESULTS=$1
-PRODUCT_JAR=$E2E_CACHE/jobs/cdcjoin-flink.jar
-JOB_JAR=$E2E_CACHE/jobs/e2e-lib-join.jar
+PRODUCT_JAR=$E2E_JOBS/cdcjoin-flink.jar
+JOB_JAR=$E2E_JOBS/e2e-lib-join.jar
 JOB_CLASS=dev.cdcjoin.flink.e2e.LibJoinJob
 JOB_SECS=60
 OUT=$E2E_RUN/libjar
@@ -37,7 +37,7 @@ result() { echo "$1|$2|$3" >>"$RESULTS"; log "check: $1: $2 ($3)"; }
 flink_home_with_product() {
     local dist=$E2E_CACHE/flink-$E2E_FLINK_VERSION d
     [[ -f $dist/lib/flink-dist-$E2E_FLINK_VERSION.jar ]] || die "Flink is not installed: run e2e/lib/install.sh flink"
-    [[ -f $PRODUCT_JAR && -f $JOB_JAR ]] || die "no product or lib/ job JAR in $E2E_CACHE/jobs: run e2e/lib/install.sh join"
+    [[ -f $PRODUCT_JAR && -f $JOB_JAR ]] || die "no product or lib/ job JAR in $E2E_JOBS: run e2e/lib/install.sh join"
     mkdir -p "$HOME_COPY/lib"
     for d in "$dist"/*; do
         [[ $(basename "$d") == lib ]] || ln -sfn "$d" "$HOME_COPY/$(basename "$d")"

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -570,7 +571,7 @@ public final class CdcJoin {
                     side ->
                             side.schema().columns().stream()
                                     .map(c -> c.name())
-                                    .toList()
+                                    .collect(Collectors.toList())
                                     .indexOf(dot < 0 ? column : column.substring(dot + 1));
             if (dot >= 0) {
                 String table = column.substring(0, dot);

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
@@ -105,6 +106,9 @@ class CheckpointChunksTest {
         var h = JoinHarnesses.of(op);
         h.getStreamConfig()
                 .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
+        // The backend set explicitly: Flink 1.20's harness defaults to MemoryStateBackend, which is
+        // its own checkpoint storage (5 MiB at most) and ignores setCheckpointStorage.
+        h.setStateBackend(new HashMapStateBackend());
         h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
         h.getExecutionConfig().setUseSnapshotCompression(compress);
         h.setup();

@@ -398,7 +398,7 @@ public final class RowCodec implements Serializable {
     private static byte[] variable(ByteBuffer buf, int start, int slot) {
         int offset = buf.getInt(slot);
         byte[] bytes = new byte[buf.getInt(slot + 4)];
-        buf.get(start + offset, bytes);
+        ByteBuffers.read(buf, start + offset, bytes, 0, bytes.length);
         return bytes;
     }
 

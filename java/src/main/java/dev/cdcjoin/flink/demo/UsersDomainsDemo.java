@@ -81,18 +81,41 @@ public final class UsersDomainsDemo {
             for (int i = 0; i + 1 < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
-                    case "--join-type" -> o.joinType = JoinType.valueOf(v.toUpperCase(Locale.ROOT));
-                    case "--changes" -> o.changes = Integer.parseInt(v);
-                    case "--users" -> o.users = Integer.parseInt(v);
-                    case "--seed" -> o.seed = Long.parseLong(v);
-                    case "--parallelism" -> o.parallelism = Integer.parseInt(v);
-                    case "--print" -> o.print = Long.parseLong(v);
-                    case "--kafka-bootstrap" -> o.kafkaBootstrap = v;
-                    case "--users-topic" -> o.usersTopic = v;
-                    case "--domains-topic" -> o.domainsTopic = v;
-                    case "--kafka-group" -> o.kafkaGroup = v;
-                    case "--follow" -> o.follow = Boolean.parseBoolean(v);
-                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                    case "--join-type":
+                        o.joinType = JoinType.valueOf(v.toUpperCase(Locale.ROOT));
+                        break;
+                    case "--changes":
+                        o.changes = Integer.parseInt(v);
+                        break;
+                    case "--users":
+                        o.users = Integer.parseInt(v);
+                        break;
+                    case "--seed":
+                        o.seed = Long.parseLong(v);
+                        break;
+                    case "--parallelism":
+                        o.parallelism = Integer.parseInt(v);
+                        break;
+                    case "--print":
+                        o.print = Long.parseLong(v);
+                        break;
+                    case "--kafka-bootstrap":
+                        o.kafkaBootstrap = v;
+                        break;
+                    case "--users-topic":
+                        o.usersTopic = v;
+                        break;
+                    case "--domains-topic":
+                        o.domainsTopic = v;
+                        break;
+                    case "--kafka-group":
+                        o.kafkaGroup = v;
+                        break;
+                    case "--follow":
+                        o.follow = Boolean.parseBoolean(v);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             if (args.length % 2 != 0) {

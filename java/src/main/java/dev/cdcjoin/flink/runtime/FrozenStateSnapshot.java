@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -120,7 +121,7 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
                 startKeyGroup(keyGroup);
                 for (int done = 0; done < length; ) {
                     int n = Math.min(copy.length, length - done);
-                    chunk.get(p + 4 + done, copy, 0, n);
+                    ByteBuffers.read(chunk, p + 4 + done, copy, 0, n);
                     stream.write(copy, 0, n);
                     done += n;
                 }

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -26,7 +27,7 @@ final class HeapCopy {
                     ByteBuffer.allocate(Math.max(n, 2 * heap.capacity()))
                             .order(ByteOrder.LITTLE_ENDIAN);
         }
-        direct.get(0, heap.array(), 0, n);
+        ByteBuffers.read(direct, 0, heap.array(), 0, n);
         heap.clear().limit(n);
         return heap;
     }

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.serialization;
 
+import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -60,6 +61,19 @@ public final class OpaqueTypeInfo<T> extends TypeInformation<T> {
 
     @Override
     public TypeSerializer<T> createSerializer(SerializerConfig config) {
+        return serializer.duplicate();
+    }
+
+    /**
+     * The serializer, for Flink 1.20, where this overload is the abstract one ({@code
+     * TypeInformation.java:179-201} of 1.20.3; 2.0 removed it). No {@code @Override}, so that the
+     * same source compiles against both lines.
+     *
+     * @param config unused: the serializer is fixed
+     * @return a duplicate of the serializer
+     */
+    @SuppressWarnings("deprecation")
+    public TypeSerializer<T> createSerializer(ExecutionConfig config) {
         return serializer.duplicate();
     }
 
