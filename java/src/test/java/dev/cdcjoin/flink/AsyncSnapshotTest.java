@@ -23,7 +23,6 @@ import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.CheckpointedStateScope;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
-import org.apache.flink.streaming.api.operators.OperatorSnapshotFinalizer;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
@@ -81,8 +80,7 @@ class AsyncSnapshotTest {
             asyncPhase.shutdown();
         }
         assertEquals(1, streams.opened);
-        OperatorSubtaskState state =
-                OperatorSnapshotFinalizer.create(futures).getJobManagerOwnedState();
+        OperatorSubtaskState state = TestLine.jobManagerOwnedState(futures);
         addUsers(2 * USERS, 2 * USERS + 1);
         assertEquals(0, frozenBytes(), "the frozen state is released after its write");
 

@@ -10,6 +10,8 @@ import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
 import org.apache.flink.api.common.functions.AbstractRichFunction;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -22,7 +24,6 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.runtime.generated.GeneratedJoinCondition;
 import org.apache.flink.table.runtime.generated.JoinCondition;
 import org.apache.flink.table.runtime.operators.join.stream.StreamingJoinOperator;
-import org.apache.flink.table.runtime.operators.join.stream.utils.JoinInputSideSpec;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.IntType;
@@ -52,8 +53,8 @@ final class FidelityJoins {
 
     /**
      * Flink's {@link StreamingJoinOperator} as the SQL planner builds it for {@code l JOIN r ON l.k
-     * = r.k}: each side's {@link JoinInputSideSpec} from its layout, null keys filtered, no TTL, in
-     * a {@link KeyedTwoInputStreamOperatorTestHarness} as Flink's own {@code
+     * = r.k}: each side's input spec from its layout ({@link #sideSpec}), null keys filtered, no
+     * TTL, in a {@link KeyedTwoInputStreamOperatorTestHarness} as Flink's own {@code
      * StreamingJoinOperatorTest} drives it.
      */
     static final class FlinkOperator implements RecordJoin {
@@ -69,8 +70,8 @@ final class FidelityJoins {
                             InternalTypeInfo.of(l),
                             InternalTypeInfo.of(r),
                             new AlwaysTrue(),
-                            spec(left, l),
-                            spec(right, r),
+                            TestLine.sideSpec(left, l),
+                            TestLine.sideSpec(right, r),
                             type == JoinType.LEFT || type == JoinType.FULL,
                             type == JoinType.RIGHT || type == JoinType.FULL,
                             new boolean[] {true},
@@ -94,15 +95,23 @@ final class FidelityJoins {
             }
         }
 
-        private static JoinInputSideSpec spec(Layout layout, RowType type) {
+        /**
+         * A side's input spec of Flink SQL's join (class {@code JoinInputSideSpec}, in another
+         * package per Flink line: {@link TestLine#sideSpec}), built by the line's factories.
+         */
+        static <S> S sideSpec(
+                Layout layout,
+                RowType type,
+                BiFunction<InternalTypeInfo<RowData>, KeySelector<RowData, RowData>, S>
+                        uniqueKeyContainedByJoinKey,
+                BiFunction<InternalTypeInfo<RowData>, KeySelector<RowData, RowData>, S> uniqueKey,
+                Supplier<S> withoutUniqueKey) {
             InternalTypeInfo<RowData> pkType = InternalTypeInfo.of(RowType.of(new IntType(false)));
             return switch (layout) {
                 case JOIN_KEY_CONTAINS_UNIQUE_KEY ->
-                        JoinInputSideSpec.withUniqueKeyContainedByJoinKey(
-                                pkType, new Projection(type, layout.pk));
-                case HAS_UNIQUE_KEY ->
-                        JoinInputSideSpec.withUniqueKey(pkType, new Projection(type, layout.pk));
-                case NO_UNIQUE_KEY -> JoinInputSideSpec.withoutUniqueKey();
+                        uniqueKeyContainedByJoinKey.apply(pkType, new Projection(type, layout.pk));
+                case HAS_UNIQUE_KEY -> uniqueKey.apply(pkType, new Projection(type, layout.pk));
+                case NO_UNIQUE_KEY -> withoutUniqueKey.get();
             };
         }
 

@@ -4,6 +4,7 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
@@ -289,7 +290,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
 
     private static byte[] bytes(ByteBuffer buf, int at, int length) {
         byte[] b = new byte[length];
-        buf.get(at, b);
+        ByteBuffers.read(buf, at, b, 0, length);
         return b;
     }
 
