@@ -328,10 +328,11 @@ struct SectionContext<'a> {
 /// Appends the section of key group `kg`, whose table is `table`, to `out`.
 ///
 /// The body is written straight into `out`, sized first by a walk over the table's buckets (a
-/// compact group's length is in its bucket): in bincode's encoding of [`SectionBody`] (fixed-width
+/// compact group's length is in its bucket), both sides' groups then copied in one more walk, with
+/// the groups of the slots ahead prefetched: in bincode's encoding of [`SectionBody`] (fixed-width
 /// integers, a `u64` before each byte string), without building each side's byte string apart
 /// first. The section is written on the task thread before the engine's first write to a frozen
-/// key group (see the module docs), so every copy of the state's bytes counts.
+/// key group (see the module docs), so every walk over the state and copy of its bytes counts.
 fn write_section(
     kg: u16,
     table: &KeyTable,
@@ -339,13 +340,14 @@ fn write_section(
     out: &mut Vec<u8>,
 ) -> Result<(), JoinError> {
     let (sides, definition) = (cx.sides, cx.definition);
-    let groups = |i: usize| {
-        table
-            .slots()
-            .map(move |slot| &slot.sides[i])
-            .filter(|g| !g.is_empty())
-    };
-    let lens = [0, 1].map(|i| groups(i).map(|g| 4 + g.stored_bytes()).sum::<usize>());
+    let mut lens = [0; 2];
+    for slot in table.slots() {
+        for (len, g) in lens.iter_mut().zip(&slot.sides) {
+            if !g.is_empty() {
+                *len += 4 + g.stored_bytes();
+            }
+        }
+    }
     let text = definition.text().as_bytes();
     let at = out.len();
     out.reserve(HEADER_LEN + 2 + 8 + 8 + text.len() + 2 * (1 + 8) + lens[0] + lens[1]);
@@ -354,13 +356,21 @@ fn write_section(
     out.extend_from_slice(&definition.fingerprint().to_le_bytes());
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
     out.extend_from_slice(text);
+    // Both sides' byte strings are laid out first, then filled in one walk over the table.
+    let mut starts = [0; 2];
     for (i, len) in lens.into_iter().enumerate() {
         out.push(sides[i].entry.to_byte());
         out.extend_from_slice(&(len as u64).to_le_bytes());
-        for g in table.slots_prefetching(i).map(|slot| &slot.sides[i]) {
+        starts[i] = out.len();
+        out.resize(out.len() + len, 0);
+    }
+    for slot in table.slots_prefetching() {
+        for (start, g) in starts.iter_mut().zip(&slot.sides) {
             if !g.is_empty() {
-                out.extend_from_slice(&(g.stored_bytes() as u32).to_le_bytes());
-                g.write_entries(out);
+                let len = g.stored_bytes();
+                out[*start..*start + 4].copy_from_slice(&(len as u32).to_le_bytes());
+                g.copy_entries(&mut out[*start + 4..*start + 4 + len]);
+                *start += 4 + len;
             }
         }
     }

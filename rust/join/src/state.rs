@@ -155,15 +155,15 @@ impl KeyTable {
             .filter(|s| !s.is_empty())
     }
 
-    /// All slots, as [`Self::slots`], the group of side `side` of a slot a few slots ahead
-    /// prefetched: a walk over the groups of a table far larger than the caches (a snapshot) would
-    /// otherwise wait for a cache miss per group, one after the other.
-    pub fn slots_prefetching(&self, side: usize) -> impl Iterator<Item = &KeySlot> {
+    /// All slots, as [`Self::slots`], the groups of the slot a few slots ahead prefetched: a walk
+    /// over the groups of a table far larger than the caches (a snapshot) would otherwise wait for
+    /// a cache miss per group, one after the other.
+    pub fn slots_prefetching(&self) -> impl Iterator<Item = &KeySlot> {
         const AHEAD: usize = 8;
         let mut ahead = self.slots().skip(AHEAD);
         self.slots().inspect(move |_| {
-            if let Some(slot) = ahead.next() {
-                let bytes = slot.sides[side].prefetch_bytes();
+            for g in ahead.next().iter().flat_map(|slot| &slot.sides) {
+                let bytes = g.prefetch_bytes();
                 prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
             }
         })
