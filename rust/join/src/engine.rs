@@ -165,8 +165,9 @@ pub struct StateSize {
     /// Heap bytes held by tables and groups (allocator overhead not included), including
     /// `frozen_bytes`.
     pub heap_bytes: u64,
-    /// Heap bytes held only by snapshots being written: the key groups the engine has written to
-    /// since they were frozen (see [`JoinEngine::freeze`]), freed when the snapshots are dropped.
+    /// Heap bytes held only by snapshots being written: the sections of the key groups the engine
+    /// has written to since they were frozen, before the snapshot wrote them out (see
+    /// [`JoinEngine::freeze`]), each freed when written out, all when the snapshots are dropped.
     pub frozen_bytes: u64,
 }
 
