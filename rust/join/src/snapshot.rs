@@ -41,10 +41,10 @@
 //! from it, on any thread, while the engine goes on. Before its first write to a key group whose
 //! section a frozen state has not handed out yet, the engine writes that section itself and hands
 //! it to the frozen state, which lets the table go (serialize on first write). Each section is
-//! written once, by the engine or by the writer, whichever comes first: a checkpoint costs little
-//! more than serializing the state once, wherever that happens. Copying a written-to key group's
-//! table instead (copy-on-write) cost a malloc and a free per join key and a second copy of the
-//! state's bytes (`benches/snapshot.rs`, group `checkpoint`; bench/README.md). The extra memory is
+//! written once, by the engine or by the writer, whichever comes first. Copying a written-to key
+//! group's table instead (copy-on-write) kept a second copy of the state's groups, a malloc and a
+//! free per join key, for about the same CPU per checkpoint (`benches/snapshot.rs`, group
+//! `checkpoint`; bench/README.md, where the CPU that remains goes). The extra memory is
 //! the sections of the key groups written to before they were handed out, each released when
 //! handed out, all when the frozen state is dropped (the write ended or was aborted);
 //! [`JoinEngine::frozen_bytes`] counts it.
