@@ -218,8 +218,8 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_freeze<'local
 }
 
 /// `static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int
-/// maxBytes)`: a chunk of a frozen state, as `snapshot` writes one of the live state; may run on
-/// another thread than the join's calls.
+/// maxBytes)`: a chunk of a frozen state, as `snapshot` writes one of the live state, each key
+/// group's section handed out once; may run on another thread than the join's calls.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshotFrozen<'local>(
     mut env: EnvUnowned<'local>,
@@ -246,7 +246,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeFrozenOut
 }
 
 /// `static native void releaseFrozen(long frozen)`: drops a frozen state (its snapshot was written
-/// or aborted), freeing the key groups only it still held; unknown handles are ignored.
+/// or aborted), freeing the sections only it still held; unknown handles are ignored.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_releaseFrozen<'local>(
     mut env: EnvUnowned<'local>,

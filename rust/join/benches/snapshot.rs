@@ -17,6 +17,9 @@
 //!   independently), in MiB/s of uncompressed bytes, and `<codec>_restore`, decompressing and
 //!   restoring every section, one after the other as the task thread would; the ratio is printed
 //!   before criterion runs.
+//!
+//! And, first, what one checkpoint taken while the join goes on costs, step by step, in CPU time
+//! (group `checkpoint`, see [`checkpoint_under_updates`]).
 
 mod common;
 
@@ -39,58 +42,112 @@ const LAST: [&str; 8] = [
 ];
 const TLD: [&str; 4] = ["com", "org", "net", "io"];
 
-/// Inserts of `rows` rows: a fifth users, then the domains, as join input batches.
-fn batches(rows: usize) -> Vec<Vec<u8>> {
-    let users = (rows / 5).max(1) as i32;
-    let layouts = [users_schema(), domains_schema()].map(|s| RowLayout::new(&s));
-    let keys = [
-        KeyProjection::new(&users_schema(), &[0]),
-        KeyProjection::new(&domains_schema(), &[1]),
-    ];
-    let mut rng = XorShift(0x5eed);
-    let (mut out, mut cur, mut row, mut key) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for n in 0..rows {
-        let i = usize::from(n >= users as usize);
-        row.clear();
-        let mut w = RowWriter::new(&layouts[i], &mut row);
-        if i == 0 {
-            w.int(n as i32 + 1);
-            w.bytes(FIRST[rng.index(8)].as_bytes());
-            w.bytes(LAST[rng.index(8)].as_bytes());
-        } else {
-            let id = n as i32 - users + 1;
-            w.int(id);
-            w.int(rng.below(users as u64) as i32 + 1);
-            w.bytes(format!("site{id}.{}", TLD[id as usize % 4]).as_bytes());
+/// Encodes generated users and domains as join input records.
+struct Encoder {
+    layouts: [RowLayout; 2],
+    keys: [KeyProjection; 2],
+    row: Vec<u8>,
+    key: Vec<u8>,
+}
+
+impl Encoder {
+    fn new() -> Encoder {
+        Encoder {
+            layouts: [users_schema(), domains_schema()].map(|s| RowLayout::new(&s)),
+            keys: [
+                KeyProjection::new(&users_schema(), &[0]),
+                KeyProjection::new(&domains_schema(), &[1]),
+            ],
+            row: Vec::new(),
+            key: Vec::new(),
         }
+    }
+
+    /// Appends the insert of user `id` with a generated name to `batch`.
+    fn user(&mut self, id: i32, rng: &mut XorShift, batch: &mut Vec<u8>) {
+        self.row.clear();
+        let mut w = RowWriter::new(&self.layouts[0], &mut self.row);
+        w.int(id);
+        w.bytes(FIRST[rng.index(8)].as_bytes());
+        w.bytes(LAST[rng.index(8)].as_bytes());
         w.finish();
-        key.clear();
-        keys[i].write(&RowRef::new(&layouts[i], &row), &mut key);
+        self.append(0, batch);
+    }
+
+    /// Appends the insert of domain `id` of user `owner`, named `site<id>.<tld>` with the TLD
+    /// picked by `id + version` (an insert of a stored domain replaces it: an update).
+    fn domain(&mut self, id: i32, owner: i32, version: usize, batch: &mut Vec<u8>) {
+        self.row.clear();
+        let mut w = RowWriter::new(&self.layouts[1], &mut self.row);
+        w.int(id);
+        w.int(owner);
+        w.bytes(format!("site{id}.{}", TLD[(id as usize + version) % 4]).as_bytes());
+        w.finish();
+        self.append(1, batch);
+    }
+
+    fn append(&mut self, side: usize, batch: &mut Vec<u8>) {
+        self.key.clear();
+        self.keys[side].write(&RowRef::new(&self.layouts[side], &self.row), &mut self.key);
         let rec = InputRecord {
-            side: [Side::Left, Side::Right][i],
+            side: [Side::Left, Side::Right][side],
             kind: RowKind::Insert,
-            key_group: key_group(&key),
+            key_group: key_group(&self.key),
             timestamp: None,
-            row: &row,
+            row: &self.row,
         };
-        write_input(&mut cur, &rec);
+        write_input(batch, &rec);
+    }
+}
+
+/// Inserts of `rows` rows: a fifth users, then the domains, as join input batches; and the owner
+/// of each domain (`owners[id - 1]`).
+fn batches(rows: usize) -> (Vec<Vec<u8>>, Vec<i32>) {
+    let users = (rows / 5).max(1) as i32;
+    let mut rng = XorShift(0x5eed);
+    let (mut enc, mut out, mut cur, mut owners) =
+        (Encoder::new(), Vec::new(), Vec::new(), Vec::new());
+    for n in 0..rows {
+        if n < users as usize {
+            enc.user(n as i32 + 1, &mut rng, &mut cur);
+        } else {
+            let owner = rng.below(users as u64) as i32 + 1;
+            owners.push(owner);
+            enc.domain(owners.len() as i32, owner, 0, &mut cur);
+        }
         if (n + 1) % BATCH == 0 {
             out.push(std::mem::take(&mut cur));
         }
     }
     out.push(cur);
-    out
+    (out, owners)
 }
 
-/// The engine holding the state of [`batches`].
-fn filled(rows: usize) -> JoinEngine {
+/// A batch of [`BATCH`] updates of random domains (new TLDs by `version`, the state's size about
+/// the same): with 128 key groups, every key group is written to.
+fn updates(owners: &[i32], version: usize) -> Vec<u8> {
+    let (mut enc, mut rng, mut batch) = (
+        Encoder::new(),
+        XorShift(0x0dd5 + version as u64),
+        Vec::new(),
+    );
+    for _ in 0..BATCH {
+        let id = rng.index(owners.len());
+        enc.domain(id as i32 + 1, owners[id], version, &mut batch);
+    }
+    batch
+}
+
+/// The engine holding the state of [`batches`], and the domains' owners.
+fn filled(rows: usize) -> (JoinEngine, Vec<i32>) {
     let mut engine = JoinEngine::new(&spec()).unwrap();
     let mut out = Vec::new();
-    for b in batches(rows) {
+    let (batches, owners) = batches(rows);
+    for b in batches {
         out.clear();
         engine.process_batch(&b, 0, &mut out).unwrap();
     }
-    engine
+    (engine, owners)
 }
 
 /// Every section of `engine`, each on its own.
@@ -165,17 +222,18 @@ fn bench(c: &mut Criterion) {
         .and_then(|s| s.parse().ok())
         .unwrap_or(5_000_000);
     let t = Instant::now();
-    let mut engine = filled(rows);
+    let (mut engine, owners) = filled(rows);
     eprintln!("built the state in {:.1} s", t.elapsed().as_secs_f64());
     let sections = sections_of(&engine);
     let bytes: usize = sections.iter().map(Vec::len).sum();
     report(&engine, &sections, bytes);
+    let mut out = Vec::with_capacity(bytes);
+    let kgs = engine.key_groups_with_state();
+    checkpoint_under_updates(c, &mut engine, &owners, &kgs, &mut out);
 
     let mut g = c.benchmark_group("snapshot");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(bytes as u64));
-    let mut out = Vec::with_capacity(bytes);
-    let kgs = engine.key_groups_with_state();
     measure(&mut g, "write_live", || {
         out.clear();
         for &kg in &kgs {
@@ -229,6 +287,77 @@ fn bench(c: &mut Criterion) {
             engine
         });
     }
+    g.finish();
+}
+
+/// The steps of one checkpoint taken while the join goes on, in order.
+const STEPS: [&str; 4] = [
+    "freeze",
+    "updates_while_frozen",
+    "write_after_updates",
+    "drop",
+];
+
+/// Measures, by CPU time, each step of a checkpoint taken while the join goes on (the steps of
+/// [`STEPS`]: freeze, in wall time, as it takes microseconds, below the kernel's accounting of
+/// CPU time; a batch of [`updates`], whose first write to each key group a frozen state
+/// still holds pays the copy-on-write; every section written from the frozen state; the frozen
+/// state dropped), all of them together (`checkpoint_whole`), and, to compare, the same updates
+/// with no frozen state (`updates`); `snapshot/write_frozen` is the write from a state nobody
+/// writes to. All on this thread, so the sum is what a checkpoint costs the two threads that do
+/// it in a job (the task thread's updates, the asynchronous phase's write).
+fn checkpoint_under_updates(
+    c: &mut Criterion,
+    engine: &mut JoinEngine,
+    owners: &[i32],
+    kgs: &[u16],
+    out: &mut Vec<u8>,
+) {
+    let updates = [1, 2].map(|v| updates(owners, v));
+    let mut g = c.benchmark_group("checkpoint");
+    g.sample_size(10);
+    let mut version = 0;
+    let mut emitted = Vec::new();
+    let mut steps = |engine: &mut JoinEngine, frozen: bool| {
+        version += 1;
+        let batch = &updates[version % 2];
+        let start = Instant::now();
+        let state = frozen.then(|| engine.freeze());
+        let freeze = start.elapsed().as_nanos() as u64;
+        let updated = thread_cpu_ns();
+        emitted.clear();
+        engine.process_batch(batch, 0, &mut emitted).unwrap();
+        let written = thread_cpu_ns();
+        out.clear();
+        for &kg in kgs.iter().filter(|_| frozen) {
+            state.as_ref().unwrap().snapshot_key_group(kg, out).unwrap();
+        }
+        let dropped = thread_cpu_ns();
+        drop(state);
+        let end = thread_cpu_ns();
+        [freeze, written - updated, dropped - written, end - dropped]
+    };
+    for (i, name) in STEPS.iter().enumerate() {
+        g.bench_function(*name, |b| {
+            b.iter_custom(|iters| {
+                Duration::from_nanos((0..iters).map(|_| steps(engine, true)[i]).sum())
+            })
+        });
+    }
+    g.bench_function("checkpoint_whole", |b| {
+        b.iter_custom(|iters| {
+            Duration::from_nanos(
+                (0..iters)
+                    .map(|_| steps(engine, true).iter().sum::<u64>())
+                    .sum(),
+            )
+        })
+    });
+    g.bench_function("updates", |b| {
+        b.iter_custom(|iters| {
+            Duration::from_nanos((0..iters).map(|_| steps(engine, false)[1]).sum())
+        })
+    });
     g.finish();
 }
 

@@ -54,7 +54,7 @@
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{expiry_deadline, Entry, EntryLayout, Group};
 use crate::reject::{self, Refusal};
-use crate::snapshot::{Compression, Definition};
+use crate::snapshot::{own_table, Compression, Definition, Frozen};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::{RowKind, RowRef};
@@ -165,8 +165,9 @@ pub struct StateSize {
     /// Heap bytes held by tables and groups (allocator overhead not included), including
     /// `frozen_bytes`.
     pub heap_bytes: u64,
-    /// Heap bytes held only by snapshots being written: the key groups the engine has written to
-    /// since they were frozen (see [`JoinEngine::freeze`]), freed when the snapshots are dropped.
+    /// Heap bytes held only by snapshots being written: the sections of the key groups the engine
+    /// has written to since they were frozen, before the snapshot wrote them out (see
+    /// [`JoinEngine::freeze`]), each freed when written out, all when the snapshots are dropped.
     pub frozen_bytes: u64,
 }
 
@@ -178,11 +179,11 @@ pub struct JoinEngine {
     /// How snapshot sections are written (see [`crate::snapshot`]); restore reads every codec.
     pub(crate) compression: Compression,
     pub(crate) range: KeyGroupRange,
-    /// One table per key group of the range, shared with the snapshots being written (a write to
-    /// a shared table copies it first).
+    /// One table per key group of the range, shared with the snapshots being written (before a
+    /// write to a shared table, the snapshots holding it take its section and let it go).
     pub(crate) key_groups: Vec<Arc<KeyTable>>,
-    /// The key groups of the snapshots that may still be being written.
-    pub(crate) freezes: Vec<Weak<Vec<Arc<KeyTable>>>>,
+    /// The frozen states that may still be being written.
+    pub(crate) freezes: Vec<Weak<Frozen>>,
     pub(crate) stats: JoinStats,
     policy: RetractionPolicy,
     sweep_every_ms: Option<i64>,
@@ -531,7 +532,8 @@ impl JoinEngine {
     ) -> Applied {
         let rec = &p.rec;
         let s = rec.side as usize;
-        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(rec.key_group)]);
+        let offset = self.range.offset(rec.key_group);
+        let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
         let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
         let sides = &self.sides;
@@ -621,12 +623,14 @@ impl JoinEngine {
                         .is_some_and(|ttl| g.has_expired(side.entry, ttl, now))
                 })
         };
-        for table in &mut self.key_groups {
-            // A key group a snapshot still reads is copied only if the sweep changes it.
-            if Arc::get_mut(table).is_none() && !has_expired(table) {
+        for offset in 0..self.key_groups.len() {
+            // A key group a snapshot still holds is handed over only if the sweep changes it.
+            if Arc::get_mut(&mut self.key_groups[offset]).is_none()
+                && !has_expired(&self.key_groups[offset])
+            {
                 continue;
             }
-            let table = Arc::make_mut(table);
+            let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
             table.retain_mut(|slot| {
                 for (side, g) in sides.iter().zip(&mut slot.sides) {
                     if let Some(ttl) = side.ttl_ms {

@@ -430,9 +430,24 @@ impl Group {
 
     /// Appends the live entries, in the compact format, to `out` (for snapshots).
     pub fn write_entries(&self, out: &mut Vec<u8>) {
+        let at = out.len();
+        out.resize(at + self.stored_bytes(), 0);
+        self.copy_entries(&mut out[at..]);
+    }
+
+    /// Copies the live entries, in the compact format, to the start of `dst`, which holds
+    /// [`Group::stored_bytes`] at least (for snapshots written in place).
+    pub fn copy_entries(&self, dst: &mut [u8]) {
         match self {
-            Group::Compact(b) => out.extend_from_slice(b),
-            Group::Indexed(ix) => out.extend_from_slice(&ix.live_bytes()),
+            Group::Compact(b) => dst[..b.len()].copy_from_slice(b),
+            Group::Indexed(ix) => {
+                let mut at = 0;
+                for e in ix.entries() {
+                    let entry = &ix.arena[e.at..e.row.end];
+                    dst[at..at + entry.len()].copy_from_slice(entry);
+                    at += entry.len();
+                }
+            }
         }
     }
 

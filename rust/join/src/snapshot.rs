@@ -38,20 +38,26 @@
 //! A checkpoint must not stop the join for a time that grows with the state. So a snapshot is
 //! taken in two steps: [`JoinEngine::freeze`] makes a [`FrozenState`], the state as it is at that
 //! instant, in O(key groups) (it shares each key group's table); the sections are then written
-//! from it, on any thread, while the engine goes on. The engine copies a key group's table before
-//! its first write to it while a frozen state still shares it (copy-on-write per key group), so
-//! the extra memory is the key groups written to meanwhile, freed when the frozen state is dropped
-//! (the write ended or was aborted); [`JoinEngine::frozen_bytes`] counts it.
+//! from it, on any thread, while the engine goes on. Before its first write to a key group whose
+//! section a frozen state has not handed out yet, the engine writes that section itself and hands
+//! it to the frozen state, which lets the table go (serialize on first write). Each section is
+//! written once, by the engine or by the writer, whichever comes first. Copying a written-to key
+//! group's table instead (copy-on-write) kept a second copy of the state's groups, a malloc and a
+//! free per join key, for about the same CPU per checkpoint (`benches/snapshot.rs`, group
+//! `checkpoint`; bench/README.md, where the CPU that remains goes). The extra memory is
+//! the sections of the key groups written to before they were handed out, each released when
+//! handed out, all when the frozen state is dropped (the write ended or was aborted);
+//! [`JoinEngine::frozen_bytes`] counts it.
 
 use crate::engine::{JoinEngine, JoinError, JoinStats};
 use crate::group::Group;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
 use crate::state::{hash_key, KeySlot, KeyTable};
-use bincode::{BorrowDecode, Encode};
+use bincode::BorrowDecode;
 use cdcjoin_model::{RowRef, Schema};
-use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 /// Format version written by this build for uncompressed sections.
 pub const FORMAT_VERSION: u32 = 2;
@@ -198,7 +204,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-#[derive(Encode, BorrowDecode)]
+/// A format-2 body, as [`write_section`] writes it and a restore reads it.
+#[derive(BorrowDecode)]
+#[cfg_attr(test, derive(bincode::Encode))]
 struct SectionBody<'a> {
     key_group: u16,
     fingerprint: u64,
@@ -208,13 +216,14 @@ struct SectionBody<'a> {
 
 /// A format-1 payload after its version (written by tests only, to check it still restores).
 #[derive(BorrowDecode)]
-#[cfg_attr(test, derive(Encode))]
+#[cfg_attr(test, derive(bincode::Encode))]
 struct SectionV1<'a> {
     key_group: u16,
     sides: [SideSnapshot<'a>; 2],
 }
 
-#[derive(Encode, BorrowDecode)]
+#[derive(BorrowDecode)]
+#[cfg_attr(test, derive(bincode::Encode))]
 struct SideSnapshot<'a> {
     entry_layout: u8,
     groups: &'a [u8],
@@ -309,15 +318,6 @@ fn unreadable(reason: String) -> JoinError {
     }
 }
 
-/// The key groups of `range` whose tables (`tables`, one per key group) hold any state.
-fn groups_with_state(range: KeyGroupRange, tables: &[Arc<KeyTable>]) -> Vec<u16> {
-    (range.start..=range.end)
-        .zip(tables)
-        .filter(|(_, table)| !table.is_empty())
-        .map(|(k, _)| k)
-        .collect()
-}
-
 /// What a section is written with besides the key group's table.
 struct SectionContext<'a> {
     sides: &'a [ResolvedSide; 2],
@@ -326,6 +326,13 @@ struct SectionContext<'a> {
 }
 
 /// Appends the section of key group `kg`, whose table is `table`, to `out`.
+///
+/// The body is written straight into `out`, sized first by a walk over the table's buckets (a
+/// compact group's length is in its bucket), both sides' groups then copied in one more walk, with
+/// the groups of the slots ahead prefetched: in bincode's encoding of [`SectionBody`] (fixed-width
+/// integers, a `u64` before each byte string), without building each side's byte string apart
+/// first. The section is written on the task thread before the engine's first write to a frozen
+/// key group (see the module docs), so every walk over the state and copy of its bytes counts.
 fn write_section(
     kg: u16,
     table: &KeyTable,
@@ -333,37 +340,48 @@ fn write_section(
     out: &mut Vec<u8>,
 ) -> Result<(), JoinError> {
     let (sides, definition) = (cx.sides, cx.definition);
-    let err = |reason: String| JoinError::Snapshot {
-        key_group: kg,
-        reason,
-    };
-    let groups = [0, 1].map(|i| {
-        let mut buf = Vec::new();
-        for g in table
-            .slots()
-            .map(|slot| &slot.sides[i])
-            .filter(|g| !g.is_empty())
-        {
-            buf.extend_from_slice(&(g.stored_bytes() as u32).to_le_bytes());
-            g.write_entries(&mut buf);
+    let mut lens = [0; 2];
+    for slot in table.slots() {
+        for (len, g) in lens.iter_mut().zip(&slot.sides) {
+            if !g.is_empty() {
+                *len += 4 + g.stored_bytes();
+            }
         }
-        buf
-    });
-    let side = |i: usize| SideSnapshot {
-        entry_layout: sides[i].entry.to_byte(),
-        groups: &groups[i],
-    };
-    let body = SectionBody {
-        key_group: kg,
-        fingerprint: definition.fingerprint(),
-        definition: definition.text(),
-        sides: [side(0), side(1)],
-    };
+    }
+    let text = definition.text().as_bytes();
     let at = out.len();
+    out.reserve(HEADER_LEN + 2 + 8 + 8 + text.len() + 2 * (1 + 8) + lens[0] + lens[1]);
     out.extend_from_slice(&[0; HEADER_LEN]);
-    bincode::encode_into_std_write(&body, out, config()).map_err(|e| err(e.to_string()))?;
+    out.extend_from_slice(&kg.to_le_bytes());
+    out.extend_from_slice(&definition.fingerprint().to_le_bytes());
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(text);
+    // Both sides' byte strings are laid out first, then filled in one walk over the table.
+    let mut starts = [0; 2];
+    for (i, len) in lens.into_iter().enumerate() {
+        out.push(sides[i].entry.to_byte());
+        out.extend_from_slice(&(len as u64).to_le_bytes());
+        starts[i] = out.len();
+        out.resize(out.len() + len, 0);
+    }
+    for slot in table.slots_prefetching() {
+        for (start, g) in starts.iter_mut().zip(&slot.sides) {
+            if !g.is_empty() {
+                let len = g.stored_bytes();
+                out[*start..*start + 4].copy_from_slice(&(len as u32).to_le_bytes());
+                g.copy_entries(&mut out[*start + 4..*start + 4 + len]);
+                *start += 4 + len;
+            }
+        }
+    }
     let crc = crc32c::crc32c(&out[at + HEADER_LEN..]);
-    let len = (out.len() - at - 4) as u32;
+    let len = u32::try_from(out.len() - at - 4).map_err(|_| JoinError::Snapshot {
+        key_group: kg,
+        reason: format!(
+            "the section takes {} bytes, more than its u32 length can say",
+            out.len() - at - 4
+        ),
+    })?;
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
     out[at + 4..at + 8].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     out[at + 8..at + 12].copy_from_slice(&crc.to_le_bytes());
@@ -390,39 +408,131 @@ fn compress_section(out: &mut Vec<u8>, at: usize) {
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
-/// The state of an engine at the instant [`JoinEngine::freeze`] was called, written as sections
-/// while the engine goes on (see the module docs). It reads only tables no one writes to any more,
-/// so it may be used on another thread than the engine's.
-pub struct FrozenState {
-    tables: Arc<Vec<Arc<KeyTable>>>,
+/// What a frozen state holds of one key group.
+enum Pending {
+    /// The key group's table as it was frozen, shared with the engine while neither has written
+    /// to it.
+    Table(Arc<KeyTable>),
+    /// The key group's section, written by the engine before its first write to the key group
+    /// (or the error writing it failed with).
+    Section(Result<Vec<u8>, JoinError>),
+    /// Nothing: the key group held no state when frozen, or its section was handed out.
+    Done,
+}
+
+/// The part of a frozen state the engine reaches too: the key groups not handed out yet, and
+/// what their sections are written with.
+pub(crate) struct Frozen {
     range: KeyGroupRange,
     sides: [ResolvedSide; 2],
     definition: Definition,
     compression: Compression,
+    /// One per key group of `range`: locked by whichever writes its section (the engine before
+    /// its first write to the key group, or the snapshot's writer), so it is written once.
+    key_groups: Vec<Mutex<Pending>>,
+    /// Heap bytes of the sections in [`Pending::Section`].
+    held: AtomicU64,
+}
+
+impl Frozen {
+    fn context(&self) -> SectionContext<'_> {
+        SectionContext {
+            sides: &self.sides,
+            definition: &self.definition,
+            compression: self.compression,
+        }
+    }
+
+    fn slot(&self, offset: usize) -> MutexGuard<'_, Pending> {
+        // A panic while a slot was locked left it as it was: still consistent.
+        self.key_groups[offset]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Called by the engine before its first write to the key group at `offset` since the freeze:
+    /// writes the key group's section from its frozen table, if not handed out yet, and lets the
+    /// table go, so that the engine writes to it in place.
+    fn write_before_change(&self, offset: usize) {
+        let mut slot = self.slot(offset);
+        if let Pending::Table(table) = &*slot {
+            let kg = self.range.start + offset as u16;
+            let mut section = Vec::new();
+            let written = write_section(kg, table, &self.context(), &mut section).map(|()| {
+                section.shrink_to_fit();
+                self.held
+                    .fetch_add(section.capacity() as u64, Ordering::Relaxed);
+                section
+            });
+            *slot = Pending::Section(written);
+        }
+    }
+
+    /// Heap bytes held only by this frozen state: the sections the engine wrote for it.
+    fn held_bytes(&self) -> u64 {
+        self.held.load(Ordering::Relaxed)
+    }
+}
+
+/// The state of an engine at the instant [`JoinEngine::freeze`] was called, written as sections
+/// while the engine goes on (see the module docs). It may be used on another thread than the
+/// engine's. Each key group's section is handed out once: what it holds of a key group is
+/// released as soon as the section is written.
+pub struct FrozenState {
+    frozen: Arc<Frozen>,
+    with_state: Vec<u16>,
 }
 
 impl FrozenState {
     /// Key groups that held any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        groups_with_state(self.range, &self.tables)
+        self.with_state.clone()
     }
 
-    /// Appends the section of key group `kg` as it was when frozen to `out`; byte for byte what
-    /// [`JoinEngine::snapshot_key_group`] wrote then.
+    /// Appends the section of key group `kg` as it was when frozen to `out`: byte for byte what
+    /// [`JoinEngine::snapshot_key_group`] wrote then. A key group's section is handed out once
+    /// (and released then); asking again, or for a key group that held no state, is an error.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
-        let table = self.range_check(kg)?;
-        let cx = SectionContext {
-            sides: &self.sides,
-            definition: &self.definition,
-            compression: self.compression,
-        };
-        write_section(kg, table, &cx, out)
+        let frozen = &self.frozen;
+        out_of_range(frozen.range, kg)?;
+        let mut slot = frozen.slot(frozen.range.offset(kg));
+        // The table is dropped before the slot is unlocked, so the engine, which waits for the
+        // slot before its first write to the key group, finds the table its own again.
+        match std::mem::replace(&mut *slot, Pending::Done) {
+            Pending::Table(table) => write_section(kg, &table, &frozen.context(), out),
+            Pending::Section(written) => written.map(|section| {
+                frozen
+                    .held
+                    .fetch_sub(section.capacity() as u64, Ordering::Relaxed);
+                out.extend_from_slice(&section);
+            }),
+            Pending::Done => Err(JoinError::Snapshot {
+                key_group: kg,
+                reason: "held no state when frozen, or its section was handed out already \
+                         (a frozen state writes each key group once)"
+                    .into(),
+            }),
+        }
     }
+}
 
-    fn range_check(&self, kg: u16) -> Result<&KeyTable, JoinError> {
-        out_of_range(self.range, kg)?;
-        Ok(&self.tables[self.range.offset(kg)])
+/// The table of the key group at `offset` of an engine's `key_groups`, to be written to: every
+/// frozen state of `freezes` still holding it writes the key group's section from it first and
+/// lets it go, so that the engine writes in place. Cheap when no frozen state holds it. (On the
+/// engine's fields, not the engine, so that callers can borrow the others.)
+pub(crate) fn own_table<'t>(
+    key_groups: &'t mut [Arc<KeyTable>],
+    freezes: &mut Vec<Weak<Frozen>>,
+    offset: usize,
+) -> &'t mut KeyTable {
+    if Arc::get_mut(&mut key_groups[offset]).is_none() {
+        freezes.retain(|f| f.strong_count() > 0);
+        for frozen in freezes.iter().filter_map(Weak::upgrade) {
+            frozen.write_before_change(offset);
+        }
     }
+    // Copies the table only if a frozen state being dropped on another thread held it still.
+    Arc::make_mut(&mut key_groups[offset])
 }
 
 /// An error unless `kg` lies in `range`.
@@ -442,7 +552,11 @@ fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
 impl JoinEngine {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        groups_with_state(self.range, &self.key_groups)
+        (self.range.start..=self.range.end)
+            .zip(&self.key_groups)
+            .filter(|(_, table)| !table.is_empty())
+            .map(|(kg, _)| kg)
+            .collect()
     }
 
     /// Appends the section of key group `kg` to `out`.
@@ -466,29 +580,36 @@ impl JoinEngine {
     /// copied here (see the module docs).
     pub fn freeze(&mut self) -> FrozenState {
         self.freezes.retain(|f| f.strong_count() > 0);
-        let tables = Arc::new(self.key_groups.clone());
-        self.freezes.push(Arc::downgrade(&tables));
-        FrozenState {
-            tables,
+        let with_state = self.key_groups_with_state();
+        let key_groups = self
+            .key_groups
+            .iter()
+            .map(|t| match t.is_empty() {
+                true => Pending::Done,
+                false => Pending::Table(Arc::clone(t)),
+            })
+            .map(Mutex::new)
+            .collect();
+        let frozen = Arc::new(Frozen {
             range: self.range,
             sides: self.sides.clone(),
             definition: self.definition.clone(),
             compression: self.compression,
-        }
+            key_groups,
+            held: AtomicU64::new(0),
+        });
+        self.freezes.push(Arc::downgrade(&frozen));
+        FrozenState { frozen, with_state }
     }
 
-    /// Heap bytes held only by frozen states not dropped yet: their key groups that the engine
-    /// has copied since (each counted once).
+    /// Heap bytes held only by frozen states not dropped yet: the sections the engine wrote for
+    /// them before writing to their key groups.
     pub fn frozen_bytes(&self) -> u64 {
-        let mut copied = BTreeMap::new();
-        for tables in self.freezes.iter().filter_map(Weak::upgrade) {
-            for (frozen, now) in tables.iter().zip(&self.key_groups) {
-                if !Arc::ptr_eq(frozen, now) {
-                    copied.insert(Arc::as_ptr(frozen), frozen.heap_bytes());
-                }
-            }
-        }
-        copied.values().sum()
+        self.freezes
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(|f| f.held_bytes())
+            .sum()
     }
 
     /// Restores one section (format 3 or 2, or 1 of release 0.1.0) from the start of `bytes`,
@@ -573,7 +694,8 @@ impl JoinEngine {
                     .count()
             })
             .max();
-        let table = Arc::make_mut(&mut self.key_groups[self.range.offset(kg)]);
+        let offset = self.range.offset(kg);
+        let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
         table.reserve(keys.unwrap_or(0));
         let mut key = Vec::new();
         for (i, side) in sides.into_iter().enumerate() {
@@ -683,25 +805,29 @@ mod tests {
     /// An engine of `spec` holding rows `(1, 7)` on the left and `(2, 7)` on the right in [`KG`].
     fn filled(spec: &JoinSpec) -> JoinEngine {
         let mut e = JoinEngine::new(spec).unwrap();
-        let layout = RowLayout::new(&spec.left.schema);
-        let mut batch = Vec::new();
-        for (side, id) in [(Side::Left, 1), (Side::Right, 2)] {
-            let mut row = Vec::new();
-            let mut w = RowWriter::new(&layout, &mut row);
-            w.int(id);
-            w.int(7);
-            w.finish();
-            let rec = InputRecord {
-                side,
-                kind: RowKind::Insert,
-                key_group: KG,
-                timestamp: None,
-                row: &row,
-            };
-            write_input(&mut batch, &rec);
-        }
-        e.process_batch(&batch, 0, &mut Vec::new()).unwrap();
+        insert(&mut e, spec, Side::Left, 1);
+        insert(&mut e, spec, Side::Right, 2);
         e
+    }
+
+    /// Inserts row `(id, 7)` on `side` of `e` (declared as `spec`), in [`KG`].
+    fn insert(e: &mut JoinEngine, spec: &JoinSpec, side: Side, id: i32) {
+        let layout = RowLayout::new(&spec.left.schema);
+        let mut row = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut row);
+        w.int(id);
+        w.int(7);
+        w.finish();
+        let rec = InputRecord {
+            side,
+            kind: RowKind::Insert,
+            key_group: KG,
+            timestamp: None,
+            row: &row,
+        };
+        let mut batch = Vec::new();
+        write_input(&mut batch, &rec);
+        e.process_batch(&batch, 0, &mut Vec::new()).unwrap();
     }
 
     fn section(e: &JoinEngine) -> Vec<u8> {
@@ -765,6 +891,50 @@ mod tests {
             (restored.stored_keys, restored.group_bytes),
             (3, original.stats().group_bytes)
         );
+    }
+
+    /// The engine writes a frozen key group's section before its first write to it, the frozen
+    /// state hands that section out once and releases it; a key group whose section was written
+    /// first costs the engine's write nothing.
+    #[test]
+    fn a_frozen_key_group_is_written_before_the_engine_changes_it() {
+        let spec = spec(JoinType::Left);
+        let mut e = filled(&spec);
+        let want = section(&e);
+        let frozen = e.freeze();
+        insert(&mut e, &spec, Side::Right, 3);
+        assert_eq!(e.frozen_bytes(), want.len() as u64);
+        assert_ne!(section(&e), want, "the engine changed the key group");
+        let mut got = Vec::new();
+        frozen.snapshot_key_group(KG, &mut got).unwrap();
+        assert_eq!(got, want);
+        assert_eq!(e.frozen_bytes(), 0, "a section handed out is released");
+        let again = frozen.snapshot_key_group(KG, &mut got).unwrap_err();
+        assert!(again.to_string().contains("handed out already"), "{again}");
+
+        let want = section(&e);
+        let frozen = e.freeze();
+        let mut got = Vec::new();
+        frozen.snapshot_key_group(KG, &mut got).unwrap();
+        insert(&mut e, &spec, Side::Right, 4);
+        assert_eq!((got, e.frozen_bytes()), (want, 0));
+    }
+
+    /// A section's body, written field by field, is bincode's encoding of [`SectionBody`], which
+    /// a restore decodes: all of it, back to the same bytes (an indexed group included).
+    #[test]
+    fn a_section_body_is_the_encoding_a_restore_decodes() {
+        let spec = spec(JoinType::Left);
+        let mut e = filled(&spec);
+        for id in 10..50 {
+            insert(&mut e, &spec, Side::Right, id);
+        }
+        let bytes = section(&e);
+        let body = &bytes[HEADER_LEN..];
+        let (decoded, used): (SectionBody, usize) =
+            bincode::borrow_decode_from_slice(body, config()).unwrap();
+        assert_eq!(used, body.len());
+        assert_eq!(bincode::encode_to_vec(&decoded, config()).unwrap(), body);
     }
 
     #[test]

@@ -56,8 +56,8 @@ struct Bucket {
     slot: KeySlot,
 }
 
-/// The slots of one key group. Cloned (as a whole) only when the engine writes to a key group
-/// that a snapshot being written still reads (see [`crate::snapshot::FrozenState`]).
+/// The slots of one key group. Shared with the snapshots being written until the engine writes to
+/// it (see [`crate::snapshot::FrozenState`]).
 #[derive(Clone, Default)]
 pub struct KeyTable {
     /// A power of two buckets (or none), at most [`Self::MAX_LOAD`] occupied.
@@ -120,7 +120,6 @@ impl KeyTable {
     /// a useless prefetch).
     pub fn prefetch_groups(&self, hash: u64) {
         const PROBES: usize = 4;
-        const GROUP_BYTES: usize = 256;
         let found = self
             .probe(hash)
             .take(PROBES)
@@ -154,6 +153,20 @@ impl KeyTable {
             .iter()
             .map(|b| &b.slot)
             .filter(|s| !s.is_empty())
+    }
+
+    /// All slots, as [`Self::slots`], the groups of the slot a few slots ahead prefetched: a walk
+    /// over the groups of a table far larger than the caches (a snapshot) would otherwise wait for
+    /// a cache miss per group, one after the other.
+    pub fn slots_prefetching(&self) -> impl Iterator<Item = &KeySlot> {
+        const AHEAD: usize = 8;
+        let mut ahead = self.slots().skip(AHEAD);
+        self.slots().inspect(move |_| {
+            for g in ahead.next().iter().flat_map(|slot| &slot.sides) {
+                let bytes = g.prefetch_bytes();
+                prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
+            }
+        })
     }
 
     /// Applies `f` to every slot, dropping those it leaves empty (TTL sweeps). Rebuilds the table,
@@ -286,6 +299,10 @@ impl SlotEntry<'_> {
         emptied
     }
 }
+
+/// How much of a group's block a prefetch fetches: a small group's whole block, the start of a
+/// larger one.
+const GROUP_BYTES: usize = 256;
 
 /// Prefetches the cache lines of `[ptr, ptr + len)` into all cache levels. A hint: prefetching
 /// never faults, whatever the address. Nothing for an empty range (an empty group's pointer is

@@ -289,7 +289,8 @@ final class StateReport {
                 .append("at the end of the input (not inside the measured time). Written = the ")
                 .append("bytes of the checkpoints taken during the input (each one full); CPU per ")
                 .append("event is the steadier comparison on a shared machine, peak RSS shows ")
-                .append("the copy-on-write copies kept while a snapshot is written.\n\n")
+                .append("what a snapshot holds while it is written (the sections of the key ")
+                .append("groups the join wrote to before they were written out).\n\n")
                 .append("| stored rows | events/s, every 10 s | none | ratio | CPU µs/event, ")
                 .append(
                         "every 10 s | none | checkpoints, written | peak RSS, every 10 s | none |\n")

@@ -336,7 +336,8 @@ class NativeBridgeTest {
 
     /**
      * A frozen state is written on another thread while the join goes on, and writes the state of
-     * the instant it was frozen; what only it holds is counted, and freed when it is closed.
+     * the instant it was frozen, each section once; what only it holds is counted, and freed when
+     * written or when it is closed.
      */
     @Test
     void frozenStateIsWrittenWhileTheJoinGoesOn() throws Exception {
@@ -356,7 +357,9 @@ class NativeBridgeTest {
             j.processBatch(b.buffer(), b.length(), 0);
             NativeCounters stats = new NativeCounters();
             j.stats(stats);
-            assertTrue(stats.get(NativeCounters.STATE_FROZEN_BYTES) > 0, "copied key groups");
+            assertTrue(
+                    stats.get(NativeCounters.STATE_FROZEN_BYTES) > 0,
+                    "sections written before the join wrote to their key groups");
             assertEquals(50, stats.get(NativeCounters.STATE_ROWS));
             ExecutorService writer = Executors.newSingleThreadExecutor();
             try {
@@ -365,6 +368,9 @@ class NativeBridgeTest {
             } finally {
                 writer.shutdown();
             }
+            j.stats(stats);
+            assertEquals(0, stats.get(NativeCounters.STATE_FROZEN_BYTES), "released once written");
+            assertThrows(IllegalStateException.class, () -> frozen.snapshot(0, 1 << 30));
             frozen.close();
             frozen.close();
             j.stats(stats);

@@ -44,8 +44,9 @@ public final class NativeCounters {
     public static final String STATE_HEAP_BYTES = "state_heap_bytes";
 
     /**
-     * Heap bytes held only by frozen states whose snapshot is still being written (the key groups
-     * the join copied since; included in {@link #STATE_HEAP_BYTES}).
+     * Heap bytes held only by frozen states whose snapshot is still being written (the sections of
+     * the key groups the join wrote to before they were written out; included in {@link
+     * #STATE_HEAP_BYTES}).
      */
     public static final String STATE_FROZEN_BYTES = "state_frozen_bytes";
 

@@ -128,7 +128,9 @@ public final class NativeJoin implements AutoCloseable {
 
         /**
          * A chunk of the frozen state, in the format and with the contract of {@link
-         * NativeJoin#snapshot(int, int)}.
+         * NativeJoin#snapshot(int, int)}, except that each key group's section is handed out once
+         * (what the frozen state held of it is released then): a chunk asking for a key group again
+         * fails with {@link IllegalStateException}.
          *
          * @param fromKeyGroup the first key group to look at
          * @param maxBytes the size after which no further section is added
