@@ -15,7 +15,9 @@
 //! An input block is one key group's changes of one side, as the decoder partitions them
 //! ([`cdcjoin_model::exchange`]): the Java layer appends each block it receives behind its side
 //! byte in one copy. Changes are applied in batch order; an error names a change by its index in
-//! the batch, counting changes across blocks.
+//! the batch, counting changes across blocks. The Java mirror of these formats is
+//! `dev.cdcjoin.flink.runtime.JoinBatches`; `tests/wire/join_*.bin` pin their bytes for the tests
+//! of both sides.
 //!
 //! In output entries the stamp is that of the input change that caused the entry (so the caller
 //! gives a row that record's timestamp, as Flink's own join does, without mapping indices to
@@ -339,20 +341,34 @@ mod tests {
         }
     }
 
+    /// `changes` as a block of `key_group` behind `side`, as the Java operator appends a block.
+    fn framed(side: Side, key_group: u16, changes: &[(RowKind, Option<i64>, &[u8])]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for &(kind, timestamp, row) in changes {
+            write_change(&mut body, kind, timestamp, row);
+        }
+        let mut buf = vec![side as u8];
+        BlockHeader {
+            key_group,
+            count: changes.len() as u32,
+            len: body.len() as u32,
+        }
+        .write(&mut buf);
+        buf.extend_from_slice(&body);
+        buf
+    }
+
     /// A block of two changes as the Java operator appends it (side byte, then the decoder's
     /// block), then a block of one.
     fn two_blocks() -> Vec<u8> {
-        let mut body = Vec::new();
-        write_change(&mut body, RowKind::UpdateBefore, Some(7), b"abc");
-        write_change(&mut body, RowKind::Insert, None, b"");
-        let mut buf = vec![Side::Right as u8];
-        let header = BlockHeader {
-            key_group: 300,
-            count: 2,
-            len: body.len() as u32,
-        };
-        header.write(&mut buf);
-        buf.extend_from_slice(&body);
+        let mut buf = framed(
+            Side::Right,
+            300,
+            &[
+                (RowKind::UpdateBefore, Some(7), b"abc"),
+                (RowKind::Insert, None, b""),
+            ],
+        );
         write_input(&mut buf, &rec(Side::Left, RowKind::Delete, Some(-1), b"z"));
         buf
     }
@@ -436,17 +452,14 @@ mod tests {
     /// block of `exchange_block.bin`), as the Java operator frames it, and the file read back.
     #[test]
     fn input_frame_layout() {
-        let mut body = Vec::new();
-        write_change(&mut body, RowKind::UpdateAfter, Some(-2), b"ab");
-        write_change(&mut body, RowKind::Delete, None, b"");
-        let mut buf = vec![Side::Right as u8];
-        let header = BlockHeader {
-            key_group: 300,
-            count: 2,
-            len: body.len() as u32,
-        };
-        header.write(&mut buf);
-        buf.extend_from_slice(&body);
+        let buf = framed(
+            Side::Right,
+            300,
+            &[
+                (RowKind::UpdateAfter, Some(-2), b"ab"),
+                (RowKind::Delete, None, b""),
+            ],
+        );
         golden::check("join_input.bin", &buf);
         let file = golden::read("join_input.bin");
         let recs: Vec<_> = BatchReader::new(&file).collect::<Result<_, _>>().unwrap();

@@ -261,13 +261,11 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
             p = emitError(out, p + 5, out.getInt(p + 1));
         }
         while (p < out.limit()) {
-            int group = Short.toUnsignedInt(out.getShort(p));
-            int count = out.getInt(p + 2);
-            byte[] payload = bytes(out, p + ChangeBlocks.BLOCK_HEADER_LEN, out.getInt(p + 6));
-            reuse.replace((OUT) new ChangeBatch(group, maxParallelism, count, payload));
+            ChangeBatch block = ChangeBlocks.readBlock(out, p, maxParallelism);
+            reuse.replace((OUT) block);
             output.collect(reuse);
-            changesOut.inc(count);
-            p += ChangeBlocks.BLOCK_HEADER_LEN + payload.length;
+            changesOut.inc(block.count);
+            p += ChangeBlocks.BLOCK_HEADER_LEN + block.payload.length;
         }
     }
 
