@@ -695,6 +695,32 @@ mod tests {
         assert_eq!(e, "source precision given for column \"id\" of type INT");
     }
 
+    /// The decoder's outputs (golden files `decode_output.bin`, one entry per change, and
+    /// `decode_output_partitioned.bin`, key group blocks for max parallelism 128, which the Java
+    /// reader `DecoderOutput` is held to): a create, a malformed message and a tombstone.
+    #[test]
+    fn output_layouts() {
+        use cdcjoin_model::exchange::write_stamp;
+        let messages = [
+            Some(r#"{"op":"c","after":{"id":1,"user_id":10,"name":"a.com"}}"#),
+            Some("{"),
+            None,
+        ];
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        d.decode_json(&frame(&messages), 7).unwrap();
+        golden::check("decode_output.bin", d.output());
+        let config = config_json().replace(r#""source""#, r#""max_parallelism":128,"source""#);
+        let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+        let mut batch = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            write_stamp(&mut batch, Some(100 + i as i64));
+            batch.extend_from_slice(&frame(&[*m]));
+        }
+        d.decode_json(&batch, 7).unwrap();
+        golden::check("decode_output_partitioned.bin", d.output());
+        assert_eq!(output_counts(d.output()), (1, 1, 1));
+    }
+
     /// The decoder's input framings (golden files `decode_json.bin`, `decode_rows.bin`,
     /// `decode_upsert.bin`, which the Java `InputEncoder`s are held to): Rust has no encoder of
     /// them, so the bytes are framed here and the files decoded back.

@@ -3,10 +3,13 @@ package dev.cdcjoin.flink.runtime;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.cdcjoin.flink.ChangeRecord;
+import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.RawJoinOutput;
 import dev.cdcjoin.flink.UpsertRecord;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.RowCodec;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -33,6 +36,13 @@ class WireFormatsTest {
     /** The message of {@code decode_json.bin}. */
     private static final String JSON =
             "{\"op\":\"c\",\"after\":{\"id\":1,\"user_id\":10,\"name\":\"a.com\"}}";
+
+    /** The table of the decoder's golden files (its join key: {@code user_id}). */
+    private static final CdcSchema DOMAINS =
+            CdcSchema.of(
+                    Column.notNull("id", "INT"),
+                    Column.nullable("user_id", "BIGINT"),
+                    Column.nullable("name", "STRING"));
 
     /** The contents of golden file {@code name}. */
     private static byte[] golden(String name) throws IOException {
@@ -143,13 +153,8 @@ class WireFormatsTest {
 
     @Test
     void decoderRowEnvelopeFraming() throws IOException {
-        CdcSchema schema =
-                CdcSchema.of(
-                        Column.notNull("id", "INT"),
-                        Column.nullable("user_id", "BIGINT"),
-                        Column.nullable("name", "STRING"));
         BatchBuffer batch = new BatchBuffer(8);
-        InputEncoder.rowEnvelopes(schema).append(Row.of(null, "c", Row.of(1, 5L, "x")), batch);
+        InputEncoder.rowEnvelopes(DOMAINS).append(Row.of(null, "c", Row.of(1, 5L, "x")), batch);
         assertGolden("decode_rows.bin", batch);
     }
 
@@ -163,5 +168,55 @@ class WireFormatsTest {
                 batch);
         upsert.append(new UpsertRecord(utf8("{\"id\":2}"), null), batch);
         assertGolden("decode_upsert.bin", batch);
+    }
+
+    /**
+     * The decoder's outputs: {@code decode_output.bin} holds a change and an error entry (message
+     * index 2, a tombstone, only counted); {@code decode_output_partitioned.bin} the same error,
+     * then the change as a block of its key group, stamped with its message's timestamp 100.
+     */
+    @Test
+    void decoderOutputs() throws Exception {
+        List<Object> plain = decoded("decode_output.bin", false);
+        String error =
+                "#1: domains record #8: malformed JSON: EOF while parsing an object at line 1 column 1";
+        assertEquals(2, plain.size());
+        ChangeRecord change = (ChangeRecord) plain.get(0);
+        assertEquals(RowKind.INSERT, change.rowKind());
+        assertEquals(
+                Arrays.asList(1, 10L, "a.com"),
+                Arrays.asList(new RowCodec(DOMAINS).decode(little(change.row), 0)));
+        assertEquals(error, plain.get(1));
+        assertEquals(
+                List.of(error, ChangeBatch.of(MAX_PARALLELISM, new StreamRecord<>(change, 100))),
+                decoded("decode_output_partitioned.bin", true));
+        assertEquals(1, DecoderOutput.tombstones(little(golden("decode_output.bin"))));
+    }
+
+    /** What {@link DecoderOutput#read} hands out of golden file {@code name}, in order. */
+    private static List<Object> decoded(String name, boolean partitioned) throws Exception {
+        List<Object> seen = new ArrayList<>();
+        DecoderOutput.read(
+                little(golden(name)),
+                partitioned,
+                MAX_PARALLELISM,
+                new DecoderOutput.Visitor() {
+                    @Override
+                    public void change(int index, RowKind kind, byte[] key, byte[] row) {
+                        assertEquals(0, index);
+                        seen.add(new ChangeRecord(kind, new JoinKey(key), row));
+                    }
+
+                    @Override
+                    public void error(int index, String message) {
+                        seen.add("#" + index + ": " + message);
+                    }
+
+                    @Override
+                    public void block(ChangeBatch block) {
+                        seen.add(block);
+                    }
+                });
+        return seen;
     }
 }
