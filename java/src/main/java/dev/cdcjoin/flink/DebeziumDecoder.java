@@ -9,8 +9,6 @@ import java.util.Objects;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.operators.ChainingStrategy;
-import org.apache.flink.streaming.api.transformations.PhysicalTransformation;
 import org.apache.flink.types.Row;
 
 /**
@@ -181,12 +179,8 @@ public final class DebeziumDecoder {
             TypeInformation<OUT> type,
             NativeDecodeOperator<IN, OUT> op,
             String name) {
-        SingleOutputStreamOperator<OUT> out = input.transform(name + table.name(), type, op);
-        // Chained to its input on every line: Flink 1.20 starts a new chain at an operator given
-        // to transform (AbstractStreamOperator's own strategy, HEAD), 2.x chains it (the factory's,
-        // ALWAYS). The transformation hands the strategy to the factory on both.
-        ((PhysicalTransformation<OUT>) out.getTransformation())
-                .setChainingStrategy(ChainingStrategy.ALWAYS);
+        SingleOutputStreamOperator<OUT> out =
+                Chaining.toInput(input.transform(name + table.name(), type, op));
         int parallelism = input.getParallelism();
         return parallelism > 0 ? out.setParallelism(parallelism) : out;
     }

@@ -39,10 +39,11 @@ final class NativeBackend implements Backend<ChangeBatch> {
     @Override
     public DataStream<ChangeBatch> fromChanges(SideSpec side, DataStream<ChangeRecord> in) {
         SingleOutputStreamOperator<ChangeBatch> batches =
-                in.transform(
-                        "Key group batches: " + side.name(),
-                        ChangeBatchSerializer.TYPE_INFO,
-                        new ChangeBatcher(join.batchSize, join.maxFlushDelay.toMillis()));
+                Chaining.toInput(
+                        in.transform(
+                                "Key group batches: " + side.name(),
+                                ChangeBatchSerializer.TYPE_INFO,
+                                new ChangeBatcher(join.batchSize, join.maxFlushDelay.toMillis())));
         return in.getParallelism() > 0 ? batches.setParallelism(in.getParallelism()) : batches;
     }
 

@@ -10,15 +10,33 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.operators.ChainingStrategy;
+import org.apache.flink.streaming.api.transformations.PhysicalTransformation;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * What the e2e jobs share: their {@code --key value} arguments, their Kafka sources of Debezium
- * topics (the value bytes; earliest offsets on a fresh start, checkpointed ones on recovery) and
- * their connections to the mart's PostgreSQL.
+ * topics (the value bytes; earliest offsets on a fresh start, checkpointed ones on recovery), their
+ * connections to the mart's PostgreSQL and how their sinks chain.
  */
 final class E2eJobs {
+
+    /**
+     * Chains the operator of {@code out} to its input on every Flink line: 1.20 starts a new chain
+     * at an operator given to {@code transform} (its own strategy, {@code HEAD}), 2.x chains it;
+     * set on the transformation, which hands it to the operator's factory on both.
+     *
+     * @param out the stream a {@code transform} returned
+     * @param <T> its type
+     * @return {@code out}
+     */
+    static <T> SingleOutputStreamOperator<T> chained(SingleOutputStreamOperator<T> out) {
+        ((PhysicalTransformation<T>) out.getTransformation())
+                .setChainingStrategy(ChainingStrategy.ALWAYS);
+        return out;
+    }
 
     /**
      * A source of one topic's message values, tombstones dropped.

@@ -138,14 +138,20 @@ public final class FidelityMartJob {
                         .maxFlushDelay(Duration.ofMillis(maxFlushMs))
                         .build();
         CdcJoin.Result result = join.joinJson(items, accounts);
-        result.rows()
-                .uid("join-fid")
-                .forward()
-                .transform(
-                        "mart sink " + table,
-                        Types.VOID,
-                        new MartSinkOperator(
-                                jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
+        E2eJobs.chained(
+                        result.rows()
+                                .uid("join-fid")
+                                .forward()
+                                .transform(
+                                        "mart sink " + table,
+                                        Types.VOID,
+                                        new MartSinkOperator(
+                                                jdbcUrl,
+                                                jdbcUser,
+                                                jdbcPassword,
+                                                table,
+                                                MART_COLUMNS,
+                                                MART_KEY)))
                 .uid("mart-sink");
         result.badRecords()
                 .transform(

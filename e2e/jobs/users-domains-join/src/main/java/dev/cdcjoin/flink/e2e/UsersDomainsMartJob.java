@@ -121,12 +121,18 @@ public final class UsersDomainsMartJob {
         }
 
         // forward (same parallelism, chained): one mart row's changes come from one ordered stream
-        rows.forward()
-                .transform(
-                        "mart sink " + table,
-                        Types.VOID,
-                        new MartSinkOperator(
-                                jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY))
+        E2eJobs.chained(
+                        rows.forward()
+                                .transform(
+                                        "mart sink " + table,
+                                        Types.VOID,
+                                        new MartSinkOperator(
+                                                jdbcUrl,
+                                                jdbcUser,
+                                                jdbcPassword,
+                                                table,
+                                                MART_COLUMNS,
+                                                MART_KEY)))
                 .uid("mart-sink");
 
         env.execute("e2e users-domains " + joinType + " join -> " + table);
