@@ -52,8 +52,9 @@ import org.junit.jupiter.api.io.TempDir;
  * several retained checkpoints, at another parallelism, and what it emits after the checkpoint,
  * added to what the first job emitted before it, materializes to the oracle's join. The same holds
  * for unaligned checkpoints taken under backpressure, whose in-flight key group batches Flink
- * re-distributes by key group when the job is restored at another parallelism, and across the
- * restarts of a job (the output of an attempt counts up to the checkpoint the next one restores).
+ * re-distributes by key group when the job is restored at another parallelism. Should a job
+ * restart, its output is counted exactly once: an attempt's rows up to the barrier of the
+ * checkpoint the next attempt restores.
  *
  * <p>The two tables come from two sources, as from two topics, so that each decode step is a job
  * vertex of its own: see {@link #anUnalignedCheckpointUnderBackpressureRestoresAtThreeAndAtOne} for
