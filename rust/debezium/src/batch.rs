@@ -404,6 +404,7 @@ pub fn output_entries(out: &[u8]) -> impl Iterator<Item = OutputEntry<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cdcjoin_model::golden;
     use cdcjoin_model::value::format_row;
     use cdcjoin_model::{DataType, Field, RowLayout, RowWriter, Schema, Value};
 
@@ -692,5 +693,69 @@ mod tests {
             all.replace(r#""source_precision":{}"#, r#""source_precision":{"id":3}"#);
         let e = BatchDecoder::from_json(bad_precision.as_bytes()).unwrap_err();
         assert_eq!(e, "source precision given for column \"id\" of type INT");
+    }
+
+    /// The decoder's outputs (golden files `decode_output.bin`, one entry per change, and
+    /// `decode_output_partitioned.bin`, key group blocks for max parallelism 128, which the Java
+    /// reader `DecoderOutput` is held to): a create, a malformed message and a tombstone.
+    #[test]
+    fn output_layouts() {
+        use cdcjoin_model::exchange::write_stamp;
+        let messages = [
+            Some(r#"{"op":"c","after":{"id":1,"user_id":10,"name":"a.com"}}"#),
+            Some("{"),
+            None,
+        ];
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        d.decode_json(&frame(&messages), 7).unwrap();
+        golden::check("decode_output.bin", d.output());
+        let config = config_json().replace(r#""source""#, r#""max_parallelism":128,"source""#);
+        let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+        let mut batch = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            write_stamp(&mut batch, Some(100 + i as i64));
+            batch.extend_from_slice(&frame(&[*m]));
+        }
+        d.decode_json(&batch, 7).unwrap();
+        golden::check("decode_output_partitioned.bin", d.output());
+        assert_eq!(output_counts(d.output()), (1, 1, 1));
+    }
+
+    /// The decoder's input framings (golden files `decode_json.bin`, `decode_rows.bin`,
+    /// `decode_upsert.bin`, which the Java `InputEncoder`s are held to): Rust has no encoder of
+    /// them, so the bytes are framed here and the files decoded back.
+    #[test]
+    fn input_framings_layout() {
+        let json = r#"{"op":"c","after":{"id":1,"user_id":10,"name":"a.com"}}"#;
+        golden::check("decode_json.bin", &frame(&[Some(json), None]));
+        let mut rows = Vec::new();
+        envelope(&mut rows, b'c', None, Some(&encode(1, Some(5))));
+        golden::check("decode_rows.bin", &rows);
+        let upsert = frame(&[
+            Some(r#"{"id":1}"#),
+            Some(r#"{"id":1,"user_id":10,"name":"a.com"}"#),
+            Some(r#"{"id":2}"#),
+            None,
+        ]);
+        golden::check("decode_upsert.bin", &upsert);
+
+        let mut d = BatchDecoder::from_json(config_json().as_bytes()).unwrap();
+        let s = d.decode_json(&golden::read("decode_json.bin"), 0).unwrap();
+        assert_eq!((s.messages, s.changes, s.tombstones), (2, 1, 1));
+        assert_eq!(show(&d), vec!["#0 +I[1, 10, a.com] key=10"]);
+        d.decode_rows(&golden::read("decode_rows.bin"), 0).unwrap();
+        assert_eq!(show(&d), vec!["#0 +I[1, 5, x] key=5"]);
+        let config = config_json().replace(
+            r#""source":"domains""#,
+            r#""source":"domains","primary_key":["id"],"upsert":true"#,
+        );
+        let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+        let s = d
+            .decode_upsert(&golden::read("decode_upsert.bin"), 0)
+            .unwrap();
+        assert_eq!((s.messages, s.changes), (2, 2));
+        let shown = show(&d);
+        assert_eq!(shown[0], "#0 +I[1, 10, a.com] key=10");
+        assert!(shown[1].starts_with("#1 -D[2, "), "{}", shown[1]);
     }
 }

@@ -15,7 +15,9 @@
 //! An input block is one key group's changes of one side, as the decoder partitions them
 //! ([`cdcjoin_model::exchange`]): the Java layer appends each block it receives behind its side
 //! byte in one copy. Changes are applied in batch order; an error names a change by its index in
-//! the batch, counting changes across blocks.
+//! the batch, counting changes across blocks. The Java mirror of these formats is
+//! `dev.cdcjoin.flink.runtime.JoinBatches`; `tests/wire/join_*.bin` pin their bytes for the tests
+//! of both sides.
 //!
 //! In output entries the stamp is that of the input change that caused the entry (so the caller
 //! gives a row that record's timestamp, as Flink's own join does, without mapping indices to
@@ -327,6 +329,7 @@ impl<'a> Iterator for OutputEntries<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cdcjoin_model::golden;
 
     fn rec(side: Side, kind: RowKind, timestamp: Option<i64>, row: &[u8]) -> InputRecord<'_> {
         InputRecord {
@@ -338,20 +341,34 @@ mod tests {
         }
     }
 
+    /// `changes` as a block of `key_group` behind `side`, as the Java operator appends a block.
+    fn framed(side: Side, key_group: u16, changes: &[(RowKind, Option<i64>, &[u8])]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for &(kind, timestamp, row) in changes {
+            write_change(&mut body, kind, timestamp, row);
+        }
+        let mut buf = vec![side as u8];
+        BlockHeader {
+            key_group,
+            count: changes.len() as u32,
+            len: body.len() as u32,
+        }
+        .write(&mut buf);
+        buf.extend_from_slice(&body);
+        buf
+    }
+
     /// A block of two changes as the Java operator appends it (side byte, then the decoder's
     /// block), then a block of one.
     fn two_blocks() -> Vec<u8> {
-        let mut body = Vec::new();
-        write_change(&mut body, RowKind::UpdateBefore, Some(7), b"abc");
-        write_change(&mut body, RowKind::Insert, None, b"");
-        let mut buf = vec![Side::Right as u8];
-        let header = BlockHeader {
-            key_group: 300,
-            count: 2,
-            len: body.len() as u32,
-        };
-        header.write(&mut buf);
-        buf.extend_from_slice(&body);
+        let mut buf = framed(
+            Side::Right,
+            300,
+            &[
+                (RowKind::UpdateBefore, Some(7), b"abc"),
+                (RowKind::Insert, None, b""),
+            ],
+        );
         write_input(&mut buf, &rec(Side::Left, RowKind::Delete, Some(-1), b"z"));
         buf
     }
@@ -431,20 +448,65 @@ mod tests {
         );
     }
 
-    /// The bytes of a rejection and of a row, as the Java layer reads them.
+    /// A join input frame of one block (golden file `join_input.bin`: the side byte, then the
+    /// block of `exchange_block.bin`), as the Java operator frames it, and the file read back.
+    #[test]
+    fn input_frame_layout() {
+        let buf = framed(
+            Side::Right,
+            300,
+            &[
+                (RowKind::UpdateAfter, Some(-2), b"ab"),
+                (RowKind::Delete, None, b""),
+            ],
+        );
+        golden::check("join_input.bin", &buf);
+        let file = golden::read("join_input.bin");
+        let recs: Vec<_> = BatchReader::new(&file).collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            recs,
+            vec![
+                (0, rec(Side::Right, RowKind::UpdateAfter, Some(-2), b"ab")),
+                (1, rec(Side::Right, RowKind::Delete, None, b"")),
+            ]
+        );
+    }
+
+    /// The bytes of a joined row, a null-padded row and a rejection (golden file
+    /// `join_output.bin`, which the Java output reader is held to), and the file read back.
     #[test]
     fn output_layout() {
         let mut buf = Vec::new();
         let mut w = OutputWriter::new(&mut buf);
-        w.set_input(&rec(Side::Right, RowKind::Insert, Some(258), b""));
-        w.reject("é");
+        w.set_input(&rec(Side::Left, RowKind::Insert, Some(258), b""));
+        w.emit(RowKind::Insert, Some(b"l"), Some(b"rr"));
         w.set_input(&rec(Side::Left, RowKind::Insert, None, b""));
         w.emit(RowKind::UpdateAfter, None, Some(b"r"));
-        #[rustfmt::skip]
-        let expected = [
-            1, 2, 1, 0, 0, 0, 0, 0, 0, 0xFF, 1, 2, 0, 0, 0, 0xC3, 0xA9,
-            0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0xFF, 1, 0, 0, 0, b'r',
-        ];
-        assert_eq!(buf, expected);
+        w.set_input(&rec(Side::Right, RowKind::Insert, Some(-1), b""));
+        w.reject("é");
+        golden::check("join_output.bin", &buf);
+        let file = golden::read("join_output.bin");
+        assert_eq!(
+            OutputEntries::new(&file).collect::<Vec<_>>(),
+            vec![
+                OutputEntry::Row(OutputRow {
+                    timestamp: Some(258),
+                    kind: RowKind::Insert,
+                    left: Some(b"l"),
+                    right: Some(b"rr")
+                }),
+                OutputEntry::Row(OutputRow {
+                    timestamp: None,
+                    kind: RowKind::UpdateAfter,
+                    left: None,
+                    right: Some(b"r")
+                }),
+                OutputEntry::Rejected {
+                    timestamp: Some(-1),
+                    side: Side::Right,
+                    message: "é"
+                },
+            ]
+        );
     }
 }

@@ -218,7 +218,8 @@ impl Partitioner {
 mod tests {
     use super::*;
 
-    /// The bytes of a block as the Java mirror (`ChangeBlocks`) reads and writes them.
+    /// The bytes of a block (golden file `exchange_block.bin`, which the Java mirror `ChangeBlocks`
+    /// is held to as well), and the file read back.
     #[test]
     fn block_layout() {
         let mut body = Vec::new();
@@ -232,13 +233,8 @@ mod tests {
         }
         .write(&mut out);
         out.extend_from_slice(&body);
-        #[rustfmt::skip]
-        let expected = [
-            0x2C, 0x01, 2, 0, 0, 0, 30, 0, 0, 0,
-            2, 1, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0, b'a', b'b',
-            3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        ];
-        assert_eq!(out, expected);
+        crate::golden::check("exchange_block.bin", &out);
+        let out = crate::golden::read("exchange_block.bin");
         let header = BlockHeader::read(&out).unwrap();
         assert_eq!((header.key_group, header.count, header.len), (300, 2, 30));
         let changes: Vec<_> = Changes::new(&out[BLOCK_HEADER_LEN..])

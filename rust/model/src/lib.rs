@@ -8,6 +8,8 @@
 //! printing, the demo), never on the hot path.
 
 pub mod exchange;
+#[cfg(any(test, feature = "golden"))]
+pub mod golden;
 pub mod key_group;
 pub mod kind;
 pub mod row;

@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -11,8 +12,8 @@ import org.apache.flink.types.RowKind;
 
 /**
  * The byte-encoded join output ({@link CdcJoin.Result#rawRows()}): one {@code byte[]} per output
- * row, exactly as the native engine writes it ({@code rust/join/src/batch.rs}), for sinks that take
- * bytes without building a Java object per column.
+ * row, exactly as the native engine writes it (a joined row of {@link JoinBatches} without its
+ * stamp), for sinks that take bytes without building a Java object per column.
  *
  * <pre>
  * record := kind u8 (Flink {@link RowKind#toByteValue()})
@@ -31,7 +32,7 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
     private static final long serialVersionUID = 1L;
 
     /** The length written for a null-padded side. */
-    public static final int NULL_SIDE = -1;
+    public static final int NULL_SIDE = JoinBatches.NULL_SIDE;
 
     private final RowCodec left;
     private final RowCodec right;
@@ -78,7 +79,7 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      * @return bytes, or {@link #NULL_SIDE} when the left side is null-padded
      */
     public static int leftLength(byte[] record) {
-        return buffer(record).getInt(1);
+        return buffer(record).getInt(JoinBatches.LEFT_LENGTH_AT);
     }
 
     /**
@@ -88,7 +89,7 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      * @return the index of its first byte
      */
     public static int leftStart(byte[] record) {
-        return 5;
+        return JoinBatches.LEFT_AT;
     }
 
     /**
@@ -108,7 +109,7 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      * @return the index of its first byte
      */
     public static int rightStart(byte[] record) {
-        return 5 + Math.max(leftLength(record), 0) + 4;
+        return JoinBatches.LEFT_AT + Math.max(leftLength(record), 0) + 4;
     }
 
     /**
@@ -119,7 +120,9 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
      */
     public static byte[] left(byte[] record) {
         int n = leftLength(record);
-        return n < 0 ? null : Arrays.copyOfRange(record, 5, 5 + n);
+        return n < 0
+                ? null
+                : Arrays.copyOfRange(record, JoinBatches.LEFT_AT, JoinBatches.LEFT_AT + n);
     }
 
     /**
@@ -144,8 +147,8 @@ public final class RawJoinOutput implements MapFunction<byte[], Row> {
     public Row toRow(byte[] record) {
         ByteBuffer buf = buffer(record);
         Object[] both = new Object[left.arity() + right.arity()];
-        if (buf.getInt(1) >= 0) {
-            left.decodeInto(buf, 5, both, 0);
+        if (buf.getInt(JoinBatches.LEFT_LENGTH_AT) >= 0) {
+            left.decodeInto(buf, JoinBatches.LEFT_AT, both, 0);
         }
         int rightAt = rightStart(record);
         if (buf.getInt(rightAt - 4) >= 0) {

@@ -14,6 +14,7 @@ import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
 import dev.cdcjoin.flink.runtime.ChangeBlocks;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -226,20 +227,17 @@ class NativeBridgeTest {
         RowCodec l = new RowCodec(USERS);
         RowCodec r = new RowCodec(DOMAINS);
         List<String> rows = new ArrayList<>();
-        int p = 0;
-        while (p < out.limit()) {
-            assertEquals(ChangeBlocks.STAMP_NONE, out.get(p), "no timestamp in, none out");
-            p += ChangeBlocks.STAMP_LEN;
-            StringBuilder sb = new StringBuilder().append(out.get(p)).append(' ');
-            p += 1;
-            for (RowCodec c : new RowCodec[] {l, r}) {
-                int len = out.getInt(p);
-                sb.append(len == -1 ? "null" : Arrays.toString(c.decode(out, p + 4)));
-                p += 4 + (len == -1 ? 0 : len);
-            }
-            rows.add(sb.toString());
+        JoinBatches.Entries e = new JoinBatches.Entries().reset(out);
+        while (e.next()) {
+            assertEquals(
+                    ChangeBlocks.STAMP_NONE, out.get(e.stampAt()), "no timestamp in, none out");
+            rows.add(e.kind() + " " + side(l, out, e.leftAt()) + side(r, out, e.rightAt()));
         }
         return rows;
+    }
+
+    private static String side(RowCodec codec, ByteBuffer out, int at) {
+        return at < 0 ? "null" : Arrays.toString(codec.decode(out, at));
     }
 
     @Test

@@ -9,7 +9,7 @@ import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
-import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -137,7 +137,7 @@ public class JniCrossingBench {
     private void frame() {
         buffer.clear();
         for (ChangeBatch c : records) {
-            NativeJoinOperator.frame(buffer, 0, c);
+            JoinBatches.frame(buffer, JoinBatches.SIDE_LEFT, c);
         }
     }
 

@@ -5,21 +5,15 @@ import java.nio.ByteBuffer;
 /**
  * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range.
  *
- * <p>Input batches are direct buffers of key group blocks {@code side u8 | keyGroup u16 | count u32
- * | len u32 | changes} ({@code dev.cdcjoin.flink.runtime.ChangeBlocks}); the output is rows {@code
- * stamp | kind u8 | leftLen u32 | left | rightLen u32 | right}, {@code stamp} being the timestamp
- * of the input change that caused the row and a length of {@code 0xFFFFFFFF} standing for a null
- * side (all little-endian); a change the engine rejected is {@code stamp | OUTPUT_REJECTED u8 |
- * side u8 | len u32 | UTF-8 message} instead (Rust {@code cdcjoin_join::batch}).
+ * <p>Input batches are direct buffers of key group blocks behind their side byte, the output is
+ * joined rows and rejections, each entry stamped with the timestamp of the input change that caused
+ * it: Rust {@code cdcjoin_join::batch}, mirrored by {@code dev.cdcjoin.flink.runtime.JoinBatches}.
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * state; any later call throws {@link IllegalStateException}. A {@link Frozen} state taken with
  * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
  */
 public final class NativeJoin implements AutoCloseable {
-
-    /** The kind byte of an output entry that reports a rejected input change, not a row. */
-    public static final byte OUTPUT_REJECTED = (byte) 0xFF;
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
 

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -15,8 +16,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * stamp   := flag u8 (STAMP_NONE | STAMP_PRESENT) | timestamp i64
  * </pre>
  *
- * A {@link ChangeBatch} carries one block's changes; the join operator appends them behind {@code
- * side u8} and the block header. A stamp is a Flink record's timestamp, or its absence.
+ * A {@link ChangeBatch} carries one block's changes; the join operator appends the block behind
+ * {@code side u8} ({@link JoinBatches}). A stamp is a Flink record's timestamp, or its absence.
  */
 public final class ChangeBlocks {
 
@@ -35,7 +36,45 @@ public final class ChangeBlocks {
     /** Bytes of a change before its row ({@code kind | stamp | rowLen}). */
     public static final int CHANGE_HEADER_LEN = 1 + STAMP_LEN + 4;
 
+    /** Index of {@code count} in a block header. */
+    private static final int COUNT_AT = 2;
+
+    /** Index of {@code len} in a block header. */
+    private static final int LEN_AT = COUNT_AT + 4;
+
     private ChangeBlocks() {}
+
+    /**
+     * Appends a batch's changes as a block.
+     *
+     * @param batch the buffer
+     * @param changes one key group's changes
+     */
+    static void putBlock(BatchBuffer batch, ChangeBatch changes) {
+        batch.reserve(BLOCK_HEADER_LEN + changes.payload.length)
+                .putShort(changes.keyGroup)
+                .putInt(changes.count)
+                .putInt(changes.payload.length)
+                .putBytes(changes.payload);
+    }
+
+    /**
+     * Reads the block at {@code at}, which ends at {@code at + BLOCK_HEADER_LEN + payload.length}.
+     *
+     * @param out a little-endian buffer
+     * @param at the block's index
+     * @param maxParallelism the max parallelism its key group was computed for
+     * @return its changes, copied
+     */
+    static ChangeBatch readBlock(ByteBuffer out, int at, int maxParallelism) {
+        byte[] payload = new byte[out.getInt(at + LEN_AT)];
+        ByteBuffers.read(out, at + BLOCK_HEADER_LEN, payload, 0, payload.length);
+        return new ChangeBatch(
+                Short.toUnsignedInt(out.getShort(at)),
+                maxParallelism,
+                out.getInt(at + COUNT_AT),
+                payload);
+    }
 
     /**
      * Appends the stamp of {@code element} to a batch.

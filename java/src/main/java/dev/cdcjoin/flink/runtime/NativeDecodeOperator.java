@@ -4,11 +4,9 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
-import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import java.io.Serializable;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
@@ -57,6 +55,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     private transient Object[] inputs;
     private transient BatchTimestamps timestamps;
     private transient HeapCopy heapCopy;
+    private transient Emitter emitter;
     private transient long firstIndex;
     private transient StreamRecord<OUT> reuse;
     private transient Counter recordsIn;
@@ -155,6 +154,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
         inputs = new Object[batchSize];
         timestamps = new BatchTimestamps(batchSize);
         heapCopy = new HeapCopy();
+        emitter = new Emitter();
         reuse = new StreamRecord<>(null);
         recordsIn = getMetricGroup().counter("cdcjoinRecordsIn");
         changesOut = getMetricGroup().counter("cdcjoinChangesOut");
@@ -221,77 +221,40 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
         }
         ByteBuffer out = decode(batch.buffer(), batch.length(), firstIndex);
         batches.inc();
-        tombstones.inc(out.getInt(8));
-        if (partitioned) {
-            emitPartitioned(heapCopy.of(out));
-        } else {
-            emitAll(heapCopy.of(out));
-        }
+        tombstones.inc(DecoderOutput.tombstones(out));
+        DecoderOutput.read(heapCopy.of(out), partitioned, maxParallelism, emitter);
         firstIndex += n;
         batch.clear();
         Arrays.fill(inputs, 0, n, null);
     }
 
-    private void emitAll(ByteBuffer out) throws Exception {
-        int p = 12;
-        while (p < out.limit()) {
-            byte tag = out.get(p);
-            int index = out.getInt(p + 1);
-            p += 5;
-            p = tag == 0 ? emitChange(out, p, index) : emitError(out, p, index);
+    /** Emits a decoded batch's entries: changes or blocks, and bad records per the policy. */
+    private final class Emitter implements DecoderOutput.Visitor {
+        @Override
+        @SuppressWarnings("unchecked")
+        public void change(int index, RowKind kind, byte[] key, byte[] row) {
+            OUT change = (OUT) new ChangeRecord(kind, new JoinKey(key), row);
+            output.collect(timestamps.stamp(reuse, change, index));
+            changesOut.inc();
         }
-    }
 
-    /** Applies the bad-record policy to message {@code index}, whose message is at {@code p}. */
-    private int emitError(ByteBuffer out, int p, int index) {
-        byte[] message = bytes(out, p + 4, out.getInt(p));
-        bad(firstIndex + index, rawOf(index), new String(message, StandardCharsets.UTF_8), null);
-        return p + 4 + message.length;
-    }
-
-    /**
-     * Emits a partitioned output: its rejected messages ({@code 1 u8 | index u32 | message}), then
-     * one {@link ChangeBatch} per block ({@code keyGroup u16 | count u32 | len u32 | changes}).
-     */
-    @SuppressWarnings("unchecked")
-    private void emitPartitioned(ByteBuffer out) {
-        int errors = out.getInt(4);
-        int p = 12;
-        for (int i = 0; i < errors; i++) {
-            p = emitError(out, p + 5, out.getInt(p + 1));
+        @Override
+        public void error(int index, String message) {
+            bad(firstIndex + index, rawOf(index), message, null);
         }
-        while (p < out.limit()) {
-            int group = Short.toUnsignedInt(out.getShort(p));
-            int count = out.getInt(p + 2);
-            byte[] payload = bytes(out, p + ChangeBlocks.BLOCK_HEADER_LEN, out.getInt(p + 6));
-            reuse.replace((OUT) new ChangeBatch(group, maxParallelism, count, payload));
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void block(ChangeBatch block) {
+            reuse.replace((OUT) block);
             output.collect(reuse);
-            changesOut.inc(count);
-            p += ChangeBlocks.BLOCK_HEADER_LEN + payload.length;
+            changesOut.inc(block.count);
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private int emitChange(ByteBuffer out, int p, int index) {
-        RowKind kind = RowKind.fromByteValue(out.get(p));
-        byte[] key = bytes(out, p + 5, out.getInt(p + 1));
-        int rowAt = p + 5 + key.length;
-        byte[] row = bytes(out, rowAt + 4, out.getInt(rowAt));
-        OUT change = (OUT) new ChangeRecord(kind, new JoinKey(key), row);
-        output.collect(timestamps.stamp(reuse, change, index));
-        changesOut.inc();
-        return rowAt + 4 + row.length;
     }
 
     @SuppressWarnings("unchecked")
     private byte[] rawOf(int index) {
         return encoder.raw((IN) inputs[index]);
-    }
-
-    private static byte[] bytes(ByteBuffer buf, int at, int length) {
-        byte[] b = new byte[length];
-        ByteBuffers.read(buf, at, b, 0, length);
-        return b;
     }
 
     private void bad(long index, byte[] raw, String reason, Throwable cause) {

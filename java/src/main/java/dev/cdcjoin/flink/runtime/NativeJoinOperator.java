@@ -10,7 +10,6 @@ import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.TaskInfo;
@@ -40,11 +39,10 @@ import org.apache.flink.types.RowKind;
  * KeyGroupRoutes} so that a batch reaches the subtask owning its key group; a batch computed for
  * another max parallelism than the join's, or of a key group this subtask does not own, fails the
  * job (it would be joined against the wrong state). Each batch is appended in arrival order to one
- * direct buffer behind its side and block header, in one copy ({@code side | key group | count |
- * len | changes}, see {@code cdcjoin_join::batch}), and the buffer is joined in one native call
- * when it holds a batch's worth of changes, after the max flush delay (processing time), before a
- * watermark, in {@code prepareSnapshotPreBarrier} and at end of input. The output of a batch is
- * emitted in one of two forms, chosen when the operator is created:
+ * direct buffer behind its side and block header, in one copy ({@link JoinBatches#frame}), and the
+ * buffer is joined in one native call when it holds a batch's worth of changes, after the max flush
+ * delay (processing time), before a watermark, in {@code prepareSnapshotPreBarrier} and at end of
+ * input. The output of a batch is emitted in one of two forms, chosen when the operator is created:
  *
  * <ul>
  *   <li>{@link #rows}: decoded once into {@link Row}s carrying their {@link RowKind}, projected to
@@ -114,6 +112,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     private transient int[] projectedColumn;
     private transient HeapCopy heapCopy;
+    private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
     private transient ManagedMemoryAccount memory;
@@ -235,6 +234,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             projectedColumn[i] = projection[i] - (projectedLeft[i] ? 0 : leftCodec.arity());
         }
         heapCopy = new HeapCopy();
+        entries = new JoinBatches.Entries();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
         updateStats();
@@ -243,13 +243,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     @Override
     public void processElement1(StreamRecord<ChangeBatch> element) throws Exception {
         metrics.recordsLeft.inc(element.getValue().count);
-        append(0, element.getValue());
+        append(JoinBatches.SIDE_LEFT, element.getValue());
     }
 
     @Override
     public void processElement2(StreamRecord<ChangeBatch> element) throws Exception {
         metrics.recordsRight.inc(element.getValue().count);
-        append(1, element.getValue());
+        append(JoinBatches.SIDE_RIGHT, element.getValue());
     }
 
     /**
@@ -269,7 +269,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         return false;
     }
 
-    private void append(int side, ChangeBatch changes) throws Exception {
+    private void append(byte side, ChangeBatch changes) throws Exception {
         if (changes.maxParallelism != maxParallelism) {
             throw new IllegalStateException(
                     String.format(
@@ -291,29 +291,16 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                             getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                             keyGroups));
         }
-        frame(batch, side, changes);
+        JoinBatches.frame(batch, side, changes);
         afterAppend(batch.records());
     }
 
-    private String tableOf(int side) {
-        return (side == 0 ? definition.left() : definition.right()).name();
+    private SideSpec sideOf(byte side) {
+        return side == JoinBatches.SIDE_LEFT ? definition.left() : definition.right();
     }
 
-    /**
-     * Appends one batch to a join batch in its wire format ({@code side u8 | keyGroup u16 | count
-     * u32 | len u32 | changes}); public so that benchmarks frame exactly as the operator does.
-     *
-     * @param batch the join batch
-     * @param side 0 for the left input, 1 for the right
-     * @param changes one key group's changes
-     */
-    public static void frame(BatchBuffer batch, int side, ChangeBatch changes) {
-        batch.reserve(1 + ChangeBlocks.BLOCK_HEADER_LEN + changes.payload.length)
-                .put((byte) side)
-                .putShort(changes.keyGroup)
-                .putInt(changes.count)
-                .putSized(changes.payload);
-        batch.recordsAdded(changes.count);
+    private String tableOf(byte side) {
+        return sideOf(side).name();
     }
 
     /** Joins the buffered batch, if any, and emits its output rows. */
@@ -337,48 +324,29 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     /**
-     * Emits the rows of a batch's output ({@code stamp | kind u8 | leftLen i32 | left | rightLen
-     * i32 | right}, see {@code cdcjoin_join::batch}), each with the timestamp in its stamp (that of
-     * the input record that caused it), and hands rejected changes ({@code stamp | REJECTED u8 |
-     * side u8 | len i32 | message}) to the bad-record policy.
+     * Emits the rows of a batch's output ({@link JoinBatches.Entries}), each with the timestamp in
+     * its stamp (that of the input record that caused it), and hands rejected changes to the
+     * bad-record policy.
      */
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
-        int p = 0;
-        while (p < out.limit()) {
-            int stamp = p;
-            p += ChangeBlocks.STAMP_LEN;
-            if (out.get(p) == NativeJoin.OUTPUT_REJECTED) {
-                p = reject(out, p);
+        JoinBatches.Entries e = entries.reset(out);
+        while (e.next()) {
+            if (e.isRejection()) {
+                reject(sideOf(e.rejectedSide()), e.message());
                 continue;
             }
-            int leftAt = p + 1;
-            int leftLength = out.getInt(leftAt);
-            int rightAt = leftAt + 4 + Math.max(leftLength, 0);
-            int rightLength = out.getInt(rightAt);
-            int end = rightAt + 4 + Math.max(rightLength, 0);
             OUT row =
                     raw
-                            ? bytes(out, p, end)
-                            : row(
-                                    out,
-                                    out.get(p),
-                                    leftLength < 0 ? -1 : leftAt + 4,
-                                    rightLength < 0 ? -1 : rightAt + 4);
-            output.collect(ChangeBlocks.stamped(out, stamp, reuse, row));
+                            ? bytes(out, e.rowStart(), e.end())
+                            : row(out, e.kind(), e.leftAt(), e.rightAt());
+            output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
             metrics.rowsOut.inc();
-            p = end;
         }
     }
 
-    /**
-     * Applies the bad-record policy to the rejection whose kind byte is at {@code p}; returns the
-     * next entry's index.
-     */
-    private int reject(ByteBuffer out, int p) {
-        int length = out.getInt(p + 2);
-        String message = new String(out.array(), p + 6, length, StandardCharsets.UTF_8);
-        SideSpec side = out.get(p + 1) == 0 ? definition.left() : definition.right();
+    /** Applies the bad-record policy to a change of {@code side} the engine rejected. */
+    private void reject(SideSpec side, String message) {
         String reason = side.name() + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
@@ -386,7 +354,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         }
         output.collect(
                 BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
-        return p + 6 + length;
     }
 
     /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */

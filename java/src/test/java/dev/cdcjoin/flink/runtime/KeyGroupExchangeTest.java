@@ -1,6 +1,5 @@
 package dev.cdcjoin.flink.runtime;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -8,7 +7,6 @@ import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
@@ -18,8 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The batch exchange's Java half: key groups as the Rust decoder computes them (the shared vector
- * file), the routes that put a batch in its key group, and the block bytes (the Rust tests' {@code
- * exchange::tests::block_layout}).
+ * file) and the routes that put a batch in its key group; the block bytes are {@link
+ * WireFormatsTest}'s.
  */
 class KeyGroupExchangeTest {
 
@@ -73,59 +71,9 @@ class KeyGroupExchangeTest {
         assertEquals(77, KeyGroupRangeAssignment.assignToKeyGroup(selector.getKey(batch), 128));
     }
 
-    /** The bytes the Rust test {@code block_layout} writes for the same two changes. */
+    /** A change handed to the join alone is a batch of one in its join key's key group. */
     @Test
-    void blockBytesAreTheRustLayout() {
-        ChangeBlocks.Writer w = new ChangeBlocks.Writer();
-        w.add(
-                RowKind.UPDATE_AFTER.toByteValue(),
-                new StreamRecord<>(null, -2),
-                new byte[] {'a', 'b'});
-        w.add(RowKind.DELETE.toByteValue(), new StreamRecord<>(null), new byte[0]);
-        ChangeBatch b = w.take(300, 128);
-        assertEquals(2, b.count);
-        assertArrayEquals(
-                new byte[] {
-                    2,
-                    1,
-                    (byte) 0xFE,
-                    -1,
-                    -1,
-                    -1,
-                    -1,
-                    -1,
-                    -1,
-                    -1,
-                    2,
-                    0,
-                    0,
-                    0,
-                    'a',
-                    'b',
-                    3,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0
-                },
-                b.payload);
-        BatchBuffer joined = new BatchBuffer(8);
-        NativeJoinOperator.frame(joined, 1, b);
-        byte[] framed = new byte[joined.length()];
-        joined.buffer().get(0, framed);
-        assertArrayEquals(
-                new byte[] {1, 0x2C, 0x01, 2, 0, 0, 0, 30, 0, 0, 0},
-                Arrays.copyOf(framed, 1 + ChangeBlocks.BLOCK_HEADER_LEN));
-        assertEquals(2, joined.records());
+    void oneChangeIsABatchOfItsKeyGroup() {
         ChangeBatch one =
                 ChangeBatch.of(
                         128,

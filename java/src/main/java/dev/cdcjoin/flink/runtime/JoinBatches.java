@@ -1,0 +1,195 @@
+package dev.cdcjoin.flink.runtime;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The Java mirror of the native join's batch formats (Rust {@code cdcjoin_join::batch}, whose
+ * module documentation holds the grammar), little-endian:
+ *
+ * <pre>
+ * batch        := input block*
+ * input block  := side u8 (SIDE_LEFT | SIDE_RIGHT) | block        (block: {@link ChangeBlocks})
+ * output entry := stamp | kind u8 | body                          (stamp: {@link ChangeBlocks})
+ *   kind 0..3 (a RowKind byte, a joined row):
+ *          body := leftLen i32 | left bytes | rightLen i32 | right bytes   (NULL_SIDE: no bytes)
+ *   kind REJECTED (the input change is refused):
+ *          body := side u8 | msgLen i32 | message bytes (UTF-8)
+ * </pre>
+ *
+ * A joined row from its kind byte on is also the record of the raw output ({@code
+ * dev.cdcjoin.flink.RawJoinOutput}).
+ */
+public final class JoinBatches {
+
+    /** Side byte of the left input. */
+    public static final byte SIDE_LEFT = 0;
+
+    /** Side byte of the right input. */
+    public static final byte SIDE_RIGHT = 1;
+
+    /** Kind byte of an output entry that rejects its input change instead of a row. */
+    public static final byte REJECTED = (byte) 0xFF;
+
+    /** Length of a null side (null padding) in a joined row. */
+    public static final int NULL_SIDE = -1;
+
+    /** Index of {@code leftLen} in a joined row, from its kind byte. */
+    public static final int LEFT_LENGTH_AT = 1;
+
+    /** Index of the left row's bytes in a joined row, from its kind byte. */
+    public static final int LEFT_AT = LEFT_LENGTH_AT + 4;
+
+    /** Index of {@code side} in a rejection, from its kind byte. */
+    private static final int REJECTED_SIDE_AT = 1;
+
+    /** Index of {@code msgLen} in a rejection, from its kind byte. */
+    private static final int MESSAGE_LENGTH_AT = 2;
+
+    private JoinBatches() {}
+
+    /**
+     * Appends one key group's changes to a join batch as an input block; public so that benchmarks
+     * frame exactly as the operator does.
+     *
+     * @param batch the join batch
+     * @param side {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}
+     * @param changes one key group's changes
+     */
+    public static void frame(BatchBuffer batch, byte side, ChangeBatch changes) {
+        ChangeBlocks.putBlock(batch.put(side), changes);
+        batch.recordsAdded(changes.count);
+    }
+
+    /**
+     * A cursor over the entries of a join output, each read in place: one instance is reused for
+     * every batch, nothing is allocated per entry but a rejection's message.
+     */
+    public static final class Entries {
+        private ByteBuffer out;
+        private int stampAt;
+        private int kindAt;
+        private int rightLengthAt;
+        private int end;
+
+        /**
+         * Starts over on an output.
+         *
+         * @param out a little-endian buffer holding the entries at {@code [0, limit)}; a heap one
+         *     if {@link #message()} is to be read
+         * @return this
+         */
+        public Entries reset(ByteBuffer out) {
+            this.out = out;
+            this.end = 0;
+            return this;
+        }
+
+        /**
+         * Moves to the next entry.
+         *
+         * @return whether there was one
+         */
+        public boolean next() {
+            if (end >= out.limit()) {
+                return false;
+            }
+            stampAt = end;
+            kindAt = stampAt + ChangeBlocks.STAMP_LEN;
+            if (isRejection()) {
+                end = kindAt + MESSAGE_LENGTH_AT + 4 + out.getInt(kindAt + MESSAGE_LENGTH_AT);
+            } else {
+                rightLengthAt = kindAt + LEFT_AT + sideBytes(kindAt + LEFT_LENGTH_AT);
+                end = rightLengthAt + 4 + sideBytes(rightLengthAt);
+            }
+            return true;
+        }
+
+        private int sideBytes(int lengthAt) {
+            return Math.max(out.getInt(lengthAt), 0);
+        }
+
+        /**
+         * Where the entry's stamp is ({@link ChangeBlocks#stamped}).
+         *
+         * @return its index
+         */
+        public int stampAt() {
+            return stampAt;
+        }
+
+        /**
+         * Whether the entry rejects an input change rather than being a row.
+         *
+         * @return {@code true} for a rejection
+         */
+        public boolean isRejection() {
+            return out.get(kindAt) == REJECTED;
+        }
+
+        /**
+         * The row's kind byte (Flink's {@code RowKind} byte value).
+         *
+         * @return the kind
+         */
+        public byte kind() {
+            return out.get(kindAt);
+        }
+
+        /**
+         * Where the row's left side starts.
+         *
+         * @return the index of its first byte, or {@code -1} when it is null-padded
+         */
+        public int leftAt() {
+            return out.getInt(kindAt + LEFT_LENGTH_AT) < 0 ? -1 : kindAt + LEFT_AT;
+        }
+
+        /**
+         * Where the row's right side starts.
+         *
+         * @return the index of its first byte, or {@code -1} when it is null-padded
+         */
+        public int rightAt() {
+            return out.getInt(rightLengthAt) < 0 ? -1 : rightLengthAt + 4;
+        }
+
+        /**
+         * Where the row starts without its stamp (the raw output record is {@code [rowStart,
+         * end)}).
+         *
+         * @return the index of its kind byte
+         */
+        public int rowStart() {
+            return kindAt;
+        }
+
+        /**
+         * Where the entry ends.
+         *
+         * @return the index after its last byte
+         */
+        public int end() {
+            return end;
+        }
+
+        /**
+         * The side of a rejected change.
+         *
+         * @return {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}
+         */
+        public byte rejectedSide() {
+            return out.get(kindAt + REJECTED_SIDE_AT);
+        }
+
+        /**
+         * The reason a change was rejected.
+         *
+         * @return the engine's message
+         */
+        public String message() {
+            int at = kindAt + MESSAGE_LENGTH_AT;
+            return new String(out.array(), at + 4, out.getInt(at), StandardCharsets.UTF_8);
+        }
+    }
+}
