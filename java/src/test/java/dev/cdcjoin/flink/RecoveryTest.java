@@ -186,10 +186,20 @@ class RecoveryTest {
      */
     static void decodeAndJoin(
             CdcJoin join, DataStream<String> source, MapFunction<Row, String> sink) {
-        SingleOutputStreamOperator<ChangeRecord> l =
-                join.leftDecoder().decodeStrings(VectorsTest.pick(source, "L|"));
-        SingleOutputStreamOperator<ChangeRecord> r =
-                join.rightDecoder().decodeStrings(VectorsTest.pick(source, "R|"));
+        decodeAndJoin(join, VectorsTest.pick(source, "L|"), VectorsTest.pick(source, "R|"), sink);
+    }
+
+    /**
+     * Decodes the users and domains change records and joins them, with the operator uids of {@link
+     * #decodeAndJoin(CdcJoin, DataStream, MapFunction)}, each output row through {@code sink}.
+     */
+    static void decodeAndJoin(
+            CdcJoin join,
+            DataStream<String> users,
+            DataStream<String> domains,
+            MapFunction<Row, String> sink) {
+        SingleOutputStreamOperator<ChangeRecord> l = join.leftDecoder().decodeStrings(users);
+        SingleOutputStreamOperator<ChangeRecord> r = join.rightDecoder().decodeStrings(domains);
         l.uid("decode-users");
         r.uid("decode-domains");
         join.joinChanges(l, r).uid("join").map(sink).sinkTo(new DiscardingSink<>());
