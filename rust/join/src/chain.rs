@@ -168,6 +168,7 @@ mod tests {
             join_key: vec![key.into()],
             primary_key: Some(vec!["id".into()]),
             ttl_ms: None,
+            exact_retractions: false,
         };
         JoinSpec {
             left: side(
@@ -267,7 +268,11 @@ mod tests {
         .map(|(p, k, row)| (product_key_group(p), k, None, row))
         .collect::<Vec<_>>();
         expected.sort_by_key(|e| e.0);
-        assert_eq!(blocks(&out[5..]), expected, "key group order, then J's order");
+        assert_eq!(
+            blocks(&out[5..]),
+            expected,
+            "key group order, then J's order"
+        );
         let mut again = Vec::new();
         r.rekey(&[], &mut again);
         assert_eq!(again, [0, 0, 0, 0], "blocks are emptied after each output");
@@ -294,7 +299,10 @@ mod tests {
         assert_eq!(&out[..4], &[1, 0, 0, 0]);
         assert_eq!(read_stamp(&out[4..]).unwrap(), Some(42));
         let rejection_len = STAMP_LEN + 1 + 1 + 4 + 3;
-        assert_eq!(&out[4 + STAMP_LEN..4 + rejection_len], b"\xFF\x01\x03\0\0\0why");
+        assert_eq!(
+            &out[4 + STAMP_LEN..4 + rejection_len],
+            b"\xFF\x01\x03\0\0\0why"
+        );
         let rows = blocks(&out[4 + rejection_len..]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].3, out_row(1, None, 3));

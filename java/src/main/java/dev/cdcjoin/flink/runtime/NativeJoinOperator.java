@@ -51,7 +51,11 @@ import org.apache.flink.types.RowKind;
  *       the definition's output columns;
  *   <li>{@link #bytes}: each output row copied as it is, one {@code byte[]} per row in the native
  *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
- *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column.
+ *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
+ *   <li>{@link #chained}: the input of a next join, re-keyed in native code ({@code
+ *       cdcjoin_join::chain}): each output row projected to the output columns and grouped by the
+ *       key group of the next join's key, one {@link ChangeBatch} per key group, routed by {@link
+ *       KeyGroupRoutes} exactly as the decoder's batches are; no Java object is built per row.
  * </ul>
  *
  * <p>Every output row carries the timestamp of the input record that caused it, as in Flink's own
@@ -96,6 +100,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
 
+    /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
+    private final SideSpec next;
+
     /** Where rejected changes go. */
     private final BadRecordPolicy policy;
 
@@ -123,11 +130,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
-            boolean raw) {
+            boolean raw,
+            SideSpec next) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.raw = raw;
+        this.next = next;
     }
 
     /**
@@ -142,7 +151,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     public static NativeJoinOperator<Row> rows(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, false, null);
     }
 
     /**
@@ -157,7 +167,31 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     public static NativeJoinOperator<byte[]> bytes(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true, null);
+    }
+
+    /**
+     * A join operator whose output is the input of a next join: each output row projected to the
+     * definition's output columns, as a change of the next join's side {@code next} (whose schema
+     * is {@link JoinSpec#outputSchema()}), in {@link ChangeBatch}es of the key groups of {@code
+     * next}'s join key under this operator's max parallelism.
+     *
+     * @param definition the join
+     * @param next the next join's side fed by this join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the engine rejects go
+     * @return the operator
+     */
+    public static NativeJoinOperator<ChangeBatch> chained(
+            JoinSpec definition,
+            SideSpec next,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy) {
+        Objects.requireNonNull(next, "next");
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, false, next);
     }
 
     @Override
@@ -179,6 +213,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                 new NativeJoin(
                         definition.specJson(
                                 keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
+        if (next != null) {
+            join.chain(definition.chainJson(next, maxParallelism));
+        }
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
@@ -344,6 +381,10 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
+        if (next != null) {
+            emitChained(out);
+            return;
+        }
         int p = 0;
         while (p < out.limit()) {
             int stamp = p;
@@ -368,6 +409,31 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             output.collect(ChangeBlocks.stamped(out, stamp, reuse, row));
             metrics.rowsOut.inc();
             p = end;
+        }
+    }
+
+    /**
+     * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
+     * NativeJoin#chain}): hands its rejections to the bad-record policy, then emits one {@link
+     * ChangeBatch} per block ({@code keyGroup u16 | count u32 | len u32 | changes}).
+     */
+    @SuppressWarnings("unchecked")
+    private void emitChained(ByteBuffer out) {
+        int rejections = out.getInt(0);
+        int p = 4;
+        for (int i = 0; i < rejections; i++) {
+            p = reject(out, p + ChangeBlocks.STAMP_LEN);
+        }
+        while (p < out.limit()) {
+            int group = Short.toUnsignedInt(out.getShort(p));
+            int count = out.getInt(p + 2);
+            int from = p + ChangeBlocks.BLOCK_HEADER_LEN;
+            p = from + out.getInt(p + 6);
+            byte[] payload = java.util.Arrays.copyOfRange(out.array(), from, p);
+            reuse.replace((OUT) new ChangeBatch(group, maxParallelism, count, payload));
+            reuse.eraseTimestamp();
+            output.collect(reuse);
+            metrics.rowsOut.inc(count);
         }
     }
 
