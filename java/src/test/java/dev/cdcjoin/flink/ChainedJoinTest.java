@@ -46,8 +46,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * random trace runs at parallelism 2 and stops with a savepoint, the second half restores it at
  * parallelism 3; the two changelogs together materialize to the star join of the final tables.
  * Orders change products (so their rows move between the second join's keys), never customers: a
- * row moving between the first join's keys reaches the second join from two subtasks, whose
- * changes may interleave (see the README; {@code rust/join/tests/chain.rs} checks one move).
+ * row moving between the first join's keys reaches the second join from two subtasks, whose changes
+ * may interleave (see the README; {@code rust/join/tests/chain.rs} checks one move).
  */
 class ChainedJoinTest {
 
@@ -333,6 +333,60 @@ class ChainedJoinTest {
         Map<String, Integer> expected = trace.oracle();
         assertTrue(expected.size() > 10, "a mart of some rows: " + expected);
         assertEquals(expected, Changelogs.materialize(changelog));
+    }
+
+    /** The same mart declared as a star: the builder wires the chain and its projections. */
+    static CdcStar star(Engine engine) {
+        return CdcStar.builder()
+                .fact("orders", ORDERS, List.of("id"))
+                .dimension(
+                        "customers",
+                        CUSTOMERS,
+                        List.of("customer_id"),
+                        List.of("id"),
+                        JoinType.LEFT)
+                .dimension(
+                        "products", PRODUCTS, List.of("product_id"), List.of("id"), JoinType.INNER)
+                .select("orders.id", "order_id")
+                .select("orders.qty")
+                .select("customers.name")
+                .select("products.title")
+                .engine(engine)
+                .build();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void theStarBuilderWiresTheSameMart(Engine engine) throws Exception {
+        Trace trace = new Trace(16, 1200);
+        String run = "star-builder-" + engine;
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        DataStream<String> source =
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .setParallelism(1)
+                        .flatMap(new Gate(trace.events, trace.events.size(), run))
+                        .setParallelism(1);
+        CdcStar star = star(engine);
+        star.joinStrings(
+                        VectorsTest.pick(source, "o|"),
+                        List.of(VectorsTest.pick(source, "c|"), VectorsTest.pick(source, "p|")))
+                .rows()
+                .map(new Recorder(run));
+        JobClient job = env.executeAsync(run);
+        try {
+            awaitQuiet(run);
+        } finally {
+            job.cancel().get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(
+                List.of("order_id", "qty", "name", "title"),
+                List.of(star.joins().get(1).spec().outputNames()));
+        assertEquals(
+                List.of("orders$id", "orders$product_id", "orders$qty", "customers$name"),
+                List.of(star.joins().get(0).spec().outputNames()),
+                "the first step carries the fact's key, the next join key and the selections");
+        assertEquals(trace.oracle(), Changelogs.materialize(output(run)));
     }
 
     @Test
