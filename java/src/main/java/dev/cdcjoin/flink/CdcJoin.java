@@ -35,6 +35,11 @@ import org.apache.flink.types.Row;
  * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}; or, for
  * sinks that take bytes, each output row in the native wire format ({@link RawJoinOutput}).
  *
+ * <p>A join's output can be the left input of another join (a chained join, see {@link
+ * Builder#left(String, CdcJoin, List, List)} and {@link #joinJson(Result, DataStream)}; {@link
+ * CdcStar} wires a star of them): with the native engine the previous join re-keys its rows for the
+ * next one in native code, and they cross the {@code keyBy} as key group batches.
+ *
  * <p>With {@link Builder#engine(Engine) engine(Engine.JAVA)} the same calls build the pure-Java
  * join (package {@code javajoin}: Jackson decoding, Flink keyed state) instead, with the same
  * changelog and the same {@link Result}; no native code is loaded unless {@link #leftDecoder()} or
