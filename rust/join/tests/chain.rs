@@ -5,6 +5,8 @@
 //!   and products, deletes), for the first join INNER or LEFT and the second any type, the second
 //!   join's changelog never retracts an absent row and materializes to the join of the final
 //!   tables;
+//! - with the first join split over two instances whose outputs reach the second join in any
+//!   interleaving (each instance's order kept), the same holds when orders keep their customer;
 //! - when an order moves between customers held by two instances of the first join, its `-U` and
 //!   `+U` reach the second join in either order, and the result is right either way (exact
 //!   retractions on the chained side).
@@ -388,6 +390,64 @@ proptest! {
         let chained = star.first(0, &pending);
         star.second_left(&chained);
         prop_assert_eq!(materialize(&star.out), reference(first, second, &tables));
+    }
+}
+
+/// Two instances of the first join (customers 0 and 1 in one, the others and null in the other),
+/// their chained outputs delivered to the second join in a random interleaving that keeps each
+/// instance's order: orders keep their customer (the README's condition), and the result is the
+/// star join of the final tables.
+fn interleaved(first: JoinType, second: JoinType, steps: &[(Step, usize)], picks: &[bool]) {
+    let ranges = [
+        KeyGroupRange { start: 0, end: 1 },
+        KeyGroupRange { start: 2, end: 127 },
+    ];
+    let mut star = Star::new(first, second, &ranges);
+    let mut tables: [BTreeMap<i32, Row>; 3] = Default::default();
+    let mut queues: [std::collections::VecDeque<Vec<u8>>; 2] = Default::default();
+    let mut picks = picks.iter().cycle();
+    for (s, _) in steps {
+        let mut s = s.clone();
+        if let (Table::Orders, Some((c, _, _))) = (s.table, &mut s.write) {
+            *c = (s.id != 5).then_some(s.id % 5);
+        }
+        for (kind, row) in changes(&s, &mut tables) {
+            if s.table == Table::Products {
+                star.product(kind, &row);
+                continue;
+            }
+            let instance = (key_group(join_value(s.table, &row)) >= 2) as usize;
+            let chained = star.first(instance, &[(s.table, kind, row)]);
+            queues[instance].push_back(chained);
+        }
+        let i = *picks.next().unwrap() as usize;
+        if let Some(chained) = queues[i].pop_front() {
+            star.second_left(&chained);
+        }
+    }
+    while !queues.iter().all(|q| q.is_empty()) {
+        let pick = *picks.next().unwrap() as usize;
+        let i = if queues[pick].is_empty() {
+            1 - pick
+        } else {
+            pick
+        };
+        let chained = queues[i].pop_front().expect("not empty");
+        star.second_left(&chained);
+    }
+    assert_eq!(materialize(&star.out), reference(first, second, &tables));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn first_join_instances_interleaved_when_orders_keep_their_customer(
+        (first, second) in join_types(),
+        steps in prop::collection::vec((step(), 1..2usize), 1..80),
+        picks in prop::collection::vec(any::<bool>(), 1..40),
+    ) {
+        interleaved(first, second, &steps, &picks);
     }
 }
 
