@@ -13,6 +13,7 @@ fn spec(join_type: JoinType, ttl: bool) -> JoinSpec {
         join_key: vec![jk.into()],
         primary_key: pk.map(|p| vec![p.into()]),
         ttl_ms: ttl.then_some(1000),
+        exact_retractions: false,
     };
     JoinSpec {
         left: side(users_schema(), "id", Some("id")),

@@ -1,6 +1,8 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
-use cdcjoin_join::{Compression, FrozenState, JoinEngine, JoinError, JoinSpec, COUNTER_NAMES};
+use cdcjoin_join::{
+    ChainSpec, Compression, FrozenState, JoinEngine, JoinError, JoinSpec, Rekeyer, COUNTER_NAMES,
+};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
@@ -12,7 +14,11 @@ use crate::handles::Registry;
 /// A join engine and the buffer its last output (or snapshot) was written to.
 struct NativeJoin {
     engine: JoinEngine,
+    /// Its spec, for a chain declared later.
+    spec: JoinSpec,
     out: Vec<u8>,
+    /// When its output feeds a next join: the rekeyer, and the buffer the engine writes to.
+    chain: Option<(Rekeyer, Vec<u8>)>,
 }
 
 static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
@@ -88,9 +94,49 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local
         let engine = JoinEngine::new(&spec).map_err(invalid)?;
         Ok(NativeJoin {
             engine,
+            spec,
             out: Vec::new(),
+            chain: None,
         })
     })
+}
+
+/// `static native void chain(long handle, String chainJson)`: from now on `processBatch` writes
+/// the chained output (`cdcjoin_join::chain`) of the `ChainSpec` as JSON: the next join's input
+/// blocks instead of joined rows.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_chain<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    chain: JString<'local>,
+) {
+    jni_entry(&mut env, "NativeJoin.chain", |env| {
+        let json = chain.try_to_string(env)?;
+        let chain: ChainSpec =
+            serde_json::from_str(&json).map_err(|e| invalid(format!("invalid chain spec: {e}")))?;
+        JOINS.with(handle, |j| {
+            let rekeyer = Rekeyer::new(&j.spec, &chain).map_err(invalid)?;
+            j.chain = Some((rekeyer, Vec::new()));
+            Ok(())
+        })
+    })
+}
+
+/// Joins `batch` into `j.out`: the joined rows, or with a chain their re-keyed blocks.
+fn join_batch(j: &mut NativeJoin, batch: &[u8], now_ms: i64) -> NativeResult<()> {
+    j.out.clear();
+    match &mut j.chain {
+        None => j.engine.process_batch(batch, now_ms, &mut j.out),
+        Some((rekeyer, joined)) => {
+            joined.clear();
+            let rows = j.engine.process_batch(batch, now_ms, joined);
+            rekeyer.rekey(joined, &mut j.out);
+            rows
+        }
+    }
+    .map(drop)
+    .map_err(failed)
 }
 
 /// `static native long processBatch(long handle, ByteBuffer in, int len, long nowMs,
@@ -108,11 +154,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_processBatch<
 ) -> jlong {
     let context = "NativeJoin.processBatch";
     JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
-        j.out.clear();
-        j.engine
-            .process_batch(batch, now_ms, &mut j.out)
-            .map(drop)
-            .map_err(failed)
+        join_batch(j, batch, now_ms)
     })
 }
 

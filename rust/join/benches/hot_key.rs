@@ -27,6 +27,7 @@ fn spec(domain_pk: bool) -> JoinSpec {
         join_key: vec![jk.into()],
         primary_key: pk.then(|| vec!["id".into()]),
         ttl_ms: None,
+        exact_retractions: false,
     };
     JoinSpec {
         left: side(users_schema(), "id", true),

@@ -228,10 +228,17 @@ impl<'a> OutputWriter<'a> {
 
     /// Rejects the current input change with `message` (not counted in [`OutputWriter::rows`]).
     pub fn reject(&mut self, message: &str) {
-        self.head(REJECTED);
-        self.buf.push(self.side as u8);
-        self.bytes(message.as_bytes());
+        write_rejection(self.buf, self.timestamp, self.side, message);
     }
+}
+
+/// Appends a rejection entry: the change of `side` stamped `timestamp` was refused for `message`.
+pub fn write_rejection(out: &mut Vec<u8>, timestamp: Option<i64>, side: Side, message: &str) {
+    write_stamp(out, timestamp);
+    out.push(REJECTED);
+    out.push(side as u8);
+    out.extend_from_slice(&(message.len() as u32).to_le_bytes());
+    out.extend_from_slice(message.as_bytes());
 }
 
 /// One joined row, borrowed from an output buffer.

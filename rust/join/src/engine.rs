@@ -32,6 +32,9 @@
 //!   that were never emitted); it is counted, and fails the batch under [`RetractionPolicy::Fail`].
 //! - A retraction emits the *stored* row (for a primary-key side it is found by primary key), so
 //!   what is retracted downstream is exactly what was emitted.
+//!   On a side fed by another join (`SideSpec::exact_retractions`, see [`crate::chain`]) a
+//!   retraction whose row differs from the stored row of its primary key is stale (the row moved
+//!   between the upstream join's keys and its `+U` came first) and counts as absent.
 //! - A row whose join key has a null column never matches (SQL equality), but is stored, so its
 //!   outer-join null padding is retracted correctly.
 //! - *Unavailable* columns (see `cdcjoin_model::row`: values a change does not carry, such as
@@ -801,6 +804,9 @@ fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<
     let Some(stored) = ctx.find_stored(row) else {
         return false;
     };
+    if ctx.me.exact_retractions && ctx.mine.row(&stored) != row {
+        return false;
+    }
     retract_stored(ctx, kind, &stored, out);
     true
 }

@@ -12,10 +12,12 @@
 //!   cannot fill), and their messages.
 //! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
 //!   crosses into native code once per batch.
+//! - [`chain`]: a join's output turned into the input changes of a next join (chained joins).
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
 //!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
 
 pub mod batch;
+pub mod chain;
 pub mod engine;
 pub mod group;
 mod reject;
@@ -24,6 +26,7 @@ pub mod spec;
 pub mod state;
 
 pub use batch::{BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter};
+pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
 pub use snapshot::{Compression, FrozenState};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

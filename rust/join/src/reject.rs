@@ -154,6 +154,7 @@ mod tests {
             join_key: vec!["k".into()],
             primary_key: pk.then(|| vec!["id".into()]),
             ttl_ms: None,
+            exact_retractions: false,
         };
         let [left, _] = JoinSpec {
             left: spec.clone(),

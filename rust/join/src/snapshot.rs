@@ -789,6 +789,7 @@ mod tests {
             join_key: vec!["k".into()],
             primary_key: pk.then(|| vec!["id".into()]),
             ttl_ms: None,
+            exact_retractions: false,
         }
     }
 

@@ -81,6 +81,12 @@ pub struct SideSpec {
     /// Idle-state retention in milliseconds (as `table.exec.state.ttl`); none keeps rows forever.
     #[serde(default)]
     pub ttl_ms: Option<u64>,
+    /// Whether a retraction retracts the stored row of its primary key only when it is that very
+    /// row (else it is counted as absent). Set on a side fed by another join (`crate::chain`):
+    /// when a row moves between that join's keys, its `-U` and `+U` come from two of its subtasks
+    /// and may arrive in either order; a late `-U` of the old row must not retract the new one.
+    #[serde(default)]
+    pub exact_retractions: bool,
 }
 
 /// A key group range `[start, end]` (inclusive, as Flink's `KeyGroupRange`) owned by one instance.
@@ -161,6 +167,8 @@ pub struct ResolvedSide {
     pub outer: bool,
     /// Retention in milliseconds.
     pub ttl_ms: Option<u64>,
+    /// See [`SideSpec::exact_retractions`].
+    pub exact_retractions: bool,
 }
 
 impl ResolvedSide {
@@ -241,6 +249,7 @@ fn resolve_side(spec: &SideSpec, outer: bool) -> Result<ResolvedSide, String> {
         ),
         outer,
         ttl_ms: spec.ttl_ms,
+        exact_retractions: spec.exact_retractions,
     })
 }
 
@@ -259,6 +268,7 @@ mod tests {
             join_key: vec!["user_id".into()],
             primary_key: pk.map(|p| p.iter().map(|s| s.to_string()).collect()),
             ttl_ms: None,
+            exact_retractions: false,
         }
     }
 

@@ -340,6 +340,7 @@ mod tests {
             join_key: vec!["k".into()],
             primary_key: Some(vec!["k".into()]),
             ttl_ms: None,
+            exact_retractions: false,
         };
         let spec = JoinSpec {
             left: side(),

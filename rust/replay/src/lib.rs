@@ -56,6 +56,7 @@ impl Table {
             join_key: self.join_key.clone(),
             primary_key: self.decoder.primary_key.clone(),
             ttl_ms: None,
+            exact_retractions: false,
         }
     }
 }

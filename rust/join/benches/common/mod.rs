@@ -15,6 +15,7 @@ pub fn spec() -> JoinSpec {
         join_key: vec![jk.into()],
         primary_key: Some(vec!["id".into()]),
         ttl_ms: None,
+        exact_retractions: false,
     };
     JoinSpec {
         left: side(users_schema(), "id"),

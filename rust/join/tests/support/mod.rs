@@ -62,6 +62,7 @@ impl Keys {
             join_key: vec![self.join_col().into()],
             primary_key: (self != Keys::NoPk).then(|| vec!["id".into()]),
             ttl_ms,
+            exact_retractions: false,
         }
     }
 }

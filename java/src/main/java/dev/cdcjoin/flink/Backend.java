@@ -27,6 +27,12 @@ interface Backend<D> {
     Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);
 
     /**
+     * Keys and joins two change streams into this engine's changes of side {@code next} of a next
+     * join (a chained join: {@code next}'s schema is this join's output schema).
+     */
+    Joined<D> chain(DataStream<D> left, DataStream<D> right, SideSpec next);
+
+    /**
      * A join's output and the changes it rejected.
      *
      * @param <T> the output type

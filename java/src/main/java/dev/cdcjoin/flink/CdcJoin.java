@@ -35,6 +35,11 @@ import org.apache.flink.types.Row;
  * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}; or, for
  * sinks that take bytes, each output row in the native wire format ({@link RawJoinOutput}).
  *
+ * <p>A join's output can be the left input of another join (a chained join, see {@link
+ * Builder#left(String, CdcJoin, List, List)} and {@link #joinJson(Result, DataStream)}; {@link
+ * CdcStar} wires a star of them): with the native engine the previous join re-keys its rows for the
+ * next one in native code, and they cross the {@code keyBy} as key group batches.
+ *
  * <p>With {@link Builder#engine(Engine) engine(Engine.JAVA)} the same calls build the pure-Java
  * join (package {@code javajoin}: Jackson decoding, Flink keyed state) instead, with the same
  * changelog and the same {@link Result}; no native code is loaded unless {@link #leftDecoder()} or
@@ -44,6 +49,12 @@ public final class CdcJoin {
 
     private final JoinSpec definition;
     private final Engine engine;
+
+    /**
+     * The join whose output is the left input ({@link Builder#left(String, CdcJoin, List, List)}),
+     * or {@code null}.
+     */
+    private final CdcJoin leftSource;
 
     /** The settings the engines read ({@link NativeBackend}, {@link JavaBackend}). */
     final BadRecordPolicy policy;
@@ -59,6 +70,7 @@ public final class CdcJoin {
         this.maxFlushDelay = b.maxFlushDelay;
         this.deleteInsertUpdates = b.deleteInsertUpdates;
         this.engine = b.engine;
+        this.leftSource = b.leftSource;
     }
 
     /**
@@ -134,6 +146,34 @@ public final class CdcJoin {
      */
     public Result joinJson(DataStream<byte[]> left, DataStream<byte[]> right) {
         return decodeAndJoin(backend(), InputKind.JSON_BYTES, left, right);
+    }
+
+    /**
+     * Joins the output of another join (a chained join: the left input declared with {@link
+     * Builder#left(String, CdcJoin, List, List)}) with a stream of Debezium JSON messages given as
+     * bytes. With the native engine the output stays in the native encoding: the previous join
+     * re-keys its rows for this join in native code.
+     *
+     * @param left the previous join's result, whose join was declared as this join's left input
+     * @param right the right table's messages
+     * @return the joined changelog, and the bad records of both joins
+     * @throws IllegalArgumentException if {@code left} is not the output of the join declared as
+     *     the left input, or was built with another engine
+     */
+    public Result joinJson(Result left, DataStream<byte[]> right) {
+        return chainAndJoin(backend(), left, right, InputKind.JSON_BYTES);
+    }
+
+    /**
+     * Joins the output of another join with a stream of Debezium JSON messages given as strings:
+     * see {@link #joinJson(Result, DataStream)}.
+     *
+     * @param left the previous join's result, whose join was declared as this join's left input
+     * @param right the right table's messages
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinStrings(Result left, DataStream<String> right) {
+        return chainAndJoin(backend(), left, right, InputKind.JSON_STRINGS);
     }
 
     /**
@@ -241,7 +281,43 @@ public final class CdcJoin {
     /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
     private <D> Result result(
             Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
-        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), badRecords(l, r));
+        return lazily(b, l, r, badRecords(l, r));
+    }
+
+    /** The lazy {@link Result} of joining {@code l} and {@code r} with engine {@code b}. */
+    private <D> Result lazily(
+            Backend<D> b, DataStream<D> l, DataStream<D> r, DataStream<BadRecord> inputErrors) {
+        return new Result(
+                this,
+                () -> b.rows(l, r),
+                () -> b.raw(l, r),
+                next -> b.chain(l, r, next),
+                inputErrors);
+    }
+
+    /**
+     * Joins the previous join's output, fed to this join's left side by the same engine, with the
+     * right input's records of {@code kind}.
+     */
+    private <D, I> Result chainAndJoin(
+            Backend<D> b, Result left, DataStream<I> right, InputKind<I> kind) {
+        if (leftSource == null || left.join != leftSource) {
+            throw new IllegalArgumentException(
+                    "the left result is not the output of the join declared as "
+                            + definition.left().name()
+                            + " with left(name, join, joinKey, primaryKey)");
+        }
+        if (leftSource.engine != engine) {
+            throw new IllegalArgumentException(
+                    "a chained join needs the same engine as the join it reads: "
+                            + leftSource.engine
+                            + " and "
+                            + engine);
+        }
+        @SuppressWarnings("unchecked") // built by the same engine's backend: its changes are D
+        Backend.Joined<D> l = (Backend.Joined<D>) left.chain(definition.left());
+        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
+        return lazily(b, l.output, r, left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT)));
     }
 
     /** Joins natively decoded changes lazily with engine {@code b}, as {@link #result} does. */
@@ -251,7 +327,7 @@ public final class CdcJoin {
             SingleOutputStreamOperator<ChangeRecord> right) {
         DataStream<D> l = b.fromChanges(definition.left(), left);
         DataStream<D> r = b.fromChanges(definition.right(), right);
-        return new Result(() -> b.rows(l, r), () -> b.raw(l, r), badRecords(left, right));
+        return lazily(b, l, r, badRecords(left, right));
     }
 
     private static DataStream<BadRecord> badRecords(
@@ -264,23 +340,39 @@ public final class CdcJoin {
      * decoded or joined.
      *
      * <p>The join operator is added to the job by the first call of {@link #rows()} (rows) or
-     * {@link #rawRows()} (bytes); later calls return the same stream. Calling both adds two join
-     * operators over the same inputs, each holding its own state.
+     * {@link #rawRows()} (bytes), or when a next join reads the result ({@link
+     * CdcJoin#joinJson(Result, DataStream)}); later calls of {@code rows()} or {@code rawRows()}
+     * return the same stream. Each of these uses adds its own join operator over the same inputs,
+     * each holding its own state (with {@link Engine#JAVA}, a next join reads {@link #rows()}).
      */
     public static final class Result {
+        private final CdcJoin join;
         private final Supplier<Backend.Joined<Row>> rowsFactory;
         private final Supplier<Backend.Joined<byte[]>> rawFactory;
+        private final Function<SideSpec, Backend.Joined<?>> chainFactory;
         private final DataStream<BadRecord> decodeErrors;
         private Backend.Joined<Row> rows;
         private Backend.Joined<byte[]> raw;
+        private final List<Backend.Joined<?>> chained = new ArrayList<>();
 
         Result(
+                CdcJoin join,
                 Supplier<Backend.Joined<Row>> rows,
                 Supplier<Backend.Joined<byte[]>> raw,
+                Function<SideSpec, Backend.Joined<?>> chain,
                 DataStream<BadRecord> decodeErrors) {
+            this.join = join;
             this.rowsFactory = rows;
             this.rawFactory = raw;
+            this.chainFactory = chain;
             this.decodeErrors = decodeErrors;
+        }
+
+        /** The join's output as changes of {@code next}, a next join's side (a chained join). */
+        Backend.Joined<?> chain(SideSpec next) {
+            Backend.Joined<?> joined = chainFactory.apply(next);
+            chained.add(joined);
+            return joined;
         }
 
         /**
@@ -320,7 +412,7 @@ public final class CdcJoin {
          * @return the bad records
          */
         public DataStream<BadRecord> badRecords() {
-            if (rows == null && raw == null) {
+            if (rows == null && raw == null && chained.isEmpty()) {
                 rows();
             }
             DataStream<BadRecord> all = decodeErrors;
@@ -330,6 +422,9 @@ public final class CdcJoin {
             if (raw != null) {
                 all = all.union(raw.rejected);
             }
+            for (Backend.Joined<?> next : chained) {
+                all = all.union(next.rejected);
+            }
             return all;
         }
     }
@@ -337,6 +432,7 @@ public final class CdcJoin {
     /** Declares a {@link CdcJoin}. */
     public static final class Builder {
         private SideSpec left;
+        private CdcJoin leftSource;
         private SideSpec right;
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
@@ -366,6 +462,29 @@ public final class CdcJoin {
         public Builder left(
                 String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
             this.left = new SideSpec(name, schema, joinKey, primaryKey, null);
+            this.leftSource = null;
+            return this;
+        }
+
+        /**
+         * Declares the left input as the output of another join (a chained join, e.g. orders ⋈
+         * customers joined with products): its columns are {@code previous}'s output columns
+         * ({@link JoinSpec#outputSchema()}), its primary key is one that identifies an output row
+         * (e.g. the fact table's id when every join before is on the dimensions' primary keys).
+         * Join it with {@link CdcJoin#joinJson(Result, DataStream)}.
+         *
+         * @param name the input's name (in error messages and bad-record reports)
+         * @param previous the join whose output this is
+         * @param joinKey the join key columns, among {@code previous}'s output columns
+         * @param primaryKey the output columns identifying a row, or {@code null} if none does
+         * @return this
+         */
+        public Builder left(
+                String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
+            this.left =
+                    new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
+                            .fedByJoin();
+            this.leftSource = previous;
             return this;
         }
 

@@ -55,6 +55,12 @@ final class JavaBackend implements Backend<Row> {
         return Joined.of(java.joinChanges(left, right));
     }
 
+    /** The Java engine's changes are rows with their kind: the joined rows feed the next join. */
+    @Override
+    public Joined<Row> chain(DataStream<Row> left, DataStream<Row> right, SideSpec next) {
+        return rows(left, right);
+    }
+
     @Override
     public Joined<byte[]> raw(DataStream<Row> left, DataStream<Row> right) {
         SingleOutputStreamOperator<Row> joined = java.joinRawRows(left, right);

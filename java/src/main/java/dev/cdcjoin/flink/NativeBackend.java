@@ -77,6 +77,24 @@ final class NativeBackend implements Backend<ChangeBatch> {
                                                 join.policy))));
     }
 
+    /** The join re-keying its output in native code into {@code next}'s key group batches. */
+    @Override
+    public Joined<ChangeBatch> chain(
+            DataStream<ChangeBatch> left, DataStream<ChangeBatch> right, SideSpec next) {
+        return Joined.of(
+                withManagedMemory(
+                        keyed(left, right)
+                                .transform(
+                                        operatorName() + " → " + next.name(),
+                                        ChangeBatchSerializer.TYPE_INFO,
+                                        NativeJoinOperator.chained(
+                                                definition,
+                                                next,
+                                                join.batchSize,
+                                                join.maxFlushDelay.toMillis(),
+                                                join.policy))));
+    }
+
     /**
      * Declares that the native join's state is Flink managed memory (operator scope), so that the
      * operator accounts it there; see {@code ManagedMemoryAccount}.

@@ -88,6 +88,30 @@ final class NativeConfig {
                 });
     }
 
+    /**
+     * How {@code spec}'s output feeds the side {@code next} of a next join whose max parallelism is
+     * {@code maxParallelism} (Rust {@code cdcjoin_join::ChainSpec}): the output projection, and the
+     * next join key as indexes into the output columns.
+     */
+    static String chain(JoinSpec spec, SideSpec next, int maxParallelism) {
+        return json(
+                g -> {
+                    g.writeStartObject();
+                    g.writeArrayFieldStart("projection");
+                    for (int p : spec.projection()) {
+                        g.writeNumber(p);
+                    }
+                    g.writeEndArray();
+                    g.writeArrayFieldStart("key");
+                    for (String column : next.joinKey()) {
+                        g.writeNumber(next.schema().indexOf(column));
+                    }
+                    g.writeEndArray();
+                    g.writeNumberField("max_parallelism", maxParallelism);
+                    g.writeEndObject();
+                });
+    }
+
     /** One input of the join (Rust {@code SideSpec}). */
     private static void side(JsonGenerator g, SideSpec side) throws IOException {
         g.writeStartObject();
@@ -101,6 +125,7 @@ final class NativeConfig {
         } else {
             g.writeNumber(side.ttl().toMillis());
         }
+        g.writeBooleanField("exact_retractions", side.exactRetractions());
         g.writeEndObject();
     }
 

@@ -23,6 +23,7 @@ public final class SideSpec implements Serializable {
     private final List<String> primaryKey;
     private final Long ttlMs;
     private final DebeziumFormat format;
+    private final boolean exactRetractions;
 
     /**
      * A join input.
@@ -61,6 +62,18 @@ public final class SideSpec implements Serializable {
             List<String> primaryKey,
             Duration ttl,
             DebeziumFormat format) {
+        this(name, schema, joinKey, primaryKey, ttl, format, false);
+    }
+
+    private SideSpec(
+            String name,
+            CdcSchema schema,
+            List<String> joinKey,
+            List<String> primaryKey,
+            Duration ttl,
+            DebeziumFormat format,
+            boolean exactRetractions) {
+        this.exactRetractions = exactRetractions;
         this.name = Objects.requireNonNull(name, "name");
         this.schema = Objects.requireNonNull(schema, "schema");
         if (joinKey == null || joinKey.isEmpty()) {
@@ -127,7 +140,7 @@ public final class SideSpec implements Serializable {
      * @return a copy
      */
     public SideSpec withTtl(Duration ttl) {
-        return new SideSpec(name, schema, joinKey, primaryKey, ttl, format);
+        return new SideSpec(name, schema, joinKey, primaryKey, ttl, format, exactRetractions);
     }
 
     /**
@@ -137,7 +150,30 @@ public final class SideSpec implements Serializable {
      * @return a copy
      */
     public SideSpec withFormat(DebeziumFormat format) {
-        return new SideSpec(name, schema, joinKey, primaryKey, ttl(), format);
+        return new SideSpec(name, schema, joinKey, primaryKey, ttl(), format, exactRetractions);
+    }
+
+    /**
+     * This side as the input of a chained join, fed by another join's output: a retraction retracts
+     * the stored row of its primary key only when it is that very row, else it counts as absent.
+     * When a row moves between the upstream join's keys, its {@code -U} and {@code +U} come from
+     * two upstream subtasks and may arrive in either order; a late {@code -U} of the old row must
+     * not retract the new one (Rust {@code SideSpec::exact_retractions}).
+     *
+     * @return a copy
+     */
+    SideSpec fedByJoin() {
+        return new SideSpec(name, schema, joinKey, primaryKey, ttl(), format, true);
+    }
+
+    /**
+     * Whether a retraction must be the stored row of its primary key to retract it ({@link
+     * #fedByJoin()}).
+     *
+     * @return true on a side fed by another join
+     */
+    public boolean exactRetractions() {
+        return exactRetractions;
     }
 
     /**

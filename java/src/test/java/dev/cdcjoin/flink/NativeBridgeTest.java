@@ -227,7 +227,7 @@ class NativeBridgeTest {
         RowCodec l = new RowCodec(USERS);
         RowCodec r = new RowCodec(DOMAINS);
         List<String> rows = new ArrayList<>();
-        JoinBatches.Entries e = new JoinBatches.Entries().reset(out);
+        JoinBatches.Entries e = new JoinBatches.Entries().reset(out, 0);
         while (e.next()) {
             assertEquals(
                     ChangeBlocks.STAMP_NONE, out.get(e.stampAt()), "no timestamp in, none out");

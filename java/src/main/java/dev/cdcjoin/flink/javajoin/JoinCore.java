@@ -9,6 +9,7 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Collections;
+import java.util.Objects;
 import java.util.function.Consumer;
 import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.ListState;
@@ -255,12 +256,22 @@ final class JoinCore implements Serializable {
             throws Exception {
         RowKind kind = row.getKind();
         me.locate(withoutKind(row));
-        if (!me.found()) {
+        if (!me.found() || (me.plan.side.exactRetractions() && !sameValues(me.storedRow(), row))) {
             row.setKind(kind);
             return false;
         }
         emitRetraction(me, other, inputLeft, kind, me.storedRow(), out);
         me.unstore();
+        return true;
+    }
+
+    /** Whether two rows hold the same values (whatever their kinds). */
+    private static boolean sameValues(Row a, Row b) {
+        for (int i = 0; i < a.getArity(); i++) {
+            if (!Objects.deepEquals(a.getField(i), b.getField(i))) {
+                return false;
+            }
+        }
         return true;
     }
 

@@ -32,6 +32,20 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     /**
+     * Makes the output of later batches the input of a next join: instead of joined rows, {@link
+     * #processBatch} returns {@code rejections u32 | rejection* | block*}, the rejection entries of
+     * the rows' format then the next join's input blocks ({@code keyGroup u16 | count u32 | len u32
+     * | changes}, one per key group of the next join key), each joined row projected to this join's
+     * output columns (Rust {@code cdcjoin_join::chain}).
+     *
+     * @param chainJson the {@code ChainSpec} as JSON (projection, next join key, max parallelism)
+     * @throws IllegalArgumentException if the declaration is invalid
+     */
+    public void chain(String chainJson) {
+        chain(open(), chainJson);
+    }
+
+    /**
      * Joins a batch.
      *
      * @param in direct buffer holding the records at positions {@code [0, length)}
@@ -176,6 +190,8 @@ public final class NativeJoin implements AutoCloseable {
     static native long create(String specJson);
 
     static native String counterNames();
+
+    static native void chain(long handle, String chainJson);
 
     static native long processBatch(
             long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);

@@ -15,9 +15,13 @@ import java.nio.charset.StandardCharsets;
  *          body := leftLen i32 | left bytes | rightLen i32 | right bytes   (NULL_SIDE: no bytes)
  *   kind REJECTED (the input change is refused):
  *          body := side u8 | msgLen i32 | message bytes (UTF-8)
+ * chained output := rejections i32 | output entry{rejections} (all REJECTED) | block*
  * </pre>
  *
- * A joined row from its kind byte on is also the record of the raw output ({@code
+ * <p>A chained output (Rust {@code cdcjoin_join::chain}) is what a join whose output feeds another
+ * join emits: its rejections, then its rows re-keyed into the next join's input blocks.
+ *
+ * <p>A joined row from its kind byte on is also the record of the raw output ({@code
  * dev.cdcjoin.flink.RawJoinOutput}).
  */
 public final class JoinBatches {
@@ -39,6 +43,9 @@ public final class JoinBatches {
 
     /** Index of the left row's bytes in a joined row, from its kind byte. */
     public static final int LEFT_AT = LEFT_LENGTH_AT + 4;
+
+    /** Bytes before a chained output's first entry (its rejection count). */
+    public static final int CHAINED_HEADER_LEN = 4;
 
     /** Index of {@code side} in a rejection, from its kind byte. */
     private static final int REJECTED_SIDE_AT = 1;
@@ -75,13 +82,14 @@ public final class JoinBatches {
         /**
          * Starts over on an output.
          *
-         * @param out a little-endian buffer holding the entries at {@code [0, limit)}; a heap one
-         *     if {@link #message()} is to be read
+         * @param out a little-endian buffer holding the entries at {@code [from, limit)}; a heap
+         *     one if {@link #message()} is to be read
+         * @param from where the first entry starts
          * @return this
          */
-        public Entries reset(ByteBuffer out) {
+        public Entries reset(ByteBuffer out, int from) {
             this.out = out;
-            this.end = 0;
+            this.end = from;
             return this;
         }
 

@@ -49,7 +49,11 @@ import org.apache.flink.types.RowKind;
  *       the definition's output columns;
  *   <li>{@link #bytes}: each output row copied as it is, one {@code byte[]} per row in the native
  *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
- *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column.
+ *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
+ *   <li>{@link #chained}: the input of a next join, re-keyed in native code ({@code
+ *       cdcjoin_join::chain}): each output row projected to the output columns and grouped by the
+ *       key group of the next join's key, one {@link ChangeBatch} per key group, routed by {@link
+ *       KeyGroupRoutes} exactly as the decoder's batches are; no Java object is built per row.
  * </ul>
  *
  * <p>Every output row carries the timestamp of the input record that caused it, as in Flink's own
@@ -94,6 +98,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
     private final boolean raw;
 
+    /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
+    private final SideSpec next;
+
     /** Where rejected changes go. */
     private final BadRecordPolicy policy;
 
@@ -122,11 +129,13 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
-            boolean raw) {
+            boolean raw,
+            SideSpec next) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.raw = raw;
+        this.next = next;
     }
 
     /**
@@ -141,7 +150,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     public static NativeJoinOperator<Row> rows(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, false, null);
     }
 
     /**
@@ -156,7 +166,31 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     public static NativeJoinOperator<byte[]> bytes(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
+        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true, null);
+    }
+
+    /**
+     * A join operator whose output is the input of a next join: each output row projected to the
+     * definition's output columns, as a change of the next join's side {@code next} (whose schema
+     * is {@link JoinSpec#outputSchema()}), in {@link ChangeBatch}es of the key groups of {@code
+     * next}'s join key under this operator's max parallelism.
+     *
+     * @param definition the join
+     * @param next the next join's side fed by this join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the engine rejects go
+     * @return the operator
+     */
+    public static NativeJoinOperator<ChangeBatch> chained(
+            JoinSpec definition,
+            SideSpec next,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy) {
+        Objects.requireNonNull(next, "next");
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, false, next);
     }
 
     @Override
@@ -178,6 +212,9 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                 new NativeJoin(
                         definition.specJson(
                                 keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
+        if (next != null) {
+            join.chain(definition.chainJson(next, maxParallelism));
+        }
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
@@ -330,7 +367,11 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
      */
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
-        JoinBatches.Entries e = entries.reset(out);
+        if (next != null) {
+            emitChained(out);
+            return;
+        }
+        JoinBatches.Entries e = entries.reset(out, 0);
         while (e.next()) {
             if (e.isRejection()) {
                 reject(sideOf(e.rejectedSide()), e.message());
@@ -342,6 +383,28 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                             : row(out, e.kind(), e.leftAt(), e.rightAt());
             output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
             metrics.rowsOut.inc();
+        }
+    }
+
+    /**
+     * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
+     * NativeJoin#chain}): hands its rejections to the bad-record policy, then emits one {@link
+     * ChangeBatch} per exchange block.
+     */
+    @SuppressWarnings("unchecked")
+    private void emitChained(ByteBuffer out) {
+        JoinBatches.Entries e = entries.reset(out, JoinBatches.CHAINED_HEADER_LEN);
+        for (int i = out.getInt(0); i > 0; i--) {
+            e.next();
+            reject(sideOf(e.rejectedSide()), e.message());
+        }
+        for (int p = e.end(); p < out.limit(); ) {
+            ChangeBatch block = ChangeBlocks.readBlock(out, p, maxParallelism);
+            reuse.replace((OUT) block);
+            reuse.eraseTimestamp();
+            output.collect(reuse);
+            metrics.rowsOut.inc(block.count);
+            p += ChangeBlocks.BLOCK_HEADER_LEN + block.payload.length;
         }
     }
 

@@ -96,7 +96,7 @@ class WireFormatsTest {
     @Test
     void joinOutputEntries() throws IOException {
         ByteBuffer out = little(golden("join_output.bin"));
-        JoinBatches.Entries entries = new JoinBatches.Entries().reset(out);
+        JoinBatches.Entries entries = new JoinBatches.Entries().reset(out, 0);
         List<String> read = new ArrayList<>();
         while (entries.next()) {
             read.add(timestamp(out, entries) + " " + describe(out, entries));

@@ -1,0 +1,416 @@
+package dev.cdcjoin.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.cdcjoin.flink.codec.CdcSchema;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A three-table star through chained joins: orders LEFT JOIN customers (on the order's customer),
+ * its output INNER JOIN products (on the order's product), with each engine. The first half of a
+ * random trace runs at parallelism 2 and stops with a savepoint, the second half restores it at
+ * parallelism 3; the two changelogs together materialize to the star join of the final tables.
+ * Orders change products (so their rows move between the second join's keys), never customers: a
+ * row moving between the first join's keys reaches the second join from two subtasks, whose changes
+ * may interleave (see the README; {@code rust/join/tests/chain.rs} checks one move).
+ */
+class ChainedJoinTest {
+
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+
+    static final CdcSchema ORDERS =
+            CdcSchema.of(
+                    DataTypes.ROW(
+                            DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
+                            DataTypes.FIELD("customer_id", DataTypes.BIGINT()),
+                            DataTypes.FIELD("product_id", DataTypes.BIGINT()),
+                            DataTypes.FIELD("qty", DataTypes.INT())));
+
+    static final CdcSchema CUSTOMERS =
+            CdcSchema.of(
+                    DataTypes.ROW(
+                            DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
+                            DataTypes.FIELD("name", DataTypes.STRING())));
+
+    static final CdcSchema PRODUCTS =
+            CdcSchema.of(
+                    DataTypes.ROW(
+                            DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
+                            DataTypes.FIELD("title", DataTypes.STRING())));
+
+    /** Output rows per run. */
+    static final Map<String, List<String>> OUTPUT = new ConcurrentHashMap<>();
+
+    /** The runs whose gate has emitted every event it may. */
+    static final Set<String> DRAINED = ConcurrentHashMap.newKeySet();
+
+    /** orders ⋈ customers, projected to what the mart needs. */
+    static CdcJoin ordersCustomers(Engine engine) {
+        return CdcJoin.builder()
+                .left("orders", ORDERS, List.of("customer_id"), List.of("id"))
+                .right("customers", CUSTOMERS, List.of("id"), List.of("id"))
+                .joinType(JoinType.LEFT)
+                .select("orders.id", "order_id")
+                .select("product_id")
+                .select("qty")
+                .select("name")
+                .engine(engine)
+                .batchSize(16)
+                .maxFlushDelay(Duration.ofMillis(20))
+                .build();
+    }
+
+    /** The mart: the previous join's output ⋈ products. */
+    static CdcJoin mart(CdcJoin ordersCustomers) {
+        return CdcJoin.builder()
+                .left(
+                        "orders_customers",
+                        ordersCustomers,
+                        List.of("product_id"),
+                        List.of("order_id"))
+                .right("products", PRODUCTS, List.of("id"), List.of("id"))
+                .joinType(JoinType.INNER)
+                .select("order_id")
+                .select("qty")
+                .select("name")
+                .select("title")
+                .engine(ordersCustomers.engine())
+                .batchSize(16)
+                .maxFlushDelay(Duration.ofMillis(20))
+                .build();
+    }
+
+    /** A random trace: {@code "o|json"}, {@code "c|json"}, {@code "p|json"}, and final tables. */
+    static final class Trace {
+        final List<String> events = new ArrayList<>();
+        final Map<Long, Object[]> orders = new TreeMap<>();
+        final Map<Long, Object[]> customers = new TreeMap<>();
+        final Map<Long, Object[]> products = new TreeMap<>();
+        private final ObjectMapper json = new ObjectMapper();
+
+        Trace(long seed, int steps) {
+            Random rnd = new Random(seed);
+            for (int i = 0; i < steps; i++) {
+                int t = rnd.nextInt(5);
+                if (t < 3) {
+                    order(rnd);
+                } else {
+                    named(rnd, t == 3 ? "c" : "p", t == 3 ? customers : products);
+                }
+            }
+        }
+
+        /** Writes or deletes an order; an order's customer is a function of its id. */
+        private void order(Random rnd) {
+            long id = rnd.nextInt(60);
+            if (rnd.nextInt(8) == 0) {
+                write("o", orders, id, null);
+                return;
+            }
+            Long customer = id % 11 == 0 ? null : id % 13;
+            Long product = (long) rnd.nextInt(12);
+            write("o", orders, id, new Object[] {id, customer, product, rnd.nextInt(5)});
+        }
+
+        private void named(Random rnd, String tag, Map<Long, Object[]> table) {
+            long id = rnd.nextInt(10);
+            Object[] row = rnd.nextInt(5) == 0 ? null : new Object[] {id, tag + rnd.nextInt(4)};
+            write(tag, table, id, row);
+        }
+
+        /**
+         * Appends the Debezium message turning row {@code id} of {@code table} into {@code row}.
+         */
+        private void write(String tag, Map<Long, Object[]> table, long id, Object[] row) {
+            Object[] old = row == null ? table.remove(id) : table.put(id, row);
+            if (old == null && row == null) {
+                return;
+            }
+            String op = old == null ? "c" : row == null ? "d" : "u";
+            ObjectNode m = json.createObjectNode();
+            m.set("before", image(tag, old));
+            m.set("after", image(tag, row));
+            m.put("op", op);
+            events.add(tag + "|" + m);
+        }
+
+        private ObjectNode image(String tag, Object[] row) {
+            if (row == null) {
+                return null;
+            }
+            ObjectNode n = json.createObjectNode();
+            if (tag.equals("o")) {
+                n.put("id", (Long) row[0]);
+                n.put("customer_id", (Long) row[1]);
+                n.put("product_id", (Long) row[2]);
+                n.put("qty", (Integer) row[3]);
+            } else {
+                n.put("id", (Long) row[0]);
+                n.put(tag.equals("c") ? "name" : "title", (String) row[1]);
+            }
+            return n;
+        }
+
+        /** The mart of the final tables: orders LEFT customers, INNER products. */
+        Map<String, Integer> oracle() {
+            List<String> rows = new ArrayList<>();
+            for (Object[] o : orders.values()) {
+                Object[] c = o[1] == null ? null : customers.get((Long) o[1]);
+                Object[] p = products.get((Long) o[2]);
+                if (p != null) {
+                    rows.add(
+                            "+I"
+                                    + Row.of(o[0], o[3], c == null ? null : c[1], p[1])
+                                            .toString()
+                                            .substring(2));
+                }
+            }
+            return Changelogs.materialize(rows);
+        }
+    }
+
+    /** Emits events up to its limit, one per tick, its position kept in operator state. */
+    static final class Gate implements FlatMapFunction<Long, String>, CheckpointedFunction {
+        private static final long serialVersionUID = 1L;
+        private final String[] events;
+        private final int limit;
+        private final String run;
+        private transient ListState<Integer> position;
+        private transient int next;
+
+        Gate(List<String> events, int limit, String run) {
+            this.events = events.toArray(new String[0]);
+            this.limit = limit;
+            this.run = run;
+        }
+
+        @Override
+        public void flatMap(Long tick, Collector<String> out) throws Exception {
+            if (next < limit) {
+                out.collect(events[next++]);
+            } else {
+                DRAINED.add(run);
+                Thread.sleep(1);
+            }
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            position.update(List.of(next));
+        }
+
+        @Override
+        public void initializeState(FunctionInitializationContext context) throws Exception {
+            position =
+                    context.getOperatorStateStore()
+                            .getListState(new ListStateDescriptor<>("next", Integer.class));
+            for (Integer n : position.get()) {
+                next = n;
+            }
+        }
+    }
+
+    /** Records a run's output rows. */
+    static final class Recorder implements MapFunction<Row, String> {
+        private static final long serialVersionUID = 1L;
+        private final String run;
+
+        Recorder(String run) {
+            this.run = run;
+        }
+
+        @Override
+        public String map(Row row) {
+            OUTPUT.computeIfAbsent(run, k -> new CopyOnWriteArrayList<>()).add(row.toString());
+            return row.toString();
+        }
+    }
+
+    private static JobClient start(
+            Engine engine, List<String> events, int limit, String run, int p, String savepoint)
+            throws Exception {
+        Configuration conf = new Configuration();
+        if (savepoint != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(p);
+        env.setMaxParallelism(128);
+        env.enableCheckpointing(50);
+        DataStream<String> source =
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .uid("ticks")
+                        .setParallelism(1)
+                        .flatMap(new Gate(events, limit, run))
+                        .uid("gate")
+                        .setParallelism(1);
+        CdcJoin first = ordersCustomers(engine);
+        CdcJoin.Result orders =
+                first.joinStrings(VectorsTest.pick(source, "o|"), VectorsTest.pick(source, "c|"));
+        CdcJoin.Result mart = mart(first).joinStrings(orders, VectorsTest.pick(source, "p|"));
+        mart.rows().map(new Recorder(run));
+        return env.executeAsync(run);
+    }
+
+    /** Waits until the run's gate is drained and its output has stopped growing (60 s at most). */
+    private static void awaitQuiet(String run) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!DRAINED.contains(run)) {
+            assertTrue(System.nanoTime() < deadline, run + ": the trace was not emitted in 60 s");
+            Thread.sleep(20);
+        }
+        for (int seen = -1; seen != output(run).size(); ) {
+            assertTrue(System.nanoTime() < deadline, run + ": output still growing after 60 s");
+            seen = output(run).size();
+            Thread.sleep(500);
+        }
+    }
+
+    private static List<String> output(String run) {
+        return OUTPUT.getOrDefault(run, List.of());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aStarThroughChainedJoinsSurvivesASavepointAndRescaling(
+            Engine engine, @TempDir Path savepoints) throws Exception {
+        Trace trace = new Trace(15, 1500);
+        String first = "star-" + engine + "-first";
+        String second = "star-" + engine + "-restored";
+        int half = trace.events.size() / 2;
+        JobClient job = start(engine, trace.events, half, first, 2, null);
+        String savepoint;
+        try {
+            awaitQuiet(first);
+            savepoint = RecoveryTest.stopWithSavepoint(job, savepoints);
+        } catch (Exception | AssertionError e) {
+            job.cancel();
+            throw e;
+        }
+        JobClient restored = start(engine, trace.events, trace.events.size(), second, 3, savepoint);
+        try {
+            awaitQuiet(second);
+        } finally {
+            restored.cancel().get(60, TimeUnit.SECONDS);
+        }
+        List<String> changelog = new ArrayList<>(output(first));
+        changelog.addAll(output(second));
+        Map<String, Integer> expected = trace.oracle();
+        assertTrue(expected.size() > 10, "a mart of some rows: " + expected);
+        assertEquals(expected, Changelogs.materialize(changelog));
+    }
+
+    /** The same mart declared as a star: the builder wires the chain and its projections. */
+    static CdcStar star(Engine engine) {
+        return CdcStar.builder()
+                .fact("orders", ORDERS, List.of("id"))
+                .dimension(
+                        "customers",
+                        CUSTOMERS,
+                        List.of("customer_id"),
+                        List.of("id"),
+                        JoinType.LEFT)
+                .dimension(
+                        "products", PRODUCTS, List.of("product_id"), List.of("id"), JoinType.INNER)
+                .select("orders.id", "order_id")
+                .select("orders.qty")
+                .select("customers.name")
+                .select("products.title")
+                .engine(engine)
+                .build();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void theStarBuilderWiresTheSameMart(Engine engine) throws Exception {
+        Trace trace = new Trace(16, 1200);
+        String run = "star-builder-" + engine;
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        DataStream<String> source =
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .setParallelism(1)
+                        .flatMap(new Gate(trace.events, trace.events.size(), run))
+                        .setParallelism(1);
+        CdcStar star = star(engine);
+        star.joinStrings(
+                        VectorsTest.pick(source, "o|"),
+                        List.of(VectorsTest.pick(source, "c|"), VectorsTest.pick(source, "p|")))
+                .rows()
+                .map(new Recorder(run));
+        JobClient job = env.executeAsync(run);
+        try {
+            awaitQuiet(run);
+        } finally {
+            job.cancel().get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(
+                List.of("order_id", "qty", "name", "title"),
+                List.of(star.joins().get(1).spec().outputNames()));
+        assertEquals(
+                List.of("orders$id", "orders$product_id", "orders$qty", "customers$name"),
+                List.of(star.joins().get(0).spec().outputNames()),
+                "the first step carries the fact's key, the next join key and the selections");
+        assertEquals(trace.oracle(), Changelogs.materialize(output(run)));
+    }
+
+    @Test
+    void aChainedJoinReadsOnlyTheDeclaredJoinWithItsEngine() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        DataStream<String> none = env.fromData("x");
+        CdcJoin nativeFirst = ordersCustomers(Engine.NATIVE);
+        CdcJoin.Result nativeOrders = nativeFirst.joinStrings(none, none);
+        CdcJoin javaMart = mart(ordersCustomers(Engine.JAVA));
+        IllegalArgumentException other =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> javaMart.joinStrings(nativeOrders, none));
+        assertTrue(other.getMessage().contains("not the output of the join"), other.getMessage());
+        CdcJoin mixed =
+                CdcJoin.builder()
+                        .left("oc", nativeFirst, List.of("product_id"), List.of("order_id"))
+                        .right("products", PRODUCTS, List.of("id"), List.of("id"))
+                        .engine(Engine.JAVA)
+                        .build();
+        IllegalArgumentException engines =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> mixed.joinStrings(nativeOrders, none));
+        assertTrue(engines.getMessage().contains("same engine"), engines.getMessage());
+    }
+}
