@@ -138,21 +138,14 @@ public final class FidelityMartJob {
                         .maxFlushDelay(Duration.ofMillis(maxFlushMs))
                         .build();
         CdcJoin.Result result = join.joinJson(items, accounts);
-        E2eJobs.chained(
-                        result.rows()
-                                .uid("join-fid")
-                                .forward()
-                                .transform(
-                                        "mart sink " + table,
-                                        Types.VOID,
-                                        new MartSinkOperator(
-                                                jdbcUrl,
-                                                jdbcUser,
-                                                jdbcPassword,
-                                                table,
-                                                MART_COLUMNS,
-                                                MART_KEY)))
-                .uid("mart-sink");
+        MartSinkOperator.sink(
+                result.rows().uid("join-fid"),
+                jdbcUrl,
+                jdbcUser,
+                jdbcPassword,
+                table,
+                MART_COLUMNS,
+                MART_KEY);
         result.badRecords()
                 .transform(
                         "bad records " + table,

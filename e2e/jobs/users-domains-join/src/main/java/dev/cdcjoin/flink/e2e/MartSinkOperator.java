@@ -21,8 +21,10 @@ import java.util.stream.Collectors;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -97,6 +99,36 @@ public final class MartSinkOperator extends AbstractStreamOperator<Void>
 
     private transient String jobId;
     private transient int subtask;
+
+    /**
+     * Adds a mart sink after {@code rows}: forward, so at their parallelism and chained to their
+     * operator (one mart row's changes come from one ordered stream), uid {@code mart-sink}.
+     *
+     * @param rows the join's changelog
+     * @param url the mart database
+     * @param user its user
+     * @param password its password
+     * @param table the mart table
+     * @param columns its columns, in the rows' order
+     * @param key its primary key columns
+     */
+    static void sink(
+            DataStream<Row> rows,
+            String url,
+            String user,
+            String password,
+            String table,
+            List<String> columns,
+            List<String> key) {
+        E2eJobs.chained(
+                        rows.forward()
+                                .transform(
+                                        "mart sink " + table,
+                                        Types.VOID,
+                                        new MartSinkOperator(
+                                                url, user, password, table, columns, key)))
+                .uid("mart-sink");
+    }
 
     /**
      * A sink into {@code table}.

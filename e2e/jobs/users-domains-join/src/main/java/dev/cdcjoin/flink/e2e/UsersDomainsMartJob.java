@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -120,20 +119,7 @@ public final class UsersDomainsMartJob {
                             + MART_COLUMNS.size());
         }
 
-        // forward (same parallelism, chained): one mart row's changes come from one ordered stream
-        E2eJobs.chained(
-                        rows.forward()
-                                .transform(
-                                        "mart sink " + table,
-                                        Types.VOID,
-                                        new MartSinkOperator(
-                                                jdbcUrl,
-                                                jdbcUser,
-                                                jdbcPassword,
-                                                table,
-                                                MART_COLUMNS,
-                                                MART_KEY)))
-                .uid("mart-sink");
+        MartSinkOperator.sink(rows, jdbcUrl, jdbcUser, jdbcPassword, table, MART_COLUMNS, MART_KEY);
 
         env.execute("e2e users-domains " + joinType + " join -> " + table);
     }
