@@ -255,7 +255,9 @@ final class Report {
                 .append(machine.getOrDefault("os", "?"))
                 .append(", ")
                 .append(machine.getOrDefault("java", "?"))
-                .append(", Flink 2.3.0 MiniCluster (1 TaskManager, slots = parallelism)\n");
+                .append(", Flink ")
+                .append(machine.getOrDefault("flink", "2.3.0"))
+                .append(" MiniCluster (1 TaskManager, slots = parallelism)\n");
         md.append("- **Command:** `")
                 .append(machine.getOrDefault("command", o.command))
                 .append("`\n");

@@ -181,7 +181,9 @@ final class StateReport {
                 .append(machine.getOrDefault("memTotal", "?"))
                 .append(" RAM, ")
                 .append(machine.getOrDefault("java", "?"))
-                .append(", Flink 2.3.0 MiniCluster (1 TaskManager)\n");
+                .append(", Flink ")
+                .append(machine.getOrDefault("flink", "2.3.0"))
+                .append(" MiniCluster (1 TaskManager)\n");
         md.append("- **Command:** `")
                 .append(machine.getOrDefault("command", o.command))
                 .append("`\n");

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 
 /**
  * The whole comparison (issue 4), one child JVM per measured job so that every variant starts from
@@ -489,6 +490,7 @@ public final class Suite {
                 System.getProperty("java.vm.name")
                         + " "
                         + System.getProperty("java.runtime.version"));
+        m.put("flink", EnvironmentInformation.getVersion());
         m.put("jvmFlags", "-Xmx" + o.heap + " " + String.join(" ", JVM_FLAGS.subList(0, 3)));
         m.put("command", o.command);
         m.put("trace", trace.toString());

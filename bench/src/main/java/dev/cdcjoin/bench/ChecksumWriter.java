@@ -1,0 +1,92 @@
+package dev.cdcjoin.bench;
+
+import java.io.IOException;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+
+/**
+ * The counting sink's writer: a signed count and the order-independent checksum ({@link RowHash})
+ * of the changelog, the time of the last row, and (for rows joining two probe rows) the end-to-end
+ * latency of the probe update that produced them.
+ *
+ * <p>A probe row is an insertion ({@code +I}/{@code +U}) whose user id and domain id are negative
+ * ({@link TraceSource}); its latency is now minus the later of the two stamps in {@code firstname}
+ * and {@code domain_name} (the newer side is the update that caused it). Retractions and rows with
+ * a null side are not samples.
+ *
+ * <p>The sink around it, {@code ChecksumSink}, is the one bench class whose signature differs
+ * between the Flink lines: one per line in {@code bench/src/flink-<line>/java}.
+ */
+final class ChecksumWriter implements SinkWriter<Row> {
+    private final boolean probes;
+    private long count;
+    private long sum;
+    private long rows;
+    private long last;
+
+    ChecksumWriter(boolean probes) {
+        this.probes = probes;
+    }
+
+    @Override
+    public void write(Row row, Context context) {
+        long h = RowHash.of(row);
+        RowKind kind = row.getKind();
+        if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
+            sum += h;
+            count++;
+            if (probes) {
+                probe(row);
+            }
+        } else {
+            sum -= h;
+            count--;
+        }
+        last = System.nanoTime();
+        if ((++rows & 4095) == 0) {
+            publish();
+        }
+    }
+
+    private void probe(Row row) {
+        Object user = row.getField(0);
+        Object domain = row.getField(3);
+        if (user instanceof Number
+                && ((Number) user).longValue() < 0
+                && domain instanceof Number
+                && ((Number) domain).longValue() < 0) {
+            long a = stamp(row.getField(1));
+            long b = stamp(row.getField(5));
+            long stamp = Math.max(a, b);
+            if (stamp >= RunControl.warmupUntil) {
+                RunControl.recordLatency(System.nanoTime() - stamp);
+            }
+        }
+    }
+
+    private static long stamp(Object name) {
+        String s = String.valueOf(name);
+        return s.startsWith("p") ? Long.parseLong(s.substring(1)) : Long.MIN_VALUE;
+    }
+
+    private void publish() {
+        RunControl.signedCount.addAndGet(count);
+        RunControl.checksum.addAndGet(sum);
+        RunControl.rowsOut.addAndGet(rows);
+        RunControl.maxLastRow(last);
+        count = 0;
+        sum = 0;
+        rows = 0;
+    }
+
+    @Override
+    public void flush(boolean endOfInput) {
+        publish();
+    }
+
+    @Override
+    public void close() throws IOException {
+        publish();
+    }
+}
