@@ -48,9 +48,8 @@
 //! rows of `R(i-1)` under its key, recomputed as the product of the groups of inputs `0..i` (which
 //! the chain reads from its state, already joined), and then, through each later step, that
 //! step's input rows, as the chain does. A step that is RIGHT or FULL also needs the number of rows
-//! of its left result under the key, so a change before it counts the rows of all inputs under the
-//! key. The cost of a change is thus the size of its output plus the rows of its key, where the
-//! chain's is the size of its output plus the rows of the inputs it touches.
+//! of its left result under the key, the product of the inputs' row counts, which a group of many
+//! rows keeps (O(1), so a hot key does not make such a change cost the rows of its key).
 //!
 //! Not yet: TTL (a declaration with `ttl_ms` is refused), unavailable columns (a change carrying
 //! one is refused with an error rather than filled from the stored row), snapshots, a batch wire
@@ -583,11 +582,15 @@ impl<'a> View<'a> {
     }
 
     /// The number of rows of each `R(j)` (with multiplicity): the match count of each row of a
-    /// right-outer step's input. Reads every row of the key.
+    /// right-outer step's input. O(1) per input holding many rows (an indexed group keeps its
+    /// count), a scan of the few rows of the others.
     fn counts(&self) -> [u64; MAX_INPUTS] {
         let mut c = [0; MAX_INPUTS];
         for j in 0..self.inputs.len() {
-            let g: u64 = self.rows(j).map(|(_, n)| n).sum();
+            let g = match self.visible {
+                true => self.groups[j].rows(self.inputs[j].entry),
+                false => 0,
+            };
             c[j] = match j {
                 0 => g,
                 _ => {

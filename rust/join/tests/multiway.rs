@@ -16,9 +16,10 @@
 mod support;
 
 use cdcjoin_join::batch::{write_input, InputRecord, WideRows};
+use cdcjoin_join::group::Group;
 use cdcjoin_join::{
-    JoinEngine, JoinSpec, JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, OutputEntries,
-    OutputEntry, OutputWriter, RetractionPolicy, Side, SideSpec,
+    JoinEngine, JoinSpec, JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, MultiwayStats,
+    OutputEntries, OutputEntry, OutputWriter, RetractionPolicy, Side, SideSpec,
 };
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowRef, RowWriter, Schema, Value};
@@ -299,12 +300,13 @@ struct Step {
     write: Write,
 }
 
-fn step(n: usize) -> impl Strategy<Value = Step> {
-    let k = prop_oneof![1 => Just(None), 6 => (0..4i32).prop_map(Some)];
+/// A step on one of `n` inputs, on one of `ids` ids, writing one of `keys` keys (or null).
+fn step(n: usize, ids: i32, keys: i32) -> impl Strategy<Value = Step> {
+    let k = prop_oneof![1 => Just(None), 6 => (0..keys).prop_map(Some)];
     let put = (k, 0..3u8, any::<bool>(), prop::bool::weighted(0.2))
         .prop_map(|(k, v, upsert, dup)| Write::Put { k, v, upsert, dup });
     let write = prop_oneof![1 => Just(Write::Delete), 3 => put];
-    (0..n, 0..5i32, write).prop_map(|(input, id, write)| Step { input, id, write })
+    (0..n, 0..ids, write).prop_map(|(input, id, write)| Step { input, id, write })
 }
 
 /// The changes of `step` against `tables`, applied to them.
@@ -351,17 +353,29 @@ fn changes(shape: &Shape, step: &Step, tables: &mut [Vec<Row>]) -> Vec<Input> {
     }
 }
 
-/// A shape of `inputs` inputs and a trace of its steps.
+/// A shape of `inputs` inputs and a trace of its steps over few ids and keys.
 fn shape_and_trace(
     inputs: std::ops::RangeInclusive<usize>,
 ) -> impl Strategy<Value = (Shape, Vec<Step>)> {
-    inputs.prop_flat_map(|n| {
+    shape_and_steps(inputs, (5, 4), 1..60)
+}
+
+/// A shape of `inputs` inputs and a trace of `len` steps over `ids` ids and `values` keys.
+fn shape_and_steps(
+    inputs: std::ops::RangeInclusive<usize>,
+    (ids, values): (i32, i32),
+    len: std::ops::Range<usize>,
+) -> impl Strategy<Value = (Shape, Vec<Step>)> {
+    inputs.prop_flat_map(move |n| {
         let shape = (
             prop::collection::vec(keys(), n),
             prop::collection::vec(join_type(), n - 1),
         )
             .prop_map(|(keys, steps)| Shape { keys, steps });
-        (shape, prop::collection::vec(step(n), 1..60))
+        (
+            shape,
+            prop::collection::vec(step(n, ids, values), len.clone()),
+        )
     })
 }
 
@@ -401,10 +415,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Keys of many rows: the inputs' groups under a key grow past the binary join's indexing
+    /// threshold (`INDEX_AT`, 32 rows), so they are indexed, and shrink back.
+    #[test]
+    fn hot_keys_emit_what_the_chain_emits(
+        (shape, steps) in shape_and_steps(3..=3, (150, 2), 400..500),
+    ) {
+        // Joined on `k`: on `id`, every key holds one row.
+        let on_k = |k| if k == Keys::JoinOnPk { Keys::Pk } else { k };
+        let shape = Shape { keys: shape.keys.into_iter().map(on_k).collect(), ..shape };
+        let (_, _, stats) = same_as_the_chain(&shape, &steps);
+        let slots = stats.stored_keys * (3 * std::mem::size_of::<Group>()) as u64;
+        prop_assert!(stats.overhead_bytes > slots, "a group is indexed: {:?}", stats);
+    }
+}
+
 /// Runs `steps` through the multi-way join and the chain, checking that they emit the same
 /// multiset of output changes per input change; returns the multi-way join's output and the final
-/// tables.
-fn same_as_the_chain(shape: &Shape, steps: &[Step]) -> (Vec<String>, Vec<Vec<Row>>) {
+/// tables, and its counters.
+fn same_as_the_chain(shape: &Shape, steps: &[Step]) -> (Vec<String>, Vec<Vec<Row>>, MultiwayStats) {
     let (mut j, mut chain) = (shape.multiway(), Chain::new(shape));
     let mut tables = vec![Vec::new(); shape.n()];
     let mut out = Vec::new();
@@ -418,7 +450,7 @@ fn same_as_the_chain(shape: &Shape, steps: &[Step]) -> (Vec<String>, Vec<Vec<Row
             assert_eq!(multi, chained, "{shape:?} {c:?}");
         }
     }
-    (out, tables)
+    (out, tables, j.stats())
 }
 
 /// Every mix of step join types on two (the binary join itself), three and four inputs, over one
@@ -459,7 +491,7 @@ fn every_mix_of_join_types() {
                 keys: (0..n).map(|i| [Keys::Pk, Keys::NoPk][i % 2]).collect(),
                 steps: steps.collect(),
             };
-            let (out, tables) = same_as_the_chain(&shape, &trace);
+            let (out, tables, _) = same_as_the_chain(&shape, &trace);
             assert_eq!(materialize(&out), reference(&shape, &tables), "{shape:?}");
         }
     }
