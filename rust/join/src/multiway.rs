@@ -51,15 +51,20 @@
 //! of its left result under the key, the product of the inputs' row counts, which a group of many
 //! rows keeps (O(1), so a hot key does not make such a change cost the rows of its key).
 //!
+//! Snapshots are the two-table join's sections ([`crate::snapshot`]) with one side per input,
+//! written synchronously per key group (no frozen state written while the join goes on yet).
+//!
 //! Not yet: TTL (a declaration with `ttl_ms` is refused), unavailable columns (a change carrying
-//! one is refused with an error rather than filled from the stored row), snapshots, a batch wire
-//! format and the JNI bridge. Emitted rows use the output format of [`crate::batch`] with one row
-//! per input ([`OutputWriter::emit_wide`], read by [`crate::batch::WideRows`]).
+//! one is refused with an error rather than filled from the stored row), snapshots taken while
+//! the join goes on, a batch wire format and the JNI bridge. Emitted rows use the output format of
+//! [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read by
+//! [`crate::batch::WideRows`]).
 
 use crate::batch::OutputWriter;
-use crate::engine::StateSize;
+use crate::engine::{JoinError, StateSize};
 use crate::group::{Entry, Group};
 use crate::reject::print_row;
+use crate::snapshot::{Compression, Definition};
 use crate::spec::{
     resolve_side, same_key_types, JoinType, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
     SideSpec, StateLayout,
@@ -177,6 +182,10 @@ pub enum MultiwayError {
         /// The change, printed.
         row: String,
     },
+    /// A snapshot section could not be written or restored: a [`JoinError::Snapshot`], as the
+    /// two-table join reports it.
+    #[error(transparent)]
+    Snapshot(#[from] JoinError),
 }
 
 /// Counters of one multi-way join, cumulative since creation.
@@ -205,35 +214,42 @@ pub struct MultiSlot {
     groups: Box<[Group]>,
 }
 
-impl MultiSlot {
-    /// A slot of `n` empty groups.
-    fn new(n: usize) -> MultiSlot {
+impl Slot for MultiSlot {
+    fn with_inputs(n: usize) -> MultiSlot {
         MultiSlot {
             groups: vec![Group::default(); n].into_boxed_slice(),
         }
     }
 
-    /// Heap bytes of the array of `n` groups.
-    fn heap(n: usize) -> i64 {
-        (n * std::mem::size_of::<Group>()) as i64
-    }
-}
-
-impl Slot for MultiSlot {
     fn groups(&self) -> &[Group] {
         &self.groups
+    }
+
+    fn groups_mut(&mut self) -> &mut [Group] {
+        &mut self.groups
+    }
+
+    /// The array of groups.
+    fn heap_bytes(&self) -> u64 {
+        std::mem::size_of_val::<[Group]>(&self.groups) as u64
     }
 }
 
 /// A multi-way join instance owning a range of key groups (see the module docs).
 pub struct MultiwayJoin {
-    inputs: Vec<ResolvedSide>,
+    pub(crate) inputs: Vec<ResolvedSide>,
     steps: Vec<JoinType>,
-    range: KeyGroupRange,
+    pub(crate) range: KeyGroupRange,
     /// One table per key group of the range.
-    tables: Vec<KeyTable<MultiSlot>>,
+    pub(crate) tables: Vec<KeyTable<MultiSlot>>,
+    /// What the state depends on, written into and checked against every snapshot section.
+    pub(crate) definition: Definition,
+    /// How snapshot sections are written.
+    pub(crate) compression: Compression,
+    /// Heap bytes of a key's slot (its array of groups).
+    slot_heap: i64,
     policy: RetractionPolicy,
-    stats: MultiwayStats,
+    pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
 }
@@ -258,6 +274,9 @@ impl MultiwayJoin {
     pub fn new(spec: &MultiwaySpec) -> Result<MultiwayJoin, MultiwayError> {
         let inputs = spec.resolve().map_err(MultiwayError::Config)?;
         Ok(MultiwayJoin {
+            definition: Definition::of_multiway(spec, &inputs),
+            compression: Compression::None,
+            slot_heap: MultiSlot::with_inputs(inputs.len()).heap_bytes() as i64,
             inputs,
             steps: spec.steps.clone(),
             range: spec.key_groups,
@@ -312,7 +331,7 @@ impl MultiwayJoin {
             kind,
             visible: !me.join_key.has_null(&r),
         };
-        let n = self.inputs.len();
+        let heap = self.slot_heap;
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
         let (mut bytes, mut overhead) = (0, 0);
@@ -322,16 +341,16 @@ impl MultiwayJoin {
                 let applied = ctx.apply(slot, row, out, (&mut bytes, &mut overhead));
                 if entry.remove_if_empty() {
                     self.stats.stored_keys -= 1;
-                    overhead -= MultiSlot::heap(n);
+                    overhead -= heap;
                 }
                 applied
             }
             None if kind.is_accumulate() => {
-                let mut slot = MultiSlot::new(n);
+                let mut slot = MultiSlot::with_inputs(self.inputs.len());
                 let applied = ctx.apply(&mut slot, row, out, (&mut bytes, &mut overhead));
                 entry.insert(slot);
                 self.stats.stored_keys += 1;
-                overhead += MultiSlot::heap(n);
+                overhead += heap;
                 applied
             }
             None => Applied::Absent,
@@ -926,5 +945,52 @@ mod tests {
             ["-U[1, 5, 1, 7, 1, 9]", "+U[1, 5, 1, 8, 1, 9]"]
         );
         assert_eq!(j.stats().stored_rows, 3);
+    }
+    /// A section restores only under the same declaration, in range, and intact; the errors say
+    /// which.
+    #[test]
+    fn snapshot_sections_are_checked() {
+        use RowKind::*;
+        let mut j = MultiwayJoin::new(&spec(&[JoinType::Left, JoinType::Left])).unwrap();
+        run(&mut j, 0, Insert, row(10, Some(1)));
+        run(&mut j, 2, Insert, row(30, Some(1)));
+        let mut section = Vec::new();
+        j.snapshot_key_group(0, &mut section).unwrap();
+        let restore = |s: &MultiwaySpec, bytes: &[u8]| {
+            let mut j = MultiwayJoin::new(s).unwrap();
+            j.restore_key_group(bytes).map(|_| j)
+        };
+        let back = restore(&spec(&[JoinType::Left, JoinType::Left]), &section).unwrap();
+        assert_eq!(back.stats().stored_rows, 2);
+        let other = restore(&spec(&[JoinType::Left, JoinType::Full]), &section);
+        let err = other.err().unwrap().to_string();
+        assert!(
+            err.contains(
+                "the snapshot was taken for join types LEFT, LEFT, this job declares LEFT, FULL"
+            ),
+            "{err}"
+        );
+        let mut elsewhere = spec(&[JoinType::Left, JoinType::Left]);
+        elsewhere.key_groups = KeyGroupRange { start: 1, end: 1 };
+        let err = restore(&elsewhere, &section).err().unwrap().to_string();
+        assert!(err.contains("not in this instance's range 1..=1"), "{err}");
+        let mut flipped = section.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let err = restore(&spec(&[JoinType::Left, JoinType::Left]), &flipped);
+        assert!(err.err().unwrap().to_string().contains("checksum mismatch"));
+        let mut version = section.clone();
+        version[4] = 9;
+        let err = restore(&spec(&[JoinType::Left, JoinType::Left]), &version);
+        assert!(err
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("format version Some(9)"));
+        let mut out = Vec::new();
+        let err = j.snapshot_key_group(1, &mut out).unwrap_err();
+        assert!(matches!(
+            err,
+            MultiwayError::Snapshot(JoinError::Snapshot { key_group: 1, .. })
+        ));
     }
 }

@@ -27,8 +27,17 @@ pub fn hash_key(key: &[u8]) -> u64 {
 /// declarations. The two-table join's slot is [`KeySlot`]; the multi-way join's
 /// ([`crate::multiway`]) holds up to eight groups.
 pub trait Slot: Default {
+    /// A slot of `n` inputs' empty groups.
+    fn with_inputs(n: usize) -> Self;
+
     /// The groups, one per input.
     fn groups(&self) -> &[Group];
+
+    /// The groups, to be changed.
+    fn groups_mut(&mut self) -> &mut [Group];
+
+    /// Heap bytes the slot holds besides its groups' own (0 when the groups lie in the bucket).
+    fn heap_bytes(&self) -> u64;
 
     /// True when no input holds a row.
     fn is_empty(&self) -> bool {
@@ -56,8 +65,20 @@ pub struct KeySlot {
 }
 
 impl Slot for KeySlot {
+    fn with_inputs(_: usize) -> KeySlot {
+        KeySlot::default()
+    }
+
     fn groups(&self) -> &[Group] {
         &self.sides
+    }
+
+    fn groups_mut(&mut self) -> &mut [Group] {
+        &mut self.sides
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        0
     }
 }
 
