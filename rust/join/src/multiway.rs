@@ -331,36 +331,15 @@ impl MultiwayJoin {
             kind,
             visible: !me.join_key.has_null(&r),
         };
-        let heap = self.slot_heap;
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
-        let (mut bytes, mut overhead) = (0, 0);
-        let mut entry = table.entry(&self.inputs, hash_key(&self.key), &self.key);
-        let applied = match entry.occupied() {
-            Some(slot) => {
-                let applied = ctx.apply(slot, row, out, (&mut bytes, &mut overhead));
-                if entry.remove_if_empty() {
-                    self.stats.stored_keys -= 1;
-                    overhead -= heap;
-                }
-                applied
-            }
-            None if kind.is_accumulate() => {
-                let mut slot = MultiSlot::with_inputs(self.inputs.len());
-                let applied = ctx.apply(&mut slot, row, out, (&mut bytes, &mut overhead));
-                entry.insert(slot);
-                self.stats.stored_keys += 1;
-                overhead += heap;
-                applied
-            }
-            None => Applied::Absent,
-        };
-        table.add_group_heap(bytes + overhead);
+        let d = ctx.apply_in(table, &self.key, self.slot_heap, row, out);
         let s = &mut self.stats;
-        s.group_bytes = s.group_bytes.saturating_add_signed(bytes);
-        s.overhead_bytes = s.overhead_bytes.saturating_add_signed(overhead);
+        s.stored_keys = s.stored_keys.saturating_add_signed(d.keys);
+        s.group_bytes = s.group_bytes.saturating_add_signed(d.bytes);
+        s.overhead_bytes = s.overhead_bytes.saturating_add_signed(d.overhead);
         s.rows_out += (out.rows() - before) as u64;
-        match applied {
+        match d.applied {
             Applied::Added => s.stored_rows += 1,
             Applied::Retracted => s.stored_rows -= 1,
             Applied::Replaced | Applied::Unchanged => {}
@@ -419,17 +398,58 @@ struct Change<'a> {
     visible: bool,
 }
 
+/// What a change did to the state, for the counters.
+struct Delta {
+    applied: Applied,
+    /// Join keys added (1) or removed (-1).
+    keys: i64,
+    /// Change in the groups' stored bytes.
+    bytes: i64,
+    /// Change in the heap bytes beyond them (groups' indexes, slots' arrays of groups).
+    overhead: i64,
+}
+
 impl Change<'_> {
-    /// Applies the change to `slot`: emits, then adds or removes the input's row as
-    /// [`crate::engine`] does for its side. Adds the change in the group's bytes and heap
-    /// overhead to `bytes` and `overhead`.
-    fn apply(
+    /// Applies the change to the rows of its join key `key` in `table`, a key's slot taking
+    /// `slot_heap` heap bytes.
+    fn apply_in(
         &self,
-        slot: &mut MultiSlot,
+        table: &mut KeyTable<MultiSlot>,
+        key: &[u8],
+        slot_heap: i64,
         row: &[u8],
         out: &mut OutputWriter<'_>,
-        (bytes, overhead): (&mut i64, &mut i64),
-    ) -> Applied {
+    ) -> Delta {
+        let mut entry = table.entry(self.inputs, hash_key(key), key);
+        let d = match entry.occupied() {
+            Some(slot) => {
+                let mut d = self.apply(slot, row, out);
+                if entry.remove_if_empty() {
+                    (d.keys, d.overhead) = (-1, d.overhead - slot_heap);
+                }
+                d
+            }
+            None if self.kind.is_accumulate() => {
+                let mut slot = MultiSlot::with_inputs(self.inputs.len());
+                let mut d = self.apply(&mut slot, row, out);
+                entry.insert(slot);
+                (d.keys, d.overhead) = (1, d.overhead + slot_heap);
+                d
+            }
+            None => Delta {
+                applied: Applied::Absent,
+                keys: 0,
+                bytes: 0,
+                overhead: 0,
+            },
+        };
+        table.add_group_heap(d.bytes + d.overhead);
+        d
+    }
+
+    /// Applies the change to `slot`: emits, then adds or removes the input's row as
+    /// [`crate::engine`] does for its side.
+    fn apply(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Delta {
         let g = &slot.groups[self.input];
         let (b, o) = (g.stored_bytes() as i64, g.overhead_bytes() as i64);
         let applied = if self.kind.is_accumulate() {
@@ -438,9 +458,12 @@ impl Change<'_> {
             self.retract(slot, row, out)
         };
         let g = &slot.groups[self.input];
-        *bytes += g.stored_bytes() as i64 - b;
-        *overhead += g.overhead_bytes() as i64 - o;
-        applied
+        Delta {
+            applied,
+            keys: 0,
+            bytes: g.stored_bytes() as i64 - b,
+            overhead: g.overhead_bytes() as i64 - o,
+        }
     }
 
     /// The stored entry of the input that `row` would replace or retract.
