@@ -512,6 +512,38 @@ mod tests {
         );
     }
 
+    /// A multi-way join's rows: one row or null per input, the input change's stamp; a row of
+    /// two inputs is the two-table join's joined row, byte for byte.
+    #[test]
+    fn wide_rows_round_trip() {
+        let mut buf = Vec::new();
+        let mut w = OutputWriter::new(&mut buf);
+        w.emit_wide(RowKind::UpdateAfter, &[Some(b"a"), None, Some(b"ccc")]);
+        w.set_input(&rec(Side::Left, RowKind::Insert, Some(-3), b""));
+        w.emit_wide(RowKind::Delete, &[None, Some(b""), None]);
+        assert_eq!(w.rows(), 2);
+        let rows: Vec<_> = WideRows::new(&buf, 3).collect();
+        assert_eq!(
+            rows,
+            vec![
+                WideRow {
+                    timestamp: None,
+                    kind: RowKind::UpdateAfter,
+                    rows: vec![Some(&b"a"[..]), None, Some(&b"ccc"[..])]
+                },
+                WideRow {
+                    timestamp: Some(-3),
+                    kind: RowKind::Delete,
+                    rows: vec![None, Some(&b""[..]), None]
+                },
+            ]
+        );
+        let (mut two, mut wide) = (Vec::new(), Vec::new());
+        OutputWriter::new(&mut two).emit(RowKind::Insert, Some(b"l"), None);
+        OutputWriter::new(&mut wide).emit_wide(RowKind::Insert, &[Some(b"l"), None]);
+        assert_eq!(two, wide);
+    }
+
     /// A join input frame of one block (golden file `join_input.bin`: the side byte, then the
     /// block of `exchange_block.bin`), as the Java operator frames it, and the file read back.
     #[test]

@@ -191,7 +191,7 @@ pub enum MultiwayError {
 /// Counters of one multi-way join, cumulative since creation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MultiwayStats {
-    /// Changes applied or refused, per input.
+    /// Changes taken (not refused by a check), per input, absent retractions included.
     pub records_in: [u64; MAX_INPUTS],
     /// Rows emitted.
     pub rows_out: u64,
