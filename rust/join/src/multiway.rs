@@ -18,18 +18,20 @@
 //! null-padded rows of input `j` with later inputs on input `j`'s key, as `a FULL JOIN b USING (k)
 //! FULL JOIN c USING (k)` does, and every step stays within one key: the result for a key is a
 //! function of the inputs' rows under that key. (With `ON a.k = c.k` instead, a row padded where
-//! `a` is missing would never match `c`: a different query, and not one that a key partitions.)
+//! `a` is missing would never match `c`: a different query.)
 //! A row whose key has a null column matches nothing (SQL equality) and is stored under the null
 //! key, where rows of all inputs never match each other.
 //!
 //! The changelog is the one the chain of binary [`crate::JoinEngine`]s emits (intermediate sides
 //! without a primary key), record by record: for a change of input `i` the same multiset of output
-//! changes, kinds included (`+I`/`-D` where a step is outer, the input's kind through inner steps),
-//! in the order the chain emits them except for the order in which the rows of one input under the
-//! key are visited. That includes the chain's transient rows: a change that empties a step's left
-//! input under the key and fills it again within one record emits the right-outer padding `+I`
-//! and its `-D`, as the chain does. `tests/multiway.rs` proves both against the chain and against
-//! the join of the final tables. A change is applied as [`crate::engine`] applies it to its side:
+//! changes, kinds included (`+I`/`-D` where a step is outer, the input's kind through inner steps).
+//! That includes the chain's transient rows: a change that empties a step's left input under the
+//! key and fills it again within one record emits the right-outer padding `+I` and its `-D`, as
+//! the chain does. The order follows the chain's step by step, except where the chain visits the
+//! rows of a stored intermediate result: it stores them in the order they were joined, which
+//! depends on the key's history, where this join enumerates them as the product of the inputs'
+//! rows. `tests/multiway.rs` checks the multiset per change against the chain, and the
+//! materialized output against the join of the final tables. A change is applied as [`crate::engine`] applies it to its side:
 //! a `+I`/`+U` of a stored primary key replaces the stored row (`-U` old, `+U` new), a retraction
 //! emits the stored row, a retraction of a row not in state is counted (or fails under
 //! [`RetractionPolicy::Fail`]), and `exact_retractions` is honoured.
