@@ -1170,6 +1170,26 @@ mod tests {
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 
+    /// The text is pinned: every snapshot taken so far records its fingerprint, so any change to
+    /// it would refuse them all.
+    #[test]
+    fn the_definition_text_is_pinned() {
+        let e = JoinEngine::new(&spec(JoinType::Left)).unwrap();
+        let side = |name: &str, entry: &str| {
+            format!(
+                "{name} schema: \"id\" INT NOT NULL, \"k\" INT\n{name} join key: \"k\"\n\
+                 {name} primary key: \"id\"\n{name} state layout: HasUniqueKey\n\
+                 {name} row entry: {entry}\n"
+            )
+        };
+        let text = format!(
+            "join type: LEFT\n{}{}",
+            side("left", "row_len, matches"),
+            side("right", "row_len")
+        );
+        assert_eq!(e.definition.text(), text);
+    }
+
     /// The state of `e`'s key group [`KG`] as a format-1 section, as release 0.1.0 wrote it.
     fn v1_section(e: &JoinEngine) -> Vec<u8> {
         let bytes = section(e);
