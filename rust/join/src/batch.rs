@@ -9,6 +9,7 @@
 //! output entry := stamp | kind u8 | body
 //!   kind 0..=3 (a RowKind byte, a joined row):
 //!          body := left_len u32 | left bytes | right_len u32 | right bytes
+//!          (a multi-way join's row, crate::multiway: one len u32 | bytes per input)
 //!   kind REJECTED (0xFF, the input change is refused, see below):
 //!          body := side u8 | msg_len u32 | message bytes (UTF-8)
 //! ```
@@ -220,9 +221,16 @@ impl<'a> OutputWriter<'a> {
 
     /// Emits `kind[left, right]`, a `None` side being null padding.
     pub fn emit(&mut self, kind: RowKind, left: Option<&[u8]>, right: Option<&[u8]>) {
+        self.emit_wide(kind, &[left, right]);
+    }
+
+    /// Emits `kind[rows...]`, one row per input of a multi-way join ([`crate::multiway`]), a
+    /// `None` being null padding: the joined row's format with as many sides as inputs.
+    pub fn emit_wide(&mut self, kind: RowKind, rows: &[Option<&[u8]>]) {
         self.head(kind as u8);
-        self.side(left);
-        self.side(right);
+        for &row in rows {
+            self.side(row);
+        }
         self.rows += 1;
     }
 
@@ -297,18 +305,67 @@ impl<'a> OutputEntries<'a> {
         let len = self.u32();
         (len != NULL_SIDE).then(|| self.bytes(len))
     }
-}
 
-impl<'a> Iterator for OutputEntries<'a> {
-    type Item = OutputEntry<'a>;
-
-    fn next(&mut self) -> Option<OutputEntry<'a>> {
+    /// Reads the stamp and kind byte of the next entry, if there is one.
+    fn head(&mut self) -> Option<(Option<i64>, u8)> {
         if self.buf.is_empty() {
             return None;
         }
         let timestamp = read_stamp(self.buf).expect("written by OutputWriter");
         let (&kind, rest) = self.buf[STAMP_LEN..].split_first()?;
         self.buf = rest;
+        Some((timestamp, kind))
+    }
+}
+
+/// One joined row of a multi-way join's output ([`OutputWriter::emit_wide`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WideRow<'a> {
+    /// Timestamp of the input change that caused the row, if it had one.
+    pub timestamp: Option<i64>,
+    /// Change kind.
+    pub kind: RowKind,
+    /// One row per input, `None` when null-padded.
+    pub rows: Vec<Option<&'a [u8]>>,
+}
+
+/// Iterates the rows of an output buffer written by [`OutputWriter::emit_wide`] with `arity`
+/// rows each (a multi-way join's output, which holds no rejection).
+pub struct WideRows<'a> {
+    entries: OutputEntries<'a>,
+    arity: usize,
+}
+
+impl<'a> WideRows<'a> {
+    /// Rows of `arity` inputs in `buf`.
+    pub fn new(buf: &'a [u8], arity: usize) -> WideRows<'a> {
+        WideRows {
+            entries: OutputEntries::new(buf),
+            arity,
+        }
+    }
+}
+
+impl<'a> Iterator for WideRows<'a> {
+    type Item = WideRow<'a>;
+
+    fn next(&mut self) -> Option<WideRow<'a>> {
+        let (timestamp, kind) = self.entries.head()?;
+        let kind = RowKind::from_byte(kind).expect("a joined row, written by emit_wide");
+        let rows = (0..self.arity).map(|_| self.entries.side()).collect();
+        Some(WideRow {
+            timestamp,
+            kind,
+            rows,
+        })
+    }
+}
+
+impl<'a> Iterator for OutputEntries<'a> {
+    type Item = OutputEntry<'a>;
+
+    fn next(&mut self) -> Option<OutputEntry<'a>> {
+        let (timestamp, kind) = self.head()?;
         if kind == REJECTED {
             let (&side, rest) = self.buf.split_first()?;
             self.buf = rest;
@@ -453,6 +510,38 @@ mod tests {
                 }),
             ]
         );
+    }
+
+    /// A multi-way join's rows: one row or null per input, the input change's stamp; a row of
+    /// two inputs is the two-table join's joined row, byte for byte.
+    #[test]
+    fn wide_rows_round_trip() {
+        let mut buf = Vec::new();
+        let mut w = OutputWriter::new(&mut buf);
+        w.emit_wide(RowKind::UpdateAfter, &[Some(b"a"), None, Some(b"ccc")]);
+        w.set_input(&rec(Side::Left, RowKind::Insert, Some(-3), b""));
+        w.emit_wide(RowKind::Delete, &[None, Some(b""), None]);
+        assert_eq!(w.rows(), 2);
+        let rows: Vec<_> = WideRows::new(&buf, 3).collect();
+        assert_eq!(
+            rows,
+            vec![
+                WideRow {
+                    timestamp: None,
+                    kind: RowKind::UpdateAfter,
+                    rows: vec![Some(&b"a"[..]), None, Some(&b"ccc"[..])]
+                },
+                WideRow {
+                    timestamp: Some(-3),
+                    kind: RowKind::Delete,
+                    rows: vec![None, Some(&b""[..]), None]
+                },
+            ]
+        );
+        let (mut two, mut wide) = (Vec::new(), Vec::new());
+        OutputWriter::new(&mut two).emit(RowKind::Insert, Some(b"l"), None);
+        OutputWriter::new(&mut wide).emit_wide(RowKind::Insert, &[Some(b"l"), None]);
+        assert_eq!(two, wide);
     }
 
     /// A join input frame of one block (golden file `join_input.bin`: the side byte, then the

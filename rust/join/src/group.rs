@@ -155,9 +155,14 @@ impl<'a> RowIdentity<'a> {
     }
 }
 
+/// The little-endian `u32` at `at` in `raw`.
+fn u32_at(raw: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"))
+}
+
 /// The entry whose header starts at `at` in `raw`, and whether it was removed.
 fn entry_at(raw: &[u8], layout: EntryLayout, at: usize) -> (Entry, bool) {
-    let word = u32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
+    let word = u32_at(raw, at);
     let start = at + layout.header_len();
     let row = start..start + (word & !REMOVED) as usize;
     (Entry { at, row }, word & REMOVED != 0)
@@ -238,6 +243,8 @@ pub struct Indexed {
     head: usize,
     /// Bytes of the live entries.
     live_bytes: usize,
+    /// Rows of the live entries, with multiplicity (so that counting them is O(1)).
+    rows: u64,
 }
 
 /// Two indexed groups are equal when they hold the same live entries in the same order.
@@ -260,9 +267,19 @@ impl Indexed {
             arena,
             index: HashTable::new(),
             head: 0,
+            rows: 0,
         };
         ix.reindex(id);
+        ix.rows = ix.entries().map(|e| ix.count(&e) as u64).sum();
         ix
+    }
+
+    /// Multiplicity of `e`.
+    fn count(&self, e: &Entry) -> u32 {
+        match self.layout.count {
+            true => u32_at(&self.arena, e.at + self.layout.count_at()),
+            false => 1,
+        }
     }
 
     /// The live entries, in order.
@@ -316,6 +333,7 @@ impl Indexed {
         let at = self.arena.len();
         encode_entry(self.layout, row, count, matches, now, &mut self.arena);
         self.live_bytes += need;
+        self.rows += count as u64;
         let (arena, layout) = (&self.arena, self.layout);
         let rehash = |at: &usize| id.hash(&arena[entry_at(arena, layout, *at).0.row]);
         self.index.insert_unique(id.hash(row), at, rehash);
@@ -328,7 +346,8 @@ impl Indexed {
         if let Ok(found) = self.index.find_entry(hash, |&at| at == e.at) {
             found.remove();
         }
-        let word = u32::from_le_bytes(self.arena[e.at..e.at + 4].try_into().expect("4 bytes"));
+        self.rows -= self.count(e) as u64;
+        let word = u32_at(&self.arena, e.at);
         self.arena[e.at..e.at + 4].copy_from_slice(&(word | REMOVED).to_le_bytes());
         self.live_bytes -= e.row.end - e.at;
         if e.at == self.head {
@@ -487,7 +506,18 @@ impl Group {
     }
 
     fn get_u32(&self, at: usize) -> u32 {
-        u32::from_le_bytes(self.raw()[at..at + 4].try_into().expect("4 bytes"))
+        u32_at(self.raw(), at)
+    }
+
+    /// Rows stored, with multiplicity: kept by an indexed group, counted in a compact one (of
+    /// fewer than [`INDEX_AT`] entries).
+    pub fn rows(&self, layout: EntryLayout) -> u64 {
+        match self {
+            Group::Compact(_) => (self.entries(layout))
+                .map(|e| self.count(layout, &e) as u64)
+                .sum(),
+            Group::Indexed(ix) => ix.rows,
+        }
     }
 
     /// Multiplicity of `e` (1 unless the layout is a multiset).
@@ -520,6 +550,9 @@ impl Group {
     /// Sets the multiplicity of `e` (multiset layout only).
     pub fn set_count(&mut self, layout: EntryLayout, e: &Entry, count: u32) {
         if layout.count {
+            if let Group::Indexed(ix) = self {
+                ix.rows = ix.rows + count as u64 - ix.count(e) as u64;
+            }
             let at = e.at + layout.count_at();
             self.raw_mut()[at..at + 4].copy_from_slice(&count.to_le_bytes());
         }
@@ -630,7 +663,7 @@ impl Group {
             if at + header > bytes.len() {
                 return Err(format!("truncated entry header at byte {at}"));
             }
-            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+            let len = u32_at(&bytes, at) as usize;
             let row = at + header..(at + header).saturating_add(len);
             let row_bytes = bytes
                 .get(row.clone())
@@ -789,6 +822,36 @@ mod tests {
         assert!(g.is_indexed());
         assert_eq!(g.purge_expired(l, &id, 10, 89), 20);
         assert!(!g.is_indexed(), "20 rows are kept in one block");
+    }
+
+    /// The rows of a group, with multiplicity, through pushes, count changes, removals,
+    /// compactions, expiry and both forms.
+    #[test]
+    fn counts_rows_with_multiplicity() {
+        let (l, rl) = (EntryLayout::new(true, false, true), rows());
+        let id = RowIdentity::new(&rl, None);
+        let mut g = Group::default();
+        let scan = |g: &Group| g.entries(l).map(|e| g.count(l, &e) as u64).sum::<u64>();
+        for x in 0..200 {
+            g.push(l, &id, &row(x), (1 + x as u32 % 3, 0), x as i64);
+            assert_eq!(g.rows(l), scan(&g));
+        }
+        assert!(g.is_indexed());
+        for x in (0..200).step_by(2) {
+            let e = g.find(l, &id, &row(x)).unwrap();
+            match x % 4 {
+                0 => g.set_count(l, &e, 7),
+                _ => g.remove(&id, &e),
+            }
+            assert_eq!(g.rows(l), scan(&g), "after {x}");
+        }
+        g.purge_expired(l, &id, 50, 150);
+        assert!(g.is_indexed());
+        assert_eq!(g.rows(l), scan(&g));
+        g.purge_expired(l, &id, 50, 240);
+        assert!(!g.is_indexed());
+        assert_eq!(g.rows(l), scan(&g));
+        assert!(g.rows(l) > 0);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
 //!   crosses into native code once per batch.
 //! - [`chain`]: a join's output turned into the input changes of a next join (chained joins).
+//! - [`multiway`]: up to eight inputs joined on one key by one operator, with the changelog of the
+//!   chain of binary joins and without its intermediate results.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
 //!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
 
@@ -20,13 +22,17 @@ pub mod batch;
 pub mod chain;
 pub mod engine;
 pub mod group;
+pub mod multiway;
 mod reject;
 pub mod snapshot;
 pub mod spec;
 pub mod state;
 
-pub use batch::{BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter};
+pub use batch::{
+    BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter, WideRow, WideRows,
+};
 pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
+pub use multiway::{MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats};
 pub use snapshot::{Compression, FrozenState};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

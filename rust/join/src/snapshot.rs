@@ -10,7 +10,8 @@
 //! packed  := body, compressed by codec (1 = an LZ4 block)
 //! ```
 //! A section holds both sides' groups of one key group as their raw bytes (the in-memory format is
-//! already compact and position-independent). Sections restore independently, so any subset of key
+//! already compact and position-independent). A multi-way join's section (`crate::multiway`)
+//! is the same with one `side` per input, in the inputs' order, under its own definition. Sections restore independently, so any subset of key
 //! groups can go to any instance: that is how Flink rescales keyed state. Decoding borrows from the
 //! input, so a corrupt length can never make it allocate more than the section holds; a restore
 //! sizes the key group's table once, for the groups the section holds, and counts what it adds to
@@ -49,10 +50,12 @@
 //! handed out, all when the frozen state is dropped (the write ended or was aborted);
 //! [`JoinEngine::frozen_bytes`] counts it.
 
-use crate::engine::{JoinEngine, JoinError, JoinStats};
+use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
+use crate::multiway::{MultiwayError, MultiwayJoin, MultiwaySpec};
+use crate::spec::SideSpec;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
-use crate::state::{hash_key, KeySlot, KeyTable};
+use crate::state::{hash_key, KeyTable, Slot};
 use bincode::BorrowDecode;
 use cdcjoin_model::{RowRef, Schema};
 use std::fmt::Write;
@@ -103,14 +106,32 @@ pub struct Definition {
 impl Definition {
     /// The definition of `spec`, whose sides resolve to `sides`.
     pub fn of(spec: &JoinSpec, sides: &[ResolvedSide; 2]) -> Definition {
-        let mut text = format!(
+        let head = format!(
             "join type: {}\n",
             format!("{:?}", spec.join_type).to_uppercase()
         );
-        for ((name, declared), resolved) in [("left", &spec.left), ("right", &spec.right)]
-            .into_iter()
-            .zip(sides)
-        {
+        let inputs = [("left", &spec.left), ("right", &spec.right)];
+        Definition::describe(head, inputs.into_iter().zip(sides))
+    }
+
+    /// The definition of a multi-way join: its join types, then per input (`input 0`, ...) what
+    /// [`Definition::of`] says of a side.
+    pub fn of_multiway(spec: &MultiwaySpec, inputs: &[ResolvedSide]) -> Definition {
+        let types: Vec<String> = (spec.steps.iter())
+            .map(|t| format!("{t:?}").to_uppercase())
+            .collect();
+        let head = format!("join types: {}\n", types.join(", "));
+        let names: Vec<String> = (0..inputs.len()).map(|i| format!("input {i}")).collect();
+        let declared = names.iter().map(String::as_str).zip(&spec.inputs);
+        Definition::describe(head, declared.zip(inputs))
+    }
+
+    /// `head`, then the lines of each named input.
+    fn describe<'a>(
+        mut text: String,
+        inputs: impl Iterator<Item = ((&'a str, &'a SideSpec), &'a ResolvedSide)>,
+    ) -> Definition {
+        for ((name, declared), resolved) in inputs {
             let pk = declared
                 .primary_key
                 .as_ref()
@@ -141,6 +162,23 @@ impl Definition {
     /// FNV-1a (64 bit) of [`Definition::text`].
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
+    }
+
+    /// An error unless a section of key group `kg` was taken under this definition (its
+    /// `fingerprint` and `text`), naming each part that differs.
+    fn check(&self, kg: u16, fingerprint: u64, text: &str) -> Result<(), JoinError> {
+        if fingerprint == self.fingerprint {
+            return Ok(());
+        }
+        let what = self.differences(text);
+        Err(JoinError::Snapshot {
+            key_group: kg,
+            reason: format!(
+                "the join definition differs (fingerprint {fingerprint:016x}, this job's {:016x}): {}",
+                self.fingerprint,
+                if what.is_empty() { "same parts" } else { &what }
+            ),
+        })
     }
 
     /// What differs between a snapshot's definition text and this one, part by part.
@@ -310,6 +348,15 @@ fn unpacked(rest: &[u8]) -> Result<Vec<u8>, JoinError> {
     Ok(body)
 }
 
+/// The payload of the section at the start of `bytes`, and the bytes the section takes.
+fn payload_of(bytes: &[u8]) -> Result<(&[u8], usize), JoinError> {
+    let len =
+        u32_at(bytes, 0).ok_or_else(|| unreadable("truncated section header".into()))? as usize;
+    let payload = (bytes.get(4..4 + len))
+        .ok_or_else(|| unreadable(format!("section of {len} bytes is truncated")))?;
+    Ok((payload, 4 + len))
+}
+
 /// A snapshot error for a section whose key group is not known (yet).
 fn unreadable(reason: String) -> JoinError {
     JoinError::Snapshot {
@@ -320,7 +367,7 @@ fn unreadable(reason: String) -> JoinError {
 
 /// What a section is written with besides the key group's table.
 struct SectionContext<'a> {
-    sides: &'a [ResolvedSide; 2],
+    sides: &'a [ResolvedSide],
     definition: &'a Definition,
     compression: Compression,
 }
@@ -333,16 +380,16 @@ struct SectionContext<'a> {
 /// integers, a `u64` before each byte string), without building each side's byte string apart
 /// first. The section is written on the task thread before the engine's first write to a frozen
 /// key group (see the module docs), so every walk over the state and copy of its bytes counts.
-fn write_section(
+fn write_section<S: Slot>(
     kg: u16,
-    table: &KeyTable,
+    table: &KeyTable<S>,
     cx: &SectionContext<'_>,
     out: &mut Vec<u8>,
 ) -> Result<(), JoinError> {
     let (sides, definition) = (cx.sides, cx.definition);
-    let mut lens = [0; 2];
+    let mut lens = vec![0; sides.len()];
     for slot in table.slots() {
-        for (len, g) in lens.iter_mut().zip(&slot.sides) {
+        for (len, g) in lens.iter_mut().zip(slot.groups()) {
             if !g.is_empty() {
                 *len += 4 + g.stored_bytes();
             }
@@ -350,14 +397,15 @@ fn write_section(
     }
     let text = definition.text().as_bytes();
     let at = out.len();
-    out.reserve(HEADER_LEN + 2 + 8 + 8 + text.len() + 2 * (1 + 8) + lens[0] + lens[1]);
+    let groups: usize = lens.iter().sum();
+    out.reserve(HEADER_LEN + 2 + 8 + 8 + text.len() + sides.len() * (1 + 8) + groups);
     out.extend_from_slice(&[0; HEADER_LEN]);
     out.extend_from_slice(&kg.to_le_bytes());
     out.extend_from_slice(&definition.fingerprint().to_le_bytes());
     out.extend_from_slice(&(text.len() as u64).to_le_bytes());
     out.extend_from_slice(text);
-    // Both sides' byte strings are laid out first, then filled in one walk over the table.
-    let mut starts = [0; 2];
+    // All sides' byte strings are laid out first, then filled in one walk over the table.
+    let mut starts = vec![0; sides.len()];
     for (i, len) in lens.into_iter().enumerate() {
         out.push(sides[i].entry.to_byte());
         out.extend_from_slice(&(len as u64).to_le_bytes());
@@ -365,7 +413,7 @@ fn write_section(
         out.resize(out.len() + len, 0);
     }
     for slot in table.slots_prefetching() {
-        for (start, g) in starts.iter_mut().zip(&slot.sides) {
+        for (start, g) in starts.iter_mut().zip(slot.groups()) {
             if !g.is_empty() {
                 let len = g.stored_bytes();
                 out[*start..*start + 4].copy_from_slice(&(len as u32).to_le_bytes());
@@ -535,6 +583,16 @@ pub(crate) fn own_table<'t>(
     Arc::make_mut(&mut key_groups[offset])
 }
 
+/// The key groups of `range` whose tables are not empty (`empty`: per key group, in order,
+/// whether its table is).
+fn holding_state(range: KeyGroupRange, empty: impl Iterator<Item = bool>) -> Vec<u16> {
+    (range.start..=range.end)
+        .zip(empty)
+        .filter(|(_, empty)| !empty)
+        .map(|(kg, _)| kg)
+        .collect()
+}
+
 /// An error unless `kg` lies in `range`.
 fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
     if range.contains(kg) {
@@ -552,11 +610,7 @@ fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
 impl JoinEngine {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        (self.range.start..=self.range.end)
-            .zip(&self.key_groups)
-            .filter(|(_, table)| !table.is_empty())
-            .map(|(kg, _)| kg)
-            .collect()
+        holding_state(self.range, self.key_groups.iter().map(|t| t.is_empty()))
     }
 
     /// Appends the section of key group `kg` to `out`.
@@ -617,11 +671,7 @@ impl JoinEngine {
     /// group must be in this instance's range, its checksum must hold and its join definition must
     /// be this engine's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, JoinError> {
-        let len =
-            u32_at(bytes, 0).ok_or_else(|| unreadable("truncated section header".into()))? as usize;
-        let payload = bytes
-            .get(4..4 + len)
-            .ok_or_else(|| unreadable(format!("section of {len} bytes is truncated")))?;
+        let (payload, used) = payload_of(bytes)?;
         match u32_at(payload, 0) {
             Some(FORMAT_V3) => self.restore_v3(payload)?,
             Some(FORMAT_VERSION) => self.restore_v2(payload)?,
@@ -634,7 +684,7 @@ impl JoinEngine {
             }
             None => return Err(unreadable("no format version".into())),
         }
-        Ok(4 + len)
+        Ok(used)
     }
 
     fn restore_v2(&mut self, payload: &[u8]) -> Result<(), JoinError> {
@@ -649,18 +699,8 @@ impl JoinEngine {
     fn restore_body(&mut self, body: &[u8]) -> Result<(), JoinError> {
         let (snap, _): (SectionBody, usize) = bincode::borrow_decode_from_slice(body, config())
             .map_err(|e| unreadable(format!("undecodable section: {e}")))?;
-        if snap.fingerprint != self.definition.fingerprint() {
-            let what = self.definition.differences(snap.definition);
-            return Err(JoinError::Snapshot {
-                key_group: snap.key_group,
-                reason: format!(
-                    "the join definition differs (fingerprint {:016x}, this job's {:016x}): {}",
-                    snap.fingerprint,
-                    self.definition.fingerprint(),
-                    if what.is_empty() { "same parts" } else { &what }
-                ),
-            });
-        }
+        self.definition
+            .check(snap.key_group, snap.fingerprint, snap.definition)?;
         self.restore_sides(snap.key_group, snap.sides)
     }
 
@@ -672,51 +712,153 @@ impl JoinEngine {
     }
 
     fn restore_sides(&mut self, kg: u16, sides: [SideSnapshot; 2]) -> Result<(), JoinError> {
-        let err = |reason: String| JoinError::Snapshot {
-            key_group: kg,
-            reason,
-        };
-        if !self.range.contains(kg) {
-            return Err(err(format!(
-                "not in this instance's range {}..={}",
-                self.range.start, self.range.end
-            )));
-        }
-        // Each side holds at most one group per key, and every key has a group on one side at
-        // least: the table is sized once for the larger side instead of doubling as it fills.
-        // A counted group takes 9 bytes of the section at least, so a corrupt section cannot
-        // make this reserve more than a small multiple of its own size.
-        let keys = sides
-            .iter()
-            .map(|s| {
-                split_groups(s.groups)
-                    .filter(|g| g.as_ref().is_ok_and(|g| !g.is_empty()))
-                    .count()
-            })
-            .max();
-        let offset = self.range.offset(kg);
-        let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
-        table.reserve(keys.unwrap_or(0));
-        let mut key = Vec::new();
-        for (i, side) in sides.into_iter().enumerate() {
-            let spec = &self.sides[i];
-            if side.entry_layout != spec.entry.to_byte() {
-                return Err(err(format!(
-                    "taken under a different join declaration: the {} side's row entries were \
-                     laid out as {:#05b}, this job's as {} ({:#05b}) (join type, keys or TTL changed)",
-                    ["left", "right"][i],
-                    side.entry_layout,
-                    spec.entry,
-                    spec.entry.to_byte()
-                )));
-            }
-            for bytes in split_groups(side.groups) {
-                let g = restore_group(spec, bytes.map_err(&err)?, &mut key).map_err(&err)?;
-                add_group(table, &self.sides, i, g, &key, &mut self.stats).map_err(&err)?;
-            }
-        }
+        out_of_range(self.range, kg)?;
+        let table = own_table(
+            &mut self.key_groups,
+            &mut self.freezes,
+            self.range.offset(kg),
+        );
+        let names = |i: usize| ["the left side", "the right side"][i].to_string();
+        let r = restore_groups(kg, table, &self.sides, names, &sides)?;
+        let s = &mut self.stats;
+        s.stored_keys += r.keys;
+        s.stored_rows += r.rows;
+        s.group_bytes += r.group_bytes;
+        s.index_bytes += r.overhead_bytes;
         Ok(())
     }
+}
+
+/// A multi-way join's snapshot: the same sections, one side per input, written synchronously
+/// (no [`FrozenState`] yet).
+impl MultiwayJoin {
+    /// Key groups of this instance that hold any state.
+    pub fn key_groups_with_state(&self) -> Vec<u16> {
+        holding_state(self.range, self.tables.iter().map(KeyTable::is_empty))
+    }
+
+    /// Appends the section of key group `kg` to `out`: format 2 (3 when compressed), `side`
+    /// repeated once per input, under the multi-way join's [`Definition`].
+    pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), MultiwayError> {
+        out_of_range(self.range, kg)?;
+        let cx = SectionContext {
+            sides: &self.inputs,
+            definition: &self.definition,
+            compression: self.compression,
+        };
+        let table = &self.tables[self.range.offset(kg)];
+        Ok(write_section(kg, table, &cx, out)?)
+    }
+
+    /// Writes the sections of later snapshots with `compression`.
+    pub fn set_snapshot_compression(&mut self, compression: Compression) {
+        self.compression = compression;
+    }
+
+    /// Restores one section (format 3 or 2) from the start of `bytes`, adding to whatever state
+    /// this instance has; returns the bytes consumed. The section's key group must be in this
+    /// instance's range, its checksum must hold and its definition must be this join's.
+    pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, MultiwayError> {
+        let (payload, used) = payload_of(bytes)?;
+        let body = match u32_at(payload, 0) {
+            Some(FORMAT_V3) => unpacked(checked(payload)?)?,
+            Some(FORMAT_VERSION) => checked(payload)?.to_vec(),
+            v => {
+                return Err(unreadable(format!(
+                    "format version {v:?} is not one the multi-way join reads \
+                     ({FORMAT_VERSION} or {FORMAT_V3})"
+                ))
+                .into())
+            }
+        };
+        self.restore_body(&body)?;
+        Ok(used)
+    }
+
+    /// Restores a section's body: its header, then one side per input.
+    fn restore_body(&mut self, body: &[u8]) -> Result<(), JoinError> {
+        let undecodable =
+            |e: bincode::error::DecodeError| unreadable(format!("undecodable section: {e}"));
+        let ((kg, fingerprint, definition), mut at): ((u16, u64, &str), usize) =
+            bincode::borrow_decode_from_slice(body, config()).map_err(undecodable)?;
+        self.definition.check(kg, fingerprint, definition)?;
+        let mut sides = Vec::with_capacity(self.inputs.len());
+        for _ in 0..self.inputs.len() {
+            let (side, used): (SideSnapshot, usize) =
+                bincode::borrow_decode_from_slice(&body[at..], config()).map_err(undecodable)?;
+            sides.push(side);
+            at += used;
+        }
+        out_of_range(self.range, kg)?;
+        let table = &mut self.tables[self.range.offset(kg)];
+        let r = restore_groups(kg, table, &self.inputs, |i| format!("input {i}"), &sides)?;
+        let s = &mut self.stats;
+        s.stored_keys += r.keys;
+        s.stored_rows += r.rows;
+        s.group_bytes += r.group_bytes;
+        s.overhead_bytes += r.overhead_bytes;
+        Ok(())
+    }
+}
+
+/// What restored groups added to a table.
+#[derive(Default)]
+pub(crate) struct Restored {
+    /// Join keys new to the table.
+    pub keys: u64,
+    /// Rows, with multiplicity.
+    pub rows: u64,
+    /// The groups' stored bytes.
+    pub group_bytes: u64,
+    /// The groups' heap bytes beyond them.
+    pub overhead_bytes: u64,
+}
+
+/// Restores the groups of every side of section `kg` (`snaps`, in the order of `sides`) into
+/// `table`; `name(i)` names side `i` in errors.
+fn restore_groups<S: Slot>(
+    kg: u16,
+    table: &mut KeyTable<S>,
+    sides: &[ResolvedSide],
+    name: impl Fn(usize) -> String,
+    snaps: &[SideSnapshot<'_>],
+) -> Result<Restored, JoinError> {
+    let err = |reason: String| JoinError::Snapshot {
+        key_group: kg,
+        reason,
+    };
+    // Each side holds at most one group per key, and every key has a group on one side at
+    // least: the table is sized once for the larger side instead of doubling as it fills.
+    // A counted group takes 9 bytes of the section at least, so a corrupt section cannot
+    // make this reserve more than a small multiple of its own size.
+    let keys = snaps
+        .iter()
+        .map(|s| {
+            split_groups(s.groups)
+                .filter(|g| g.as_ref().is_ok_and(|g| !g.is_empty()))
+                .count()
+        })
+        .max();
+    table.reserve(keys.unwrap_or(0));
+    let (mut key, mut restored) = (Vec::new(), Restored::default());
+    for (i, side) in snaps.iter().enumerate() {
+        let spec = &sides[i];
+        if side.entry_layout != spec.entry.to_byte() {
+            return Err(err(format!(
+                "taken under a different join declaration: {}'s row entries were \
+                 laid out as {:#05b}, this job's as {} ({:#05b}) (join type, keys or TTL changed)",
+                name(i),
+                side.entry_layout,
+                spec.entry,
+                spec.entry.to_byte()
+            )));
+        }
+        for bytes in split_groups(side.groups) {
+            let g = restore_group(spec, bytes.map_err(&err)?, &mut key).map_err(&err)?;
+            add_group(table, sides, i, g, &key, &mut restored).map_err(&err)?;
+        }
+    }
+    Ok(restored)
 }
 
 /// The group of one side (declared as `spec`) from its snapshot bytes, every row checked, and its
@@ -737,37 +879,38 @@ fn restore_group(spec: &ResolvedSide, bytes: &[u8], key: &mut Vec<u8>) -> Result
     Ok(g)
 }
 
-/// Stores restored group `g` of side `i` under join key `key` in `table`, and counts it in `stats`.
-fn add_group(
-    table: &mut KeyTable,
-    sides: &[ResolvedSide; 2],
+/// Stores restored group `g` of side `i` under join key `key` in `table`, and counts it in
+/// `restored`.
+fn add_group<S: Slot>(
+    table: &mut KeyTable<S>,
+    sides: &[ResolvedSide],
     i: usize,
     g: Group,
     key: &[u8],
-    stats: &mut JoinStats,
+    restored: &mut Restored,
 ) -> Result<(), String> {
-    let rows: u64 = g
-        .entries(sides[i].entry)
-        .map(|e| g.count(sides[i].entry, &e) as u64)
-        .sum();
+    let rows = g.rows(sides[i].entry);
     let (stored, overhead) = (g.stored_bytes() as u64, g.overhead_bytes() as u64);
     let mut entry = table.entry(sides, hash_key(key), key);
     match entry.occupied() {
-        Some(slot) if slot.sides[i].is_empty() => slot.sides[i] = g,
+        Some(slot) if slot.groups()[i].is_empty() => slot.groups_mut()[i] = g,
         Some(_) => {
             return Err("a join key is restored twice (the key group was restored already)".into())
         }
         None => {
-            let mut slot = KeySlot::default();
-            slot.sides[i] = g;
+            let mut slot = S::with_inputs(sides.len());
+            slot.groups_mut()[i] = g;
+            let heap = slot.heap_bytes();
             entry.insert(slot);
-            stats.stored_keys += 1;
+            restored.keys += 1;
+            table.add_group_heap(heap as i64);
+            restored.overhead_bytes += heap;
         }
     }
     table.add_group_heap((stored + overhead) as i64);
-    stats.stored_rows += rows;
-    stats.group_bytes += stored;
-    stats.index_bytes += overhead;
+    restored.rows += rows;
+    restored.group_bytes += stored;
+    restored.overhead_bytes += overhead;
     Ok(())
 }
 
@@ -1025,6 +1168,26 @@ mod tests {
         assert_eq!(e.definition.fingerprint(), fnv1a(text.as_bytes()));
         // Stable across builds: the fingerprint of a fixed text.
         assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// The text is pinned: every snapshot taken so far records its fingerprint, so any change to
+    /// it would refuse them all.
+    #[test]
+    fn the_definition_text_is_pinned() {
+        let e = JoinEngine::new(&spec(JoinType::Left)).unwrap();
+        let side = |name: &str, entry: &str| {
+            format!(
+                "{name} schema: \"id\" INT NOT NULL, \"k\" INT\n{name} join key: \"k\"\n\
+                 {name} primary key: \"id\"\n{name} state layout: HasUniqueKey\n\
+                 {name} row entry: {entry}\n"
+            )
+        };
+        let text = format!(
+            "join type: LEFT\n{}{}",
+            side("left", "row_len, matches"),
+            side("right", "row_len")
+        );
+        assert_eq!(e.definition.text(), text);
     }
 
     /// The state of `e`'s key group [`KG`] as a format-1 section, as release 0.1.0 wrote it.

@@ -190,26 +190,10 @@ impl JoinSpec {
             .map_err(|e| format!("left input: {e}"))?;
         let right = resolve_side(&self.right, self.join_type.is_outer(Side::Right))
             .map_err(|e| format!("right input: {e}"))?;
-        let (lt, rt) = (left.join_key.key_layout(), right.join_key.key_layout());
-        if lt.arity() != rt.arity() {
-            return Err(format!(
-                "join keys differ in length: left has {}, right has {}",
-                lt.arity(),
-                rt.arity()
-            ));
-        }
-        for i in 0..lt.arity() {
-            if lt.data_type(i) != rt.data_type(i) {
-                return Err(format!(
-                    "join key column {} differs in type: left {} ({}) vs right {} ({})",
-                    i,
-                    self.left.join_key[i],
-                    lt.data_type(i),
-                    self.right.join_key[i],
-                    rt.data_type(i)
-                ));
-            }
-        }
+        same_key_types(
+            [("left", &self.left), ("right", &self.right)],
+            [&left, &right],
+        )?;
         if self.key_groups.is_empty() {
             return Err("empty key group range".into());
         }
@@ -217,7 +201,35 @@ impl JoinSpec {
     }
 }
 
-fn resolve_side(spec: &SideSpec, outer: bool) -> Result<ResolvedSide, String> {
+/// Checks that two inputs' join keys (each named for messages, with its declaration and its
+/// resolution) pair up column by column with the same types, as an equi-join needs.
+pub(crate) fn same_key_types(
+    [(a_name, a_spec), (b_name, b_spec)]: [(&str, &SideSpec); 2],
+    [a, b]: [&ResolvedSide; 2],
+) -> Result<(), String> {
+    let (at, bt) = (a.join_key.key_layout(), b.join_key.key_layout());
+    if at.arity() != bt.arity() {
+        return Err(format!(
+            "join keys differ in length: {a_name} has {}, {b_name} has {}",
+            at.arity(),
+            bt.arity()
+        ));
+    }
+    match (0..at.arity()).find(|&i| at.data_type(i) != bt.data_type(i)) {
+        Some(i) => Err(format!(
+            "join key column {i} differs in type: {a_name} {} ({}) vs {b_name} {} ({})",
+            a_spec.join_key[i],
+            at.data_type(i),
+            b_spec.join_key[i],
+            bt.data_type(i)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Resolves one input's declaration; `outer` when its unmatched rows are emitted null-padded
+/// (its rows then keep a match counter).
+pub(crate) fn resolve_side(spec: &SideSpec, outer: bool) -> Result<ResolvedSide, String> {
     if spec.join_key.is_empty() {
         return Err("the join key has no column".into());
     }

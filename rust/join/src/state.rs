@@ -23,22 +23,30 @@ pub fn hash_key(key: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_cdc0_1a2b_3c4d).hash_one(key)
 }
 
-/// Both sides' rows of one join key, indexed by [`crate::Side`].
-#[derive(Clone, Default, Debug)]
-pub struct KeySlot {
-    /// Left and right groups; either may be empty, not both once the record is processed.
-    pub sides: [Group; 2],
-}
+/// What a [`KeyTable`] holds per join key: one [`Group`] per input, in the order of the inputs'
+/// declarations. The two-table join's slot is [`KeySlot`]; the multi-way join's
+/// ([`crate::multiway`]) holds up to eight groups.
+pub trait Slot: Default {
+    /// A slot of `n` inputs' empty groups.
+    fn with_inputs(n: usize) -> Self;
 
-impl KeySlot {
-    /// True when neither side holds a row.
-    pub fn is_empty(&self) -> bool {
-        self.sides.iter().all(Group::is_empty)
+    /// The groups, one per input.
+    fn groups(&self) -> &[Group];
+
+    /// The groups, to be changed.
+    fn groups_mut(&mut self) -> &mut [Group];
+
+    /// Heap bytes the slot holds besides its groups' own (0 when the groups lie in the bucket).
+    fn heap_bytes(&self) -> u64;
+
+    /// True when no input holds a row.
+    fn is_empty(&self) -> bool {
+        self.groups().iter().all(Group::is_empty)
     }
 
-    /// Whether the slot holds rows of the join key `key`.
-    fn has_key(&self, sides: &[ResolvedSide; 2], key: &[u8]) -> bool {
-        let Some((side, g)) = sides.iter().zip(&self.sides).find(|(_, g)| !g.is_empty()) else {
+    /// Whether the slot holds rows of the join key `key` (inputs declared by `sides`).
+    fn has_key(&self, sides: &[ResolvedSide], key: &[u8]) -> bool {
+        let Some((side, g)) = sides.iter().zip(self.groups()).find(|(_, g)| !g.is_empty()) else {
             return false;
         };
         g.first(side.entry).is_some_and(|first| {
@@ -49,33 +57,58 @@ impl KeySlot {
     }
 }
 
+/// Both sides' rows of one join key, indexed by [`crate::Side`].
+#[derive(Clone, Default, Debug)]
+pub struct KeySlot {
+    /// Left and right groups; either may be empty, not both once the record is processed.
+    pub sides: [Group; 2],
+}
+
+impl Slot for KeySlot {
+    fn with_inputs(_: usize) -> KeySlot {
+        KeySlot::default()
+    }
+
+    fn groups(&self) -> &[Group] {
+        &self.sides
+    }
+
+    fn groups_mut(&mut self) -> &mut [Group] {
+        &mut self.sides
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        0
+    }
+}
+
 /// A position of the table: vacant when its slot is empty.
 #[derive(Clone, Default)]
-struct Bucket {
+struct Bucket<S> {
     hash: u64,
-    slot: KeySlot,
+    slot: S,
 }
 
 /// The slots of one key group. Shared with the snapshots being written until the engine writes to
 /// it (see [`crate::snapshot::FrozenState`]).
 #[derive(Clone, Default)]
-pub struct KeyTable {
+pub struct KeyTable<S = KeySlot> {
     /// A power of two buckets (or none), at most [`Self::MAX_LOAD`] occupied.
-    buckets: Vec<Bucket>,
+    buckets: Vec<Bucket<S>>,
     len: usize,
     /// Heap bytes of the groups of its slots, kept up to date by the engine.
     group_heap: u64,
 }
 
 /// Where a key is, or would be inserted, in a [`KeyTable`].
-pub struct SlotEntry<'t> {
-    table: &'t mut KeyTable,
+pub struct SlotEntry<'t, S = KeySlot> {
+    table: &'t mut KeyTable<S>,
     at: usize,
     hash: u64,
     occupied: bool,
 }
 
-impl KeyTable {
+impl<S: Slot> KeyTable<S> {
     /// Highest fraction of buckets occupied, as numerator / denominator.
     const MAX_LOAD: (usize, usize) = (3, 4);
 
@@ -83,10 +116,10 @@ impl KeyTable {
     /// made first, so a vacant entry can always be filled.
     pub fn entry<'t>(
         &'t mut self,
-        sides: &[ResolvedSide; 2],
+        sides: &[ResolvedSide],
         hash: u64,
         key: &[u8],
-    ) -> SlotEntry<'t> {
+    ) -> SlotEntry<'t, S> {
         self.reserve_one();
         let mask = self.buckets.len() - 1;
         let mut at = hash as usize & mask;
@@ -109,8 +142,8 @@ impl KeyTable {
     pub fn prefetch_bucket(&self, hash: u64) {
         if let Some(b) = self.probe(hash).next() {
             prefetch_range(
-                b as *const Bucket as *const u8,
-                std::mem::size_of::<Bucket>(),
+                b as *const Bucket<S> as *const u8,
+                std::mem::size_of::<Bucket<S>>(),
             );
         }
     }
@@ -125,14 +158,14 @@ impl KeyTable {
             .take(PROBES)
             .take_while(|b| !b.slot.is_empty())
             .find(|b| b.hash == hash);
-        for g in found.iter().flat_map(|b| &b.slot.sides) {
+        for g in found.iter().flat_map(|b| b.slot.groups()) {
             let bytes = g.prefetch_bytes();
             prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
         }
     }
 
     /// The buckets a probe for `hash` visits, in order (none in a table without buckets).
-    fn probe(&self, hash: u64) -> impl Iterator<Item = &Bucket> {
+    fn probe(&self, hash: u64) -> impl Iterator<Item = &Bucket<S>> {
         let mask = self.buckets.len().wrapping_sub(1);
         (0..self.buckets.len()).map(move |i| &self.buckets[(hash as usize).wrapping_add(i) & mask])
     }
@@ -148,7 +181,7 @@ impl KeyTable {
     }
 
     /// All slots (for snapshots and accounting).
-    pub fn slots(&self) -> impl Iterator<Item = &KeySlot> {
+    pub fn slots(&self) -> impl Iterator<Item = &S> {
         self.buckets
             .iter()
             .map(|b| &b.slot)
@@ -158,11 +191,11 @@ impl KeyTable {
     /// All slots, as [`Self::slots`], the groups of the slot a few slots ahead prefetched: a walk
     /// over the groups of a table far larger than the caches (a snapshot) would otherwise wait for
     /// a cache miss per group, one after the other.
-    pub fn slots_prefetching(&self) -> impl Iterator<Item = &KeySlot> {
+    pub fn slots_prefetching(&self) -> impl Iterator<Item = &S> {
         const AHEAD: usize = 8;
         let mut ahead = self.slots().skip(AHEAD);
         self.slots().inspect(move |_| {
-            for g in ahead.next().iter().flat_map(|slot| &slot.sides) {
+            for g in ahead.next().iter().flat_map(|slot| slot.groups()) {
                 let bytes = g.prefetch_bytes();
                 prefetch_range(bytes.as_ptr(), bytes.len().min(GROUP_BYTES));
             }
@@ -171,7 +204,7 @@ impl KeyTable {
 
     /// Applies `f` to every slot, dropping those it leaves empty (TTL sweeps). Rebuilds the table,
     /// so it is meant for whole-table passes, not per record.
-    pub fn retain_mut(&mut self, mut f: impl FnMut(&mut KeySlot)) {
+    pub fn retain_mut(&mut self, mut f: impl FnMut(&mut S)) {
         let mut old = std::mem::take(&mut self.buckets);
         for b in old.iter_mut().filter(|b| !b.slot.is_empty()) {
             f(&mut b.slot);
@@ -182,7 +215,7 @@ impl KeyTable {
 
     /// Heap bytes of the table itself: its buckets (groups not included).
     pub fn table_bytes(&self) -> usize {
-        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+        self.buckets.capacity() * std::mem::size_of::<Bucket<S>>()
     }
 
     /// Heap bytes of the table and its groups.
@@ -199,7 +232,7 @@ impl KeyTable {
     pub fn recount_group_heap(&mut self) {
         self.group_heap = self
             .slots()
-            .flat_map(|s| &s.sides)
+            .flat_map(|s| s.groups())
             .map(|g| (g.stored_bytes() + g.overhead_bytes()) as u64)
             .sum();
     }
@@ -230,8 +263,8 @@ impl KeyTable {
     }
 
     /// Fills a fresh table of `size` buckets with the occupied ones of `buckets` (distinct keys).
-    fn rebuild(&mut self, size: usize, buckets: Vec<Bucket>) {
-        let mut fresh: Vec<Bucket> = Vec::with_capacity(size);
+    fn rebuild(&mut self, size: usize, buckets: Vec<Bucket<S>>) {
+        let mut fresh: Vec<Bucket<S>> = Vec::with_capacity(size);
         fresh.resize_with(size, Bucket::default);
         let mask = size - 1;
         self.len = 0;
@@ -273,14 +306,14 @@ impl KeyTable {
     }
 }
 
-impl SlotEntry<'_> {
+impl<S: Slot> SlotEntry<'_, S> {
     /// The key's slot, if the key is stored.
-    pub fn occupied(&mut self) -> Option<&mut KeySlot> {
+    pub fn occupied(&mut self) -> Option<&mut S> {
         self.occupied.then(|| &mut self.table.buckets[self.at].slot)
     }
 
     /// Stores `slot` under the key, if the key was vacant and `slot` holds rows.
-    pub fn insert(self, slot: KeySlot) {
+    pub fn insert(self, slot: S) {
         if !self.occupied && !slot.is_empty() {
             self.table.buckets[self.at] = Bucket {
                 hash: self.hash,
@@ -432,7 +465,7 @@ mod tests {
         let mut t = KeyTable::default();
         t.reserve(1000);
         let bytes = t.table_bytes();
-        assert_eq!(bytes, 2048 * std::mem::size_of::<Bucket>());
+        assert_eq!(bytes, 2048 * std::mem::size_of::<Bucket<KeySlot>>());
         for k in 0..1000 {
             apply(&mut t, &sides, k, true, false);
         }
@@ -465,6 +498,9 @@ mod tests {
         for k in 0..100 {
             assert_eq!(contains(&mut t, &sides, k, false), k % 3 != 0, "key {k}");
         }
-        assert_eq!(t.table_bytes(), 128 * std::mem::size_of::<Bucket>());
+        assert_eq!(
+            t.table_bytes(),
+            128 * std::mem::size_of::<Bucket<KeySlot>>()
+        );
     }
 }

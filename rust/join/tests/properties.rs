@@ -128,19 +128,6 @@ fn hot_op() -> impl Strategy<Value = Op> {
     prop_oneof![1 => op(2), 1 => insert]
 }
 
-fn keys() -> impl Strategy<Value = Keys> {
-    prop_oneof![Just(Keys::JoinOnPk), Just(Keys::Pk), Just(Keys::NoPk)]
-}
-
-fn join_type() -> impl Strategy<Value = JoinType> {
-    prop_oneof![
-        Just(JoinType::Inner),
-        Just(JoinType::Left),
-        Just(JoinType::Right),
-        Just(JoinType::Full)
-    ]
-}
-
 /// Interprets ops against two tables, producing the CDC changelog (updates split into a retraction
 /// of `before` then an insertion of `after`) and the final tables.
 struct World {

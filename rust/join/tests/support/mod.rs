@@ -10,6 +10,7 @@ use cdcjoin_join::{
 };
 use cdcjoin_model::value::format_row;
 use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowRef, RowWriter, Schema, Value};
+use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 /// One row of the test tables.
@@ -262,4 +263,19 @@ pub fn reference(
         }
     }
     m
+}
+
+/// Any join type.
+pub fn join_type() -> impl Strategy<Value = JoinType> {
+    prop_oneof![
+        Just(JoinType::Inner),
+        Just(JoinType::Left),
+        Just(JoinType::Right),
+        Just(JoinType::Full)
+    ]
+}
+
+/// Any way of keying a side.
+pub fn keys() -> impl Strategy<Value = Keys> {
+    prop_oneof![Just(Keys::JoinOnPk), Just(Keys::Pk), Just(Keys::NoPk)]
 }

@@ -1,0 +1,1021 @@
+//! The multi-way join on one key: up to [`MAX_INPUTS`] inputs sharing a join key, joined by one
+//! operator that stores each input's rows once and no intermediate result.
+//!
+//! # What it computes
+//!
+//! The declaration is a left-deep chain of binary joins: step `j` (for `j` in `1..n`) joins the
+//! result `R(j-1)` of inputs `0..j` with input `j` by its [`JoinType`], INNER, LEFT, RIGHT or
+//! FULL, on the common key:
+//!
+//! ```text
+//! R(0) = input 0
+//! R(j) = R(j-1) <steps[j-1]> JOIN input j USING (k)        output = R(n-1)
+//! ```
+//!
+//! `USING (k)` is what makes every mix of join types well defined on one key: a row of `R(j-1)`,
+//! whatever its null padding, carries the key of its present inputs (SQL's `COALESCE` of the
+//! `USING` column), which they share since they matched on it. So a RIGHT or FULL step joins the
+//! null-padded rows of input `j` with later inputs on input `j`'s key, as `a FULL JOIN b USING (k)
+//! FULL JOIN c USING (k)` does, and every step stays within one key: the result for a key is a
+//! function of the inputs' rows under that key. (With `ON a.k = c.k` instead, a row padded where
+//! `a` is missing would never match `c`: a different query.)
+//! A row whose key has a null column matches nothing (SQL equality) and is stored under the null
+//! key, where rows of all inputs never match each other.
+//!
+//! The changelog is the one the chain of binary [`crate::JoinEngine`]s emits (intermediate sides
+//! without a primary key), record by record: for a change of input `i` the same multiset of output
+//! changes, kinds included (`+I`/`-D` where a step is outer, the input's kind through inner steps).
+//! That includes the chain's transient rows: a change that empties a step's left input under the
+//! key and fills it again within one record emits the right-outer padding `+I` and its `-D`, as
+//! the chain does. The order follows the chain's step by step, except where the chain visits the
+//! rows of a stored intermediate result: it stores them in the order they were joined, which
+//! depends on the key's history, where this join enumerates them as the product of the inputs'
+//! rows. `tests/multiway.rs` checks the multiset per change against the chain, and the
+//! materialized output against the join of the final tables. A change is applied as [`crate::engine`] applies it to its side:
+//! a `+I`/`+U` of a stored primary key replaces the stored row (`-U` old, `+U` new), a retraction
+//! emits the stored row, a retraction of a row not in state is counted (or fails under
+//! [`RetractionPolicy::Fail`]), and `exact_retractions` is honoured.
+//!
+//! # What it saves, what it costs
+//!
+//! The chain stores every intermediate result: step `j`'s engine holds all of `R(j-1)`, the rows
+//! of inputs `0..j` joined and projected, beside input `j`. For a three-table mart that is the
+//! orders-with-customers result stored a second time, and every change of a customer rewrites its
+//! joined rows in the second join's state. Here state is one [`Group`] per input under each key,
+//! nothing else: no intermediate rows, and no per-row match counter either, because under one key
+//! every row of an input matches every row of the others, so the counters the binary engine keeps
+//! per outer row are the sizes of the other inputs' groups.
+//!
+//! The price is that a change of input `i` enumerates the rows the chain would have stored: the
+//! rows of `R(i-1)` under its key, recomputed as the product of the groups of inputs `0..i` (which
+//! the chain reads from its state, already joined), and then, through each later step, that
+//! step's input rows, as the chain does. A step that is RIGHT or FULL also needs the number of rows
+//! of its left result under the key, the product of the inputs' row counts, which a group of many
+//! rows keeps (O(1), so a hot key does not make such a change cost the rows of its key).
+//!
+//! Snapshots are the two-table join's sections ([`crate::snapshot`]) with one side per input,
+//! written synchronously per key group (no frozen state written while the join goes on yet).
+//!
+//! Not yet: TTL (a declaration with `ttl_ms` is refused), unavailable columns (a change carrying
+//! one is refused with an error rather than filled from the stored row), snapshots taken while
+//! the join goes on, a batch wire format and the JNI bridge. Emitted rows use the output format of
+//! [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read by
+//! [`crate::batch::WideRows`]).
+
+use crate::batch::OutputWriter;
+use crate::engine::{JoinError, StateSize};
+use crate::group::{Entry, Group};
+use crate::reject::print_row;
+use crate::snapshot::{Compression, Definition};
+use crate::spec::{
+    resolve_side, same_key_types, JoinType, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
+    SideSpec, StateLayout,
+};
+use crate::state::{hash_key, KeyTable, Slot};
+use cdcjoin_model::{RowKind, RowRef};
+use serde::{Deserialize, Serialize};
+
+/// Most inputs a multi-way join takes.
+pub const MAX_INPUTS: usize = 8;
+
+/// A multi-way join as the user declares it (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MultiwaySpec {
+    /// The inputs, 2 to [`MAX_INPUTS`], each keyed on the common join key (same column types).
+    pub inputs: Vec<SideSpec>,
+    /// One join type per input after the first: `steps[j - 1]` joins the result of inputs `0..j`
+    /// (left) with input `j` (right).
+    pub steps: Vec<JoinType>,
+    /// Policy for retractions of absent rows.
+    #[serde(default)]
+    pub absent_retraction: RetractionPolicy,
+    /// Key groups this instance owns.
+    pub key_groups: KeyGroupRange,
+}
+
+impl MultiwaySpec {
+    /// Checks the declaration and resolves every input.
+    pub fn resolve(&self) -> Result<Vec<ResolvedSide>, String> {
+        let n = self.inputs.len();
+        if !(2..=MAX_INPUTS).contains(&n) {
+            return Err(format!(
+                "a multi-way join takes 2 to {MAX_INPUTS} inputs, not {n}"
+            ));
+        }
+        if self.steps.len() != n - 1 {
+            return Err(format!(
+                "{n} inputs take {} join types (one per input after the first), not {}",
+                n - 1,
+                self.steps.len()
+            ));
+        }
+        if self.key_groups.is_empty() {
+            return Err("empty key group range".into());
+        }
+        let sides = (self.inputs.iter().enumerate())
+            .map(|(i, spec)| resolve_input(i, spec))
+            .collect::<Result<Vec<_>, String>>()?;
+        for i in 1..n {
+            let name = format!("input {i}");
+            same_key_types(
+                [("input 0", &self.inputs[0]), (&name, &self.inputs[i])],
+                [&sides[0], &sides[i]],
+            )?;
+        }
+        Ok(sides)
+    }
+}
+
+/// Resolves input `i`. No row keeps a match counter (see the module docs).
+fn resolve_input(i: usize, spec: &SideSpec) -> Result<ResolvedSide, String> {
+    if spec.ttl_ms.is_some() {
+        return Err(format!(
+            "input {i}: TTL is not supported by the multi-way join yet"
+        ));
+    }
+    resolve_side(spec, false).map_err(|e| format!("input {i}: {e}"))
+}
+
+/// Why a change was refused. Every message names the input.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MultiwayError {
+    /// The declaration is inconsistent.
+    #[error("invalid multi-way join declaration: {0}")]
+    Config(String),
+    /// The change names an input the join does not have.
+    #[error("input {input} does not exist: the join has {inputs} inputs")]
+    UnknownInput {
+        /// The input named.
+        input: usize,
+        /// How many there are.
+        inputs: usize,
+    },
+    /// The row does not match its input's schema.
+    #[error("input {input}: invalid row: {reason}")]
+    InvalidRow {
+        /// The input.
+        input: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The change's key group is not owned by this instance.
+    #[error("input {input}: key group {key_group} is outside this instance's range {}..={}", range.start, range.end)]
+    KeyGroup {
+        /// The input.
+        input: usize,
+        /// The change's key group.
+        key_group: u16,
+        /// The owned range.
+        range: KeyGroupRange,
+    },
+    /// The row has unavailable columns, which the multi-way join does not fill yet.
+    #[error("input {input}: a change with unavailable columns is not supported by the multi-way join yet: {row}")]
+    Unavailable {
+        /// The input.
+        input: usize,
+        /// The change, printed.
+        row: String,
+    },
+    /// A retraction of a row that is not in state, under [`RetractionPolicy::Fail`].
+    #[error("input {input}: retraction of a row that is not in state: {row}")]
+    AbsentRetraction {
+        /// The input.
+        input: usize,
+        /// The change, printed.
+        row: String,
+    },
+    /// A snapshot section could not be written or restored: a [`JoinError::Snapshot`], as the
+    /// two-table join reports it.
+    #[error(transparent)]
+    Snapshot(#[from] JoinError),
+}
+
+/// Counters of one multi-way join, cumulative since creation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MultiwayStats {
+    /// Changes taken (not refused by a check), per input, absent retractions included.
+    pub records_in: [u64; MAX_INPUTS],
+    /// Rows emitted.
+    pub rows_out: u64,
+    /// Retractions of rows that were not in state.
+    pub absent_retractions: u64,
+    /// Rows stored (with multiplicity).
+    pub stored_rows: u64,
+    /// Join keys stored.
+    pub stored_keys: u64,
+    /// Bytes of the stored groups (rows and their headers).
+    pub group_bytes: u64,
+    /// Heap bytes beyond the groups' entries: each key's array of groups, and the indexes and
+    /// spare room of groups of many rows.
+    pub overhead_bytes: u64,
+}
+
+/// The rows of one join key: one group per input.
+#[derive(Clone, Default, Debug)]
+pub struct MultiSlot {
+    groups: Box<[Group]>,
+}
+
+impl Slot for MultiSlot {
+    fn with_inputs(n: usize) -> MultiSlot {
+        MultiSlot {
+            groups: vec![Group::default(); n].into_boxed_slice(),
+        }
+    }
+
+    fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    fn groups_mut(&mut self) -> &mut [Group] {
+        &mut self.groups
+    }
+
+    /// The array of groups.
+    fn heap_bytes(&self) -> u64 {
+        std::mem::size_of_val::<[Group]>(&self.groups) as u64
+    }
+}
+
+/// A multi-way join instance owning a range of key groups (see the module docs).
+pub struct MultiwayJoin {
+    pub(crate) inputs: Vec<ResolvedSide>,
+    steps: Vec<JoinType>,
+    pub(crate) range: KeyGroupRange,
+    /// One table per key group of the range.
+    pub(crate) tables: Vec<KeyTable<MultiSlot>>,
+    /// What the state depends on, written into and checked against every snapshot section.
+    pub(crate) definition: Definition,
+    /// How snapshot sections are written.
+    pub(crate) compression: Compression,
+    /// Heap bytes of a key's slot (its array of groups).
+    slot_heap: i64,
+    policy: RetractionPolicy,
+    pub(crate) stats: MultiwayStats,
+    /// The join key of the change being applied (kept for its capacity).
+    key: Vec<u8>,
+}
+
+/// What a change did to its input's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Applied {
+    /// A row was added.
+    Added,
+    /// A row replaced the stored row of its primary key.
+    Replaced,
+    /// A row was the stored row of its primary key again.
+    Unchanged,
+    /// A stored row was retracted.
+    Retracted,
+    /// A retraction found no such row.
+    Absent,
+}
+
+impl MultiwayJoin {
+    /// An empty join for `spec`.
+    pub fn new(spec: &MultiwaySpec) -> Result<MultiwayJoin, MultiwayError> {
+        let inputs = spec.resolve().map_err(MultiwayError::Config)?;
+        Ok(MultiwayJoin {
+            definition: Definition::of_multiway(spec, &inputs),
+            compression: Compression::None,
+            slot_heap: MultiSlot::with_inputs(inputs.len()).heap_bytes() as i64,
+            inputs,
+            steps: spec.steps.clone(),
+            range: spec.key_groups,
+            tables: (0..spec.key_groups.len())
+                .map(|_| KeyTable::default())
+                .collect(),
+            policy: spec.absent_retraction,
+            stats: MultiwayStats::default(),
+            key: Vec::new(),
+        })
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> MultiwayStats {
+        self.stats
+    }
+
+    /// Size of the state, kept up to date per change (cheap to read).
+    pub fn state_size(&self) -> StateSize {
+        let tables: usize = self.tables.iter().map(|t| t.table_bytes()).sum();
+        let s = self.stats;
+        StateSize {
+            rows: s.stored_rows,
+            keys: s.stored_keys,
+            group_bytes: s.group_bytes,
+            heap_bytes: s.group_bytes + s.overhead_bytes + tables as u64,
+            frozen_bytes: 0,
+        }
+    }
+
+    /// Applies one change of input `input` whose join key lies in `key_group`, appending the
+    /// joined rows it causes to `out` ([`OutputWriter::emit_wide`], one row per input). On error
+    /// nothing was applied nor emitted.
+    pub fn apply(
+        &mut self,
+        input: usize,
+        kind: RowKind,
+        key_group: u16,
+        row: &[u8],
+        out: &mut OutputWriter<'_>,
+    ) -> Result<(), MultiwayError> {
+        self.check(input, kind, key_group, row)?;
+        self.stats.records_in[input] += 1;
+        let me = &self.inputs[input];
+        let r = RowRef::new(&me.row_layout, row);
+        self.key.clear();
+        me.join_key.write(&r, &mut self.key);
+        let ctx = Change {
+            inputs: &self.inputs,
+            steps: &self.steps,
+            input,
+            kind,
+            visible: !me.join_key.has_null(&r),
+        };
+        let table = &mut self.tables[self.range.offset(key_group)];
+        let before = out.rows();
+        let d = ctx.apply_in(table, &self.key, self.slot_heap, row, out);
+        let s = &mut self.stats;
+        s.stored_keys = s.stored_keys.saturating_add_signed(d.keys);
+        s.group_bytes = s.group_bytes.saturating_add_signed(d.bytes);
+        s.overhead_bytes = s.overhead_bytes.saturating_add_signed(d.overhead);
+        s.rows_out += (out.rows() - before) as u64;
+        match d.applied {
+            Applied::Added => s.stored_rows += 1,
+            Applied::Retracted => s.stored_rows -= 1,
+            Applied::Replaced | Applied::Unchanged => {}
+            Applied::Absent => return self.absent(input, kind, row),
+        }
+        Ok(())
+    }
+
+    /// Refuses a change this join cannot apply: an unknown input, an invalid row, a key group not
+    /// owned, unavailable columns.
+    fn check(
+        &self,
+        input: usize,
+        kind: RowKind,
+        key_group: u16,
+        row: &[u8],
+    ) -> Result<(), MultiwayError> {
+        let inputs = self.inputs.len();
+        let me = (self.inputs.get(input)).ok_or(MultiwayError::UnknownInput { input, inputs })?;
+        (me.row_layout.validate(row))
+            .map_err(|reason| MultiwayError::InvalidRow { input, reason })?;
+        if !self.range.contains(key_group) {
+            return Err(MultiwayError::KeyGroup {
+                input,
+                key_group,
+                range: self.range,
+            });
+        }
+        let r = RowRef::new(&me.row_layout, row);
+        if r.has_unavailable() {
+            let row = print_row(kind, &r);
+            return Err(MultiwayError::Unavailable { input, row });
+        }
+        Ok(())
+    }
+
+    /// Counts a retraction of a row that is not in state, and fails under
+    /// [`RetractionPolicy::Fail`].
+    fn absent(&mut self, input: usize, kind: RowKind, row: &[u8]) -> Result<(), MultiwayError> {
+        self.stats.absent_retractions += 1;
+        if self.policy == RetractionPolicy::Ignore {
+            return Ok(());
+        }
+        let row = print_row(kind, &RowRef::new(&self.inputs[input].row_layout, row));
+        Err(MultiwayError::AbsentRetraction { input, row })
+    }
+}
+
+/// One change of one input, about to be applied to the rows of its key.
+struct Change<'a> {
+    inputs: &'a [ResolvedSide],
+    steps: &'a [JoinType],
+    input: usize,
+    kind: RowKind,
+    /// False for a null join key: the other rows under it match nothing, they are not visible.
+    visible: bool,
+}
+
+/// What a change did to the state, for the counters.
+struct Delta {
+    applied: Applied,
+    /// Join keys added (1) or removed (-1).
+    keys: i64,
+    /// Change in the groups' stored bytes.
+    bytes: i64,
+    /// Change in the heap bytes beyond them (groups' indexes, slots' arrays of groups).
+    overhead: i64,
+}
+
+impl Change<'_> {
+    /// Applies the change to the rows of its join key `key` in `table`, a key's slot taking
+    /// `slot_heap` heap bytes.
+    fn apply_in(
+        &self,
+        table: &mut KeyTable<MultiSlot>,
+        key: &[u8],
+        slot_heap: i64,
+        row: &[u8],
+        out: &mut OutputWriter<'_>,
+    ) -> Delta {
+        let mut entry = table.entry(self.inputs, hash_key(key), key);
+        let d = match entry.occupied() {
+            Some(slot) => {
+                let mut d = self.apply(slot, row, out);
+                if entry.remove_if_empty() {
+                    (d.keys, d.overhead) = (-1, d.overhead - slot_heap);
+                }
+                d
+            }
+            None if self.kind.is_accumulate() => {
+                let mut slot = MultiSlot::with_inputs(self.inputs.len());
+                let mut d = self.apply(&mut slot, row, out);
+                entry.insert(slot);
+                (d.keys, d.overhead) = (1, d.overhead + slot_heap);
+                d
+            }
+            None => Delta {
+                applied: Applied::Absent,
+                keys: 0,
+                bytes: 0,
+                overhead: 0,
+            },
+        };
+        table.add_group_heap(d.bytes + d.overhead);
+        d
+    }
+
+    /// Applies the change to `slot`: emits, then adds or removes the input's row as
+    /// [`crate::engine`] does for its side.
+    fn apply(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Delta {
+        let g = &slot.groups[self.input];
+        let (b, o) = (g.stored_bytes() as i64, g.overhead_bytes() as i64);
+        let applied = if self.kind.is_accumulate() {
+            self.accumulate(slot, row, out)
+        } else {
+            self.retract(slot, row, out)
+        };
+        let g = &slot.groups[self.input];
+        Delta {
+            applied,
+            keys: 0,
+            bytes: g.stored_bytes() as i64 - b,
+            overhead: g.overhead_bytes() as i64 - o,
+        }
+    }
+
+    /// The stored entry of the input that `row` would replace or retract.
+    fn find_stored(&self, groups: &[Group], row: &[u8]) -> Option<Entry> {
+        let (me, g) = (&self.inputs[self.input], &groups[self.input]);
+        match me.layout {
+            StateLayout::JoinKeyContainsUniqueKey => g.first(me.entry),
+            _ => g.find(me.entry, &me.identity(), row),
+        }
+    }
+
+    /// `+I`/`+U`: a new row, a copy of a stored one on a multiset input, or the replacement of the
+    /// stored row of its primary key.
+    fn accumulate(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
+        let me = &self.inputs[self.input];
+        match self.find_stored(&slot.groups, row) {
+            Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, &e, out),
+            stored => {
+                self.emit(&slot.groups, self.kind, row, out);
+                let g = &mut slot.groups[self.input];
+                match stored {
+                    Some(e) => g.set_count(me.entry, &e, g.count(me.entry, &e) + 1),
+                    None => g.push(me.entry, &me.identity(), row, (1, 0), 0),
+                }
+                Applied::Added
+            }
+        }
+    }
+
+    /// Replaces `stored`, the stored row of `row`'s primary key, by `row`: nothing when the bytes
+    /// are the same, otherwise a `-U` of the stored row and a `+U` of the new one.
+    fn replace(
+        &self,
+        slot: &mut MultiSlot,
+        row: &[u8],
+        stored: &Entry,
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
+        let (me, i) = (&self.inputs[self.input], self.input);
+        let old = slot.groups[i].row(stored);
+        if old == row {
+            return Applied::Unchanged;
+        }
+        self.emit(&slot.groups, RowKind::UpdateBefore, old, out);
+        slot.groups[i].remove(&me.identity(), stored);
+        self.emit(&slot.groups, RowKind::UpdateAfter, row, out);
+        slot.groups[i].push(me.entry, &me.identity(), row, (1, 0), 0);
+        Applied::Replaced
+    }
+
+    /// `-U`/`-D`: retracts the stored row (emitting it, not the change's row).
+    fn retract(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
+        let (me, i) = (&self.inputs[self.input], self.input);
+        let Some(e) = self.find_stored(&slot.groups, row) else {
+            return Applied::Absent;
+        };
+        let stored = slot.groups[i].row(&e);
+        if me.exact_retractions && stored != row {
+            return Applied::Absent;
+        }
+        self.emit(&slot.groups, self.kind, stored, out);
+        let g = &mut slot.groups[i];
+        match g.count(me.entry, &e) {
+            c if c > 1 => g.set_count(me.entry, &e, c - 1),
+            _ => g.remove(&me.identity(), &e),
+        }
+        Applied::Retracted
+    }
+
+    /// Emits what the chain emits for a change of kind `kind` of `row` (of the input), given the
+    /// rows of the key before it.
+    fn emit(&self, groups: &[Group], kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) {
+        let view = View {
+            inputs: self.inputs,
+            steps: self.steps,
+            groups,
+            visible: self.visible,
+        };
+        let i = self.input;
+        // Step j reads the size of its left result only when it is right-outer, and only steps
+        // after the input see the change come from the left.
+        let needs_counts = (i + 1..self.inputs.len()).any(|j| view.outer(j).1);
+        let mut chain = Chain {
+            view: &view,
+            counts: if needs_counts {
+                view.counts()
+            } else {
+                [0; MAX_INPUTS]
+            },
+            out,
+        };
+        match i {
+            0 => chain.down(1, kind, with(&NOTHING, 0, Some(row))),
+            _ => chain.right_change(i, kind, row),
+        }
+    }
+}
+
+/// One joined row of inputs `0..j`: a row per input, `None` where null-padded (entries from `j`
+/// on are unused).
+type Tuple<'a> = [Option<&'a [u8]>; MAX_INPUTS];
+
+/// The tuple of no row.
+const NOTHING: Tuple<'static> = [None; MAX_INPUTS];
+
+/// `x` with input `j`'s row set to `row`.
+fn with<'a>(x: &Tuple<'a>, j: usize, row: Option<&'a [u8]>) -> Tuple<'a> {
+    let mut t = *x;
+    t[j] = row;
+    t
+}
+
+/// The rows of one key, as the chain's steps see them before a change.
+struct View<'a> {
+    inputs: &'a [ResolvedSide],
+    steps: &'a [JoinType],
+    groups: &'a [Group],
+    visible: bool,
+}
+
+impl<'a> View<'a> {
+    /// Whether step `j`'s left and right inputs are outer.
+    fn outer(&self, j: usize) -> (bool, bool) {
+        let t = self.steps[j - 1];
+        (t.is_outer(Side::Left), t.is_outer(Side::Right))
+    }
+
+    /// The distinct rows of input `j` with their multiplicities.
+    fn rows(&self, j: usize) -> impl Iterator<Item = (&'a [u8], u64)> + 'a {
+        let (el, g) = (self.inputs[j].entry, &self.groups[j]);
+        let rows = g
+            .entries(el)
+            .map(move |e| (g.row(&e), g.count(el, &e) as u64));
+        self.visible.then_some(rows).into_iter().flatten()
+    }
+
+    /// Whether input `j` has a visible row.
+    fn has_rows(&self, j: usize) -> bool {
+        self.visible && !self.groups[j].is_empty()
+    }
+
+    /// Whether input `j` holds exactly one visible row (with multiplicity).
+    fn single_row(&self, j: usize) -> bool {
+        let mut rows = self.rows(j);
+        matches!((rows.next(), rows.next()), (Some((_, 1)), None))
+    }
+
+    /// Whether `R(j)`, the result of inputs `0..=j`, has a row.
+    fn nonempty(&self, j: usize) -> bool {
+        if j == 0 {
+            return self.has_rows(0);
+        }
+        let (lo, ro) = self.outer(j);
+        match self.nonempty(j - 1) {
+            true => self.has_rows(j) || lo,
+            false => self.has_rows(j) && ro,
+        }
+    }
+
+    /// The number of rows of each `R(j)` (with multiplicity): the match count of each row of a
+    /// right-outer step's input. O(1) per input holding many rows (an indexed group keeps its
+    /// count), a scan of the few rows of the others.
+    fn counts(&self) -> [u64; MAX_INPUTS] {
+        let mut c = [0; MAX_INPUTS];
+        for j in 0..self.inputs.len() {
+            let g = match self.visible {
+                true => self.groups[j].rows(self.inputs[j].entry),
+                false => 0,
+            };
+            c[j] = match j {
+                0 => g,
+                _ => {
+                    let ((lo, ro), p) = (self.outer(j), c[j - 1]);
+                    match (p > 0, g > 0) {
+                        (true, true) => p * g,
+                        (true, false) if lo => p,
+                        (false, true) if ro => g,
+                        _ => 0,
+                    }
+                }
+            };
+        }
+        c
+    }
+
+    /// Calls `f` with each row of `R(j)` and its multiplicity.
+    fn each_row(&self, j: usize, f: &mut dyn FnMut(Tuple<'a>, u64)) {
+        if j == 0 {
+            self.rows(0)
+                .for_each(|(m, c)| f(with(&NOTHING, 0, Some(m)), c));
+            return;
+        }
+        let (lo, ro) = self.outer(j);
+        if !self.nonempty(j - 1) {
+            if ro {
+                self.rows(j)
+                    .for_each(|(m, c)| f(with(&NOTHING, j, Some(m)), c));
+            }
+            return;
+        }
+        let has = self.has_rows(j);
+        if has || lo {
+            self.each_row(j - 1, &mut |x, copies| match has {
+                true => (self.rows(j)).for_each(|(m, c)| f(with(&x, j, Some(m)), copies * c)),
+                false => f(with(&x, j, None), copies),
+            });
+        }
+    }
+}
+
+/// The chain's steps applied to one change: each step's emission rules
+/// ([`crate::engine`]'s table), its output passed down to the next step as a change of its left
+/// input, the last step's output emitted.
+struct Chain<'v, 'a, 'o> {
+    view: &'v View<'a>,
+    /// `counts[j]`: the rows of `R(j)` as step `j + 1` has seen them so far in this change
+    /// (maintained only when some step needs them, see [`View::counts`]).
+    counts: [u64; MAX_INPUTS],
+    out: &'v mut OutputWriter<'o>,
+}
+
+impl<'a> Chain<'_, 'a, '_> {
+    /// Step `j`'s emission for a change of its left input `R(j-1)` to `x`, passed down; the
+    /// output itself when `j` is past the last step.
+    fn down(&mut self, j: usize, kind: RowKind, x: Tuple<'a>) {
+        let view = self.view;
+        let n = view.inputs.len();
+        if j == n {
+            self.out.emit_wide(kind, &x[..n]);
+            return;
+        }
+        let (lo, ro) = view.outer(j);
+        let before = self.counts[j - 1];
+        let matched = view.has_rows(j);
+        if kind.is_accumulate() {
+            let joined = if lo || ro { RowKind::Insert } else { kind };
+            for (m, copies) in view.rows(j) {
+                for _ in 0..copies {
+                    if ro && before == 0 {
+                        self.down(j + 1, RowKind::Delete, with(&NOTHING, j, Some(m)));
+                    }
+                    self.down(j + 1, joined, with(&x, j, Some(m)));
+                }
+            }
+            if lo && !matched {
+                self.down(j + 1, RowKind::Insert, with(&x, j, None));
+            }
+            self.counts[j - 1] += 1;
+        } else {
+            let joined = if lo { RowKind::Delete } else { kind };
+            for (m, copies) in view.rows(j) {
+                for _ in 0..copies {
+                    self.down(j + 1, joined, with(&x, j, Some(m)));
+                    if ro && before == 1 {
+                        self.down(j + 1, RowKind::Insert, with(&NOTHING, j, Some(m)));
+                    }
+                }
+            }
+            if lo && !matched {
+                self.down(j + 1, RowKind::Delete, with(&x, j, None));
+            }
+            self.counts[j - 1] = before.saturating_sub(1);
+        }
+    }
+
+    /// Step `i`'s emission for a change of its right input, input `i`, to `r` (the rows of
+    /// `R(i-1)` enumerated from the groups), passed down.
+    fn right_change(&mut self, i: usize, kind: RowKind, r: &'a [u8]) {
+        let view = self.view;
+        let (lo, ro) = view.outer(i);
+        let alone = !view.nonempty(i - 1);
+        if kind.is_accumulate() {
+            let joined = if lo || ro { RowKind::Insert } else { kind };
+            let first = !view.has_rows(i);
+            view.each_row(i - 1, &mut |x, copies| {
+                for _ in 0..copies {
+                    if lo && first {
+                        self.down(i + 1, RowKind::Delete, with(&x, i, None));
+                    }
+                    self.down(i + 1, joined, with(&x, i, Some(r)));
+                }
+            });
+            if ro && alone {
+                self.down(i + 1, RowKind::Insert, with(&NOTHING, i, Some(r)));
+            }
+        } else {
+            let joined = if ro { RowKind::Delete } else { kind };
+            let last = view.single_row(i);
+            view.each_row(i - 1, &mut |x, copies| {
+                for _ in 0..copies {
+                    self.down(i + 1, joined, with(&x, i, Some(r)));
+                    if lo && last {
+                        self.down(i + 1, RowKind::Insert, with(&x, i, None));
+                    }
+                }
+            });
+            if ro && alone {
+                self.down(i + 1, RowKind::Delete, with(&NOTHING, i, Some(r)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::WideRows;
+    use cdcjoin_model::value::format_row;
+    use cdcjoin_model::{DataType, Field, RowLayout, RowWriter, Schema, Value};
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::not_null("id", DataType::Int),
+            Field::new("k", DataType::Int),
+        ])
+    }
+
+    /// An input `(id, k)` joined on `k` with primary key `id`.
+    fn input() -> SideSpec {
+        SideSpec {
+            schema: schema(),
+            join_key: vec!["k".into()],
+            primary_key: Some(vec!["id".into()]),
+            ttl_ms: None,
+            exact_retractions: false,
+        }
+    }
+
+    fn spec(steps: &[JoinType]) -> MultiwaySpec {
+        MultiwaySpec {
+            inputs: vec![input(); steps.len() + 1],
+            steps: steps.to_vec(),
+            absent_retraction: RetractionPolicy::Fail,
+            key_groups: KeyGroupRange { start: 0, end: 0 },
+        }
+    }
+
+    fn row(id: i32, k: Option<i32>) -> Vec<u8> {
+        let layout = RowLayout::new(&schema());
+        let mut out = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut out);
+        Value::Int(id).write(&mut w);
+        k.map_or(Value::Null, Value::Int).write(&mut w);
+        w.finish();
+        out
+    }
+
+    /// Applies a change; returns the output rows printed.
+    fn run(j: &mut MultiwayJoin, input: usize, kind: RowKind, r: Vec<u8>) -> Vec<String> {
+        let mut out = Vec::new();
+        j.apply(input, kind, 0, &r, &mut OutputWriter::new(&mut out))
+            .unwrap();
+        let layout = RowLayout::new(&schema());
+        WideRows::new(&out, j.inputs.len())
+            .map(|w| {
+                let vals: Vec<Value> = (w.rows.iter())
+                    .flat_map(|r| match r {
+                        Some(b) => Value::read_row(&RowRef::new(&layout, b)),
+                        None => vec![Value::Null; 2],
+                    })
+                    .collect();
+                format_row(w.kind, &vals)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn refuses_bad_declarations() {
+        let err = |s: MultiwaySpec| MultiwayJoin::new(&s).err().unwrap().to_string();
+        assert!(err(spec(&[JoinType::Inner; 8])).contains("2 to 8 inputs, not 9"));
+        assert!(err(spec(&[])).contains("not 1"));
+        let mut s = spec(&[JoinType::Left, JoinType::Left]);
+        s.steps.pop();
+        assert!(err(s).contains("3 inputs take 2 join types"));
+        let mut s = spec(&[JoinType::Left, JoinType::Left]);
+        s.inputs[2].join_key = vec!["id".into(), "k".into()];
+        assert!(err(s).contains("join keys differ in length: input 0 has 1, input 2 has 2"));
+        let mut s = spec(&[JoinType::Left]);
+        s.inputs[1].schema.fields[1] = Field::new("k", DataType::String);
+        assert!(err(s).contains("join key column 0 differs in type: input 0 k (INT)"));
+        let mut s = spec(&[JoinType::Left]);
+        s.inputs[1].ttl_ms = Some(10);
+        assert!(err(s).contains("input 1: TTL is not supported"));
+        let mut s = spec(&[JoinType::Left]);
+        s.inputs[1].join_key = vec!["nope".into()];
+        assert!(err(s).contains("input 1: unknown column 'nope'"));
+    }
+
+    #[test]
+    fn refuses_bad_changes_without_applying_them() {
+        let mut j = MultiwayJoin::new(&spec(&[JoinType::Left])).unwrap();
+        let mut out = Vec::new();
+        let mut w = OutputWriter::new(&mut out);
+        let e = j.apply(2, RowKind::Insert, 0, &row(1, Some(1)), &mut w);
+        assert_eq!(
+            e,
+            Err(MultiwayError::UnknownInput {
+                input: 2,
+                inputs: 2
+            })
+        );
+        let e = j.apply(0, RowKind::Insert, 1, &row(1, Some(1)), &mut w);
+        assert!(matches!(
+            e,
+            Err(MultiwayError::KeyGroup { key_group: 1, .. })
+        ));
+        let e = j.apply(0, RowKind::Insert, 0, &[1, 2], &mut w);
+        assert!(matches!(e, Err(MultiwayError::InvalidRow { input: 0, .. })));
+        let e = j.apply(1, RowKind::Delete, 0, &row(1, Some(1)), &mut w);
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "input 1: retraction of a row that is not in state: -D[1, 1]"
+        );
+        assert!(out.is_empty());
+        let s = j.state_size();
+        assert_eq!((s.rows, s.keys, s.group_bytes), (0, 0, 0));
+        assert_eq!(s.heap_bytes, j.tables[0].table_bytes() as u64);
+        assert_eq!(j.stats().absent_retractions, 1);
+    }
+
+    /// `a LEFT JOIN b USING (k) FULL JOIN c USING (k)`, by hand: padding emitted and retracted as
+    /// the chain does, a RIGHT/FULL step's padded row keyed by its own input, null keys alone.
+    #[test]
+    fn left_then_full() {
+        use RowKind::*;
+        let mut j = MultiwayJoin::new(&spec(&[JoinType::Left, JoinType::Full])).unwrap();
+        assert_eq!(
+            run(&mut j, 2, Insert, row(30, Some(1))),
+            ["+I[null, null, null, null, 30, 1]"]
+        );
+        assert_eq!(
+            run(&mut j, 0, Insert, row(10, Some(1))),
+            [
+                "-D[null, null, null, null, 30, 1]",
+                "+I[10, 1, null, null, 30, 1]"
+            ]
+        );
+        assert_eq!(
+            run(&mut j, 1, Insert, row(20, Some(1))),
+            [
+                "-D[10, 1, null, null, 30, 1]",
+                "+I[null, null, null, null, 30, 1]",
+                "-D[null, null, null, null, 30, 1]",
+                "+I[10, 1, 20, 1, 30, 1]"
+            ],
+            "the chain's transient padding: step 1 retracts [10, null] before it adds [10, 20]"
+        );
+        assert_eq!(
+            run(&mut j, 1, UpdateAfter, row(20, Some(1))),
+            Vec::<String>::new(),
+            "an identical replacement emits nothing"
+        );
+        assert_eq!(
+            run(&mut j, 0, Delete, row(10, Some(1))),
+            [
+                "-D[10, 1, 20, 1, 30, 1]",
+                "+I[null, null, null, null, 30, 1]"
+            ]
+        );
+        assert_eq!(
+            run(&mut j, 1, Insert, row(21, None)),
+            Vec::<String>::new(),
+            "b's row of a null key has no a to join"
+        );
+        assert_eq!(
+            run(&mut j, 0, Insert, row(11, None)),
+            ["+I[11, null, null, null, null, null]"],
+            "a null key matches nothing"
+        );
+        let s = j.state_size();
+        assert_eq!((s.rows, s.keys), (4, 2));
+        assert!(s.heap_bytes > s.group_bytes);
+        for (input, r) in [(2, row(30, Some(1))), (1, row(20, Some(1)))] {
+            run(&mut j, input, Delete, r);
+        }
+        for (input, r) in [(1, row(21, None)), (0, row(11, None))] {
+            run(&mut j, input, Delete, r);
+        }
+        let s = j.state_size();
+        assert_eq!((s.rows, s.keys, s.group_bytes), (0, 0, 0));
+        assert_eq!(s.heap_bytes, j.tables[0].table_bytes() as u64);
+    }
+
+    /// A replacement of the stored row of a primary key retracts and re-adds through every step,
+    /// with the update kinds through inner steps.
+    #[test]
+    fn replacement_through_inner_steps() {
+        use RowKind::*;
+        let mut s = spec(&[JoinType::Inner, JoinType::Inner]);
+        s.inputs
+            .iter_mut()
+            .for_each(|i| i.join_key = vec!["id".into()]);
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        run(&mut j, 0, Insert, row(1, Some(5)));
+        run(&mut j, 1, Insert, row(1, Some(7)));
+        assert_eq!(
+            run(&mut j, 2, Insert, row(1, Some(9))),
+            ["+I[1, 5, 1, 7, 1, 9]"]
+        );
+        assert_eq!(
+            run(&mut j, 1, UpdateAfter, row(1, Some(8))),
+            ["-U[1, 5, 1, 7, 1, 9]", "+U[1, 5, 1, 8, 1, 9]"]
+        );
+        assert_eq!(j.stats().stored_rows, 3);
+    }
+    /// A section restores only under the same declaration, in range, and intact; the errors say
+    /// which.
+    #[test]
+    fn snapshot_sections_are_checked() {
+        use RowKind::*;
+        let mut j = MultiwayJoin::new(&spec(&[JoinType::Left, JoinType::Left])).unwrap();
+        run(&mut j, 0, Insert, row(10, Some(1)));
+        run(&mut j, 2, Insert, row(30, Some(1)));
+        let mut section = Vec::new();
+        j.snapshot_key_group(0, &mut section).unwrap();
+        let restore = |s: &MultiwaySpec, bytes: &[u8]| {
+            let mut j = MultiwayJoin::new(s).unwrap();
+            j.restore_key_group(bytes).map(|_| j)
+        };
+        let back = restore(&spec(&[JoinType::Left, JoinType::Left]), &section).unwrap();
+        assert_eq!(back.stats().stored_rows, 2);
+        let other = restore(&spec(&[JoinType::Left, JoinType::Full]), &section);
+        let err = other.err().unwrap().to_string();
+        assert!(
+            err.contains(
+                "the snapshot was taken for join types LEFT, LEFT, this job declares LEFT, FULL"
+            ),
+            "{err}"
+        );
+        let mut elsewhere = spec(&[JoinType::Left, JoinType::Left]);
+        elsewhere.key_groups = KeyGroupRange { start: 1, end: 1 };
+        let err = restore(&elsewhere, &section).err().unwrap().to_string();
+        assert!(err.contains("not in this instance's range 1..=1"), "{err}");
+        let mut flipped = section.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        let err = restore(&spec(&[JoinType::Left, JoinType::Left]), &flipped);
+        assert!(err.err().unwrap().to_string().contains("checksum mismatch"));
+        let mut version = section.clone();
+        version[4] = 9;
+        let err = restore(&spec(&[JoinType::Left, JoinType::Left]), &version);
+        assert!(err
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("format version Some(9)"));
+        let mut out = Vec::new();
+        let err = j.snapshot_key_group(1, &mut out).unwrap_err();
+        assert!(matches!(
+            err,
+            MultiwayError::Snapshot(JoinError::Snapshot { key_group: 1, .. })
+        ));
+    }
+}
