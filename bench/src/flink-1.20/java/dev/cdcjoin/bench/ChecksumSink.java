@@ -5,18 +5,10 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.types.Row;
 
 /**
- * The counting sink on the 1.20 line ({@link ChecksumWriter}): there Sink V2's abstract method
- * takes the {@code InitContext} that 2.x removed.
+ * The counting sink on the 1.20 line ({@link ChecksumWriter}), sampling the latency of probe rows
+ * when {@code probes}: there Sink V2's abstract method takes the {@code InitContext} 2.x removed.
  */
-public final class ChecksumSink implements Sink<Row> {
-
-    private static final long serialVersionUID = 1L;
-    private final boolean probes;
-
-    /** A sink that also samples the latency of probe rows when {@code probes}. */
-    public ChecksumSink(boolean probes) {
-        this.probes = probes;
-    }
+public record ChecksumSink(boolean probes) implements Sink<Row> {
 
     @Override
     @SuppressWarnings("deprecation")

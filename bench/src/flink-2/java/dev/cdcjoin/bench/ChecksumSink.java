@@ -5,16 +5,11 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.types.Row;
 
-/** The counting sink on the 2.x line ({@link ChecksumWriter}): Sink V2's 2.x signature. */
-public final class ChecksumSink implements Sink<Row> {
-
-    private static final long serialVersionUID = 1L;
-    private final boolean probes;
-
-    /** A sink that also samples the latency of probe rows when {@code probes}. */
-    public ChecksumSink(boolean probes) {
-        this.probes = probes;
-    }
+/**
+ * The counting sink on the 2.x line ({@link ChecksumWriter}; Sink V2's 2.x signature), sampling the
+ * latency of probe rows when {@code probes}.
+ */
+public record ChecksumSink(boolean probes) implements Sink<Row> {
 
     @Override
     public SinkWriter<Row> createWriter(WriterInitContext context) {
