@@ -22,6 +22,7 @@ import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -387,6 +388,67 @@ class ChainedJoinTest {
                 List.of(star.joins().get(0).spec().outputNames()),
                 "the first step carries the fact's key, the next join key and the selections");
         assertEquals(trace.oracle(), Changelogs.materialize(output(run)));
+    }
+
+    /**
+     * A change the first join rejects (an unchanged TOASTed customer name with no stored customer
+     * to take it from) reaches the chained result's bad records under {@code SIDE_OUTPUT}, named by
+     * its side and reason, and the rest of the mart is joined.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aRejectionOfTheFirstJoinReachesTheMartsBadRecords(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        CdcJoin first =
+                CdcJoin.builder()
+                        .left("orders", ORDERS, List.of("customer_id"), List.of("id"))
+                        .right("customers", CUSTOMERS, List.of("id"), List.of("id"))
+                        .joinType(JoinType.LEFT)
+                        .format(
+                                DebeziumFormat.defaults(),
+                                DebeziumFormat.defaults().withUpsert(true))
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .select("orders.id", "order_id")
+                        .select("product_id")
+                        .select("qty")
+                        .select("name")
+                        .engine(engine)
+                        .build();
+        String placeholder = "__debezium_unavailable_value";
+        DataStream<String> orders =
+                env.fromData(
+                        "{\"op\":\"c\",\"after\":{\"id\":1,\"customer_id\":7,\"product_id\":3,\"qty\":2}}");
+        DataStream<String> customers =
+                env.fromData(
+                        "{\"op\":\"c\",\"after\":{\"id\":7,\"name\":\"Ana\"}}",
+                        "{\"op\":\"u\",\"before\":null,\"after\":{\"id\":8,\"name\":\""
+                                + placeholder
+                                + "\"}}");
+        DataStream<String> products =
+                env.fromData("{\"op\":\"c\",\"after\":{\"id\":3,\"title\":\"pen\"}}");
+        CdcJoin.Result mart =
+                mart(first).joinStrings(first.joinStrings(orders, customers), products);
+        List<String> out = new ArrayList<>();
+        try (var it =
+                mart.rows()
+                        .map(Row::toString)
+                        .returns(Types.STRING)
+                        .union(
+                                mart.badRecords()
+                                        .map(b -> "BAD " + b.source + ": " + b.reason)
+                                        .returns(Types.STRING))
+                        .executeAndCollect()) {
+            it.forEachRemaining(out::add);
+        }
+        List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
+        assertEquals(1, bad.size(), "one bad record: " + out);
+        assertTrue(
+                bad.get(0).startsWith("BAD customers: ")
+                        && bad.get(0).contains("column 'name' is unavailable"),
+                bad.get(0));
+        List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
+        assertEquals(Map.of("[1, 2, Ana, pen]", 1), Changelogs.materialize(rows), "" + rows);
     }
 
     @Test
