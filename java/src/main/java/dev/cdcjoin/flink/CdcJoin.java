@@ -56,6 +56,12 @@ public final class CdcJoin {
      */
     private final CdcJoin leftSource;
 
+    /**
+     * The join whose output is the right input ({@link Builder#right(String, CdcJoin, List,
+     * List)}), or {@code null}.
+     */
+    private final CdcJoin rightSource;
+
     /** The settings the engines read ({@link NativeBackend}, {@link JavaBackend}). */
     final BadRecordPolicy policy;
 
@@ -71,6 +77,7 @@ public final class CdcJoin {
         this.deleteInsertUpdates = b.deleteInsertUpdates;
         this.engine = b.engine;
         this.leftSource = b.leftSource;
+        this.rightSource = b.rightSource;
     }
 
     /**
@@ -174,6 +181,31 @@ public final class CdcJoin {
      */
     public Result joinStrings(Result left, DataStream<String> right) {
         return chainAndJoin(backend(), left, right, InputKind.JSON_STRINGS);
+    }
+
+    /**
+     * Joins a stream of Debezium JSON messages given as bytes with the output of another join, fed
+     * to the right side (declared with {@link Builder#right(String, CdcJoin, List, List)}): see
+     * {@link #joinJson(Result, DataStream)}.
+     *
+     * @param left the left table's messages
+     * @param right the previous join's result, whose join was declared as this join's right input
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinJson(DataStream<byte[]> left, Result right) {
+        return joinChained(backend(), left, right, InputKind.JSON_BYTES);
+    }
+
+    /**
+     * Joins a stream of Debezium JSON messages given as strings with the output of another join,
+     * fed to the right side: see {@link #joinJson(DataStream, Result)}.
+     *
+     * @param left the left table's messages
+     * @param right the previous join's result, whose join was declared as this join's right input
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinStrings(DataStream<String> left, Result right) {
+        return joinChained(backend(), left, right, InputKind.JSON_STRINGS);
     }
 
     /**
@@ -301,23 +333,49 @@ public final class CdcJoin {
      */
     private <D, I> Result chainAndJoin(
             Backend<D> b, Result left, DataStream<I> right, InputKind<I> kind) {
-        if (leftSource == null || left.join != leftSource) {
+        Backend.Joined<D> l = chained(left, leftSource, definition.left(), "left");
+        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
+        return lazily(b, l.output, r, left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT)));
+    }
+
+    /**
+     * Joins the left input's records of {@code kind} with the previous join's output, fed to this
+     * join's right side by the same engine.
+     */
+    private <D, I> Result joinChained(
+            Backend<D> b, DataStream<I> left, Result right, InputKind<I> kind) {
+        Backend.Joined<D> r = chained(right, rightSource, definition.right(), "right");
+        SingleOutputStreamOperator<D> l = b.decode(definition.left(), left, kind);
+        return lazily(b, l, r.output, right.badRecords().union(l.getSideOutput(BadRecord.OUTPUT)));
+    }
+
+    /**
+     * The previous join's output {@code result} as changes of this join's {@code side}, after
+     * checking that it is the output of {@code source}, the join declared there, built with the
+     * same engine.
+     */
+    private <D> Backend.Joined<D> chained(
+            Result result, CdcJoin source, SideSpec side, String which) {
+        if (source == null || result.join != source) {
             throw new IllegalArgumentException(
-                    "the left result is not the output of the join declared as "
-                            + definition.left().name()
-                            + " with left(name, join, joinKey, primaryKey)");
+                    "the "
+                            + which
+                            + " result is not the output of the join declared as "
+                            + side.name()
+                            + " with "
+                            + which
+                            + "(name, join, joinKey, primaryKey)");
         }
-        if (leftSource.engine != engine) {
+        if (source.engine != engine) {
             throw new IllegalArgumentException(
                     "a chained join needs the same engine as the join it reads: "
-                            + leftSource.engine
+                            + source.engine
                             + " and "
                             + engine);
         }
         @SuppressWarnings("unchecked") // built by the same engine's backend: its changes are D
-        Backend.Joined<D> l = (Backend.Joined<D>) left.chain(definition.left());
-        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
-        return lazily(b, l.output, r, left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT)));
+        Backend.Joined<D> joined = (Backend.Joined<D>) result.chain(side);
+        return joined;
     }
 
     /** Joins natively decoded changes lazily with engine {@code b}, as {@link #result} does. */
@@ -434,6 +492,7 @@ public final class CdcJoin {
         private SideSpec left;
         private CdcJoin leftSource;
         private SideSpec right;
+        private CdcJoin rightSource;
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
         private Duration rightTtl;
@@ -500,6 +559,27 @@ public final class CdcJoin {
         public Builder right(
                 String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
             this.right = new SideSpec(name, schema, joinKey, primaryKey, null);
+            this.rightSource = null;
+            return this;
+        }
+
+        /**
+         * Declares the right input as the output of another join, as {@link #left(String, CdcJoin,
+         * List, List)} does for the left one. Join it with {@link CdcJoin#joinJson(DataStream,
+         * Result)}.
+         *
+         * @param name the input's name (in error messages and bad-record reports)
+         * @param previous the join whose output this is
+         * @param joinKey the join key columns, among {@code previous}'s output columns
+         * @param primaryKey the output columns identifying a row, or {@code null} if none does
+         * @return this
+         */
+        public Builder right(
+                String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
+            this.right =
+                    new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
+                            .fedByJoin();
+            this.rightSource = previous;
             return this;
         }
 

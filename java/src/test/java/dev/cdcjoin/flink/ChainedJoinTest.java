@@ -18,6 +18,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.ListState;
@@ -356,11 +357,15 @@ class ChainedJoinTest {
                 .build();
     }
 
-    @ParameterizedTest
-    @EnumSource(Engine.class)
-    void theStarBuilderWiresTheSameMart(Engine engine) throws Exception {
-        Trace trace = new Trace(16, 1200);
-        String run = "star-builder-" + engine;
+    /**
+     * Runs the mart {@code wiring} builds over {@code trace}'s tables ({@code "o|"}, {@code "c|"},
+     * {@code "p|"}) at parallelism 2 until its output is quiet, recording its rows as {@code run}.
+     */
+    private static void runMart(
+            Trace trace,
+            String run,
+            Function<Map<String, DataStream<String>>, CdcJoin.Result> wiring)
+            throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         DataStream<String> source =
@@ -368,18 +373,26 @@ class ChainedJoinTest {
                         .setParallelism(1)
                         .flatMap(new Gate(trace.events, trace.events.size(), run))
                         .setParallelism(1);
-        CdcStar star = star(engine);
-        star.joinStrings(
-                        VectorsTest.pick(source, "o|"),
-                        List.of(VectorsTest.pick(source, "c|"), VectorsTest.pick(source, "p|")))
-                .rows()
-                .map(new Recorder(run));
+        Map<String, DataStream<String>> tables = new TreeMap<>();
+        for (String table : List.of("o|", "c|", "p|")) {
+            tables.put(table, VectorsTest.pick(source, table));
+        }
+        wiring.apply(tables).rows().map(new Recorder(run));
         JobClient job = env.executeAsync(run);
         try {
             awaitQuiet(run);
         } finally {
             job.cancel().get(60, TimeUnit.SECONDS);
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void theStarBuilderWiresTheSameMart(Engine engine) throws Exception {
+        Trace trace = new Trace(16, 1200);
+        String run = "star-builder-" + engine;
+        CdcStar star = star(engine);
+        runMart(trace, run, t -> star.joinStrings(t.get("o|"), List.of(t.get("c|"), t.get("p|"))));
         assertEquals(
                 List.of("order_id", "qty", "name", "title"),
                 List.of(star.joins().get(1).spec().outputNames()));
@@ -388,6 +401,42 @@ class ChainedJoinTest {
                 List.of(star.joins().get(0).spec().outputNames()),
                 "the first step carries the fact's key, the next join key and the selections");
         assertEquals(trace.oracle(), Changelogs.materialize(output(run)));
+    }
+
+    /**
+     * The same mart with the chained input on the right side: products INNER JOIN (orders ⋈
+     * customers).
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aChainedInputOnTheRightSideGivesTheSameMart(Engine engine) throws Exception {
+        Trace trace = new Trace(17, 1200);
+        String run = "right-chained-" + engine;
+        CdcJoin first = ordersCustomers(engine);
+        CdcJoin mart =
+                CdcJoin.builder()
+                        .left("products", PRODUCTS, List.of("id"), List.of("id"))
+                        .right(
+                                "orders_customers",
+                                first,
+                                List.of("product_id"),
+                                List.of("order_id"))
+                        .joinType(JoinType.INNER)
+                        .select("order_id")
+                        .select("qty")
+                        .select("name")
+                        .select("title")
+                        .engine(engine)
+                        .batchSize(16)
+                        .maxFlushDelay(Duration.ofMillis(20))
+                        .build();
+        runMart(
+                trace,
+                run,
+                t -> mart.joinStrings(t.get("p|"), first.joinStrings(t.get("o|"), t.get("c|"))));
+        Map<String, Integer> expected = trace.oracle();
+        assertTrue(expected.size() > 10, "a mart of some rows: " + expected);
+        assertEquals(expected, Changelogs.materialize(output(run)));
     }
 
     /**
