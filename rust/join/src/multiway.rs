@@ -1014,22 +1014,27 @@ mod tests {
         assert_eq!(s.heap_bytes, j.tables[0].table_bytes() as u64);
     }
 
+    /// A join of three inputs by `steps` on `id` (so `k` is not a key) holding `(1, 5)`, `(1, 7)`
+    /// and `(1, 9)`, inserted in input order, and the output of the last insert.
+    fn three_rows_on_id(steps: &[JoinType]) -> (MultiwayJoin, Vec<String>) {
+        let mut s = spec(steps);
+        s.inputs
+            .iter_mut()
+            .for_each(|i| i.join_key = vec!["id".into()]);
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        run(&mut j, 0, RowKind::Insert, row(1, Some(5)));
+        run(&mut j, 1, RowKind::Insert, row(1, Some(7)));
+        let out = run(&mut j, 2, RowKind::Insert, row(1, Some(9)));
+        (j, out)
+    }
+
     /// A replacement of the stored row of a primary key retracts and re-adds through every step,
     /// with the update kinds through inner steps.
     #[test]
     fn replacement_through_inner_steps() {
         use RowKind::*;
-        let mut s = spec(&[JoinType::Inner, JoinType::Inner]);
-        s.inputs
-            .iter_mut()
-            .for_each(|i| i.join_key = vec!["id".into()]);
-        let mut j = MultiwayJoin::new(&s).unwrap();
-        run(&mut j, 0, Insert, row(1, Some(5)));
-        run(&mut j, 1, Insert, row(1, Some(7)));
-        assert_eq!(
-            run(&mut j, 2, Insert, row(1, Some(9))),
-            ["+I[1, 5, 1, 7, 1, 9]"]
-        );
+        let (mut j, out) = three_rows_on_id(&[JoinType::Inner, JoinType::Inner]);
+        assert_eq!(out, ["+I[1, 5, 1, 7, 1, 9]"]);
         assert_eq!(
             run(&mut j, 1, UpdateAfter, row(1, Some(8))),
             ["-U[1, 5, 1, 7, 1, 9]", "+U[1, 5, 1, 8, 1, 9]"]
@@ -1042,14 +1047,7 @@ mod tests {
     #[test]
     fn unavailable_columns_are_filled_or_rejected() {
         use RowKind::*;
-        let mut s = spec(&[JoinType::Inner, JoinType::Left]);
-        s.inputs
-            .iter_mut()
-            .for_each(|i| i.join_key = vec!["id".into()]);
-        let mut j = MultiwayJoin::new(&s).unwrap();
-        run(&mut j, 0, Insert, row(1, Some(5)));
-        run(&mut j, 1, Insert, row(1, Some(7)));
-        run(&mut j, 2, Insert, row(1, Some(9)));
+        let (mut j, _) = three_rows_on_id(&[JoinType::Inner, JoinType::Left]);
         let size = j.state_size();
         assert_eq!(
             run(&mut j, 1, UpdateAfter, partial(Some(1), None)),
