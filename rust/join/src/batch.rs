@@ -236,15 +236,23 @@ impl<'a> OutputWriter<'a> {
 
     /// Rejects the current input change with `message` (not counted in [`OutputWriter::rows`]).
     pub fn reject(&mut self, message: &str) {
-        write_rejection(self.buf, self.timestamp, self.side, message);
+        self.reject_input(self.side as usize, message);
+    }
+
+    /// Rejects a change of input `input` of a multi-way join ([`crate::multiway`]) with
+    /// `message`: the two-table join's rejection, the input's index in place of the side byte
+    /// (inputs 0 and 1 write the bytes of the left and the right side).
+    pub fn reject_input(&mut self, input: usize, message: &str) {
+        write_rejection(self.buf, self.timestamp, input as u8, message);
     }
 }
 
-/// Appends a rejection entry: the change of `side` stamped `timestamp` was refused for `message`.
-pub fn write_rejection(out: &mut Vec<u8>, timestamp: Option<i64>, side: Side, message: &str) {
+/// Appends a rejection entry: the change of input `input` (a [`Side`] as its byte, or a
+/// multi-way join's input index) stamped `timestamp` was refused for `message`.
+pub fn write_rejection(out: &mut Vec<u8>, timestamp: Option<i64>, input: u8, message: &str) {
     write_stamp(out, timestamp);
     out.push(REJECTED);
-    out.push(side as u8);
+    out.push(input);
     out.extend_from_slice(&(message.len() as u32).to_le_bytes());
     out.extend_from_slice(message.as_bytes());
 }
@@ -306,6 +314,15 @@ impl<'a> OutputEntries<'a> {
         (len != NULL_SIDE).then(|| self.bytes(len))
     }
 
+    /// Reads the body of a rejection: its input byte and message.
+    fn rejection(&mut self) -> Option<(u8, &'a str)> {
+        let (&input, rest) = self.buf.split_first()?;
+        self.buf = rest;
+        let len = self.u32();
+        let message = std::str::from_utf8(self.bytes(len)).expect("written from a str");
+        Some((input, message))
+    }
+
     /// Reads the stamp and kind byte of the next entry, if there is one.
     fn head(&mut self) -> Option<(Option<i64>, u8)> {
         if self.buf.is_empty() {
@@ -329,35 +346,60 @@ pub struct WideRow<'a> {
     pub rows: Vec<Option<&'a [u8]>>,
 }
 
-/// Iterates the rows of an output buffer written by [`OutputWriter::emit_wide`] with `arity`
-/// rows each (a multi-way join's output, which holds no rejection).
-pub struct WideRows<'a> {
+/// One entry of a multi-way join's output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WideEntry<'a> {
+    /// A joined row.
+    Row(WideRow<'a>),
+    /// A change of input `input` was refused, for the reason `message`
+    /// ([`OutputWriter::reject_input`]).
+    Rejected {
+        /// Timestamp of the refused change, if it had one.
+        timestamp: Option<i64>,
+        /// Its input.
+        input: usize,
+        /// Why, naming the input, the row and the columns.
+        message: &'a str,
+    },
+}
+
+/// Iterates the entries of an output buffer written by [`OutputWriter::emit_wide`] with `arity`
+/// rows each and [`OutputWriter::reject_input`] (a multi-way join's output).
+pub struct WideEntries<'a> {
     entries: OutputEntries<'a>,
     arity: usize,
 }
 
-impl<'a> WideRows<'a> {
-    /// Rows of `arity` inputs in `buf`.
-    pub fn new(buf: &'a [u8], arity: usize) -> WideRows<'a> {
-        WideRows {
+impl<'a> WideEntries<'a> {
+    /// Entries of `arity` inputs in `buf`.
+    pub fn new(buf: &'a [u8], arity: usize) -> WideEntries<'a> {
+        WideEntries {
             entries: OutputEntries::new(buf),
             arity,
         }
     }
 }
 
-impl<'a> Iterator for WideRows<'a> {
-    type Item = WideRow<'a>;
+impl<'a> Iterator for WideEntries<'a> {
+    type Item = WideEntry<'a>;
 
-    fn next(&mut self) -> Option<WideRow<'a>> {
+    fn next(&mut self) -> Option<WideEntry<'a>> {
         let (timestamp, kind) = self.entries.head()?;
+        if kind == REJECTED {
+            let (input, message) = self.entries.rejection()?;
+            return Some(WideEntry::Rejected {
+                timestamp,
+                input: input as usize,
+                message,
+            });
+        }
         let kind = RowKind::from_byte(kind).expect("a joined row, written by emit_wide");
         let rows = (0..self.arity).map(|_| self.entries.side()).collect();
-        Some(WideRow {
+        Some(WideEntry::Row(WideRow {
             timestamp,
             kind,
             rows,
-        })
+        }))
     }
 }
 
@@ -367,11 +409,8 @@ impl<'a> Iterator for OutputEntries<'a> {
     fn next(&mut self) -> Option<OutputEntry<'a>> {
         let (timestamp, kind) = self.head()?;
         if kind == REJECTED {
-            let (&side, rest) = self.buf.split_first()?;
-            self.buf = rest;
+            let (side, message) = self.rejection()?;
             let side = Side::from_byte(side).expect("written by OutputWriter");
-            let len = self.u32();
-            let message = std::str::from_utf8(self.bytes(len)).expect("written from a str");
             return Some(OutputEntry::Rejected {
                 timestamp,
                 side,
@@ -512,8 +551,8 @@ mod tests {
         );
     }
 
-    /// A multi-way join's rows: one row or null per input, the input change's stamp; a row of
-    /// two inputs is the two-table join's joined row, byte for byte.
+    /// A multi-way join's entries: one row or null per input, the input change's stamp, a
+    /// rejection naming its input; two inputs write the two-table join's entries, byte for byte.
     #[test]
     fn wide_rows_round_trip() {
         let mut buf = Vec::new();
@@ -521,27 +560,38 @@ mod tests {
         w.emit_wide(RowKind::UpdateAfter, &[Some(b"a"), None, Some(b"ccc")]);
         w.set_input(&rec(Side::Left, RowKind::Insert, Some(-3), b""));
         w.emit_wide(RowKind::Delete, &[None, Some(b""), None]);
-        assert_eq!(w.rows(), 2);
-        let rows: Vec<_> = WideRows::new(&buf, 3).collect();
+        w.reject_input(2, "input 2 row +U[<unavailable>]: why");
+        assert_eq!(w.rows(), 2, "a rejection is not a row");
+        let rows: Vec<_> = WideEntries::new(&buf, 3).collect();
         assert_eq!(
             rows,
             vec![
-                WideRow {
+                WideEntry::Row(WideRow {
                     timestamp: None,
                     kind: RowKind::UpdateAfter,
                     rows: vec![Some(&b"a"[..]), None, Some(&b"ccc"[..])]
-                },
-                WideRow {
+                }),
+                WideEntry::Row(WideRow {
                     timestamp: Some(-3),
                     kind: RowKind::Delete,
                     rows: vec![None, Some(&b""[..]), None]
+                }),
+                WideEntry::Rejected {
+                    timestamp: Some(-3),
+                    input: 2,
+                    message: "input 2 row +U[<unavailable>]: why"
                 },
             ]
         );
         let (mut two, mut wide) = (Vec::new(), Vec::new());
-        OutputWriter::new(&mut two).emit(RowKind::Insert, Some(b"l"), None);
-        OutputWriter::new(&mut wide).emit_wide(RowKind::Insert, &[Some(b"l"), None]);
-        assert_eq!(two, wide);
+        let mut w = OutputWriter::new(&mut two);
+        w.emit(RowKind::Insert, Some(b"l"), None);
+        w.set_input(&rec(Side::Right, RowKind::Insert, None, b""));
+        w.reject("m");
+        let mut w = OutputWriter::new(&mut wide);
+        w.emit_wide(RowKind::Insert, &[Some(b"l"), None]);
+        w.reject_input(1, "m");
+        assert_eq!(two, wide, "two inputs write the two-table join's bytes");
     }
 
     /// A join input frame of one block (golden file `join_input.bin`: the side byte, then the

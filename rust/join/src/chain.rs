@@ -103,7 +103,7 @@ impl Rekeyer {
                     side,
                     message,
                 } => {
-                    write_rejection(out, timestamp, side, message);
+                    write_rejection(out, timestamp, side as u8, message);
                     rejections += 1;
                 }
             }

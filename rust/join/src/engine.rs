@@ -494,7 +494,7 @@ impl JoinEngine {
         let me = &self.sides[rec.side as usize];
         let row = RowRef::new(&me.row_layout, rec.row);
         out.reject(&reject::message(
-            rec.side,
+            reject::side_name(rec.side),
             me,
             rec.kind,
             &row,

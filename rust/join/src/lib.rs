@@ -29,7 +29,8 @@ pub mod spec;
 pub mod state;
 
 pub use batch::{
-    BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter, WideRow, WideRows,
+    BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter, WideEntries, WideEntry,
+    WideRow,
 };
 pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};

@@ -36,6 +36,15 @@
 //! emits the stored row, a retraction of a row not in state is counted (or fails under
 //! [`RetractionPolicy::Fail`]), and `exact_retractions` is honoured.
 //!
+//! A change carrying *unavailable* columns (such as Debezium's placeholder for an unchanged
+//! TOASTed value) follows the two-table join's rules with the same code ([`crate::reject`]): on an
+//! input with a primary key a `+I`/`+U` takes them from the stored row of its primary key and goes
+//! on as a replacement, and a `-U`/`-D` retracts the stored row; otherwise (an unavailable join or
+//! primary key column, an input without a primary key, nothing stored to fill from) the change is
+//! *rejected*: state unchanged, nothing emitted, a rejection entry written to the output
+//! ([`OutputWriter::reject_input`], the two-table join's entry with the input's index as its side
+//! byte and a message naming `input i`) for the caller's bad-record policy, and the join goes on.
+//!
 //! # What it saves, what it costs
 //!
 //! The chain stores every intermediate result: step `j`'s engine holds all of `R(j-1)`, the rows
@@ -56,16 +65,14 @@
 //! Snapshots are the two-table join's sections ([`crate::snapshot`]) with one side per input,
 //! written synchronously per key group (no frozen state written while the join goes on yet).
 //!
-//! Not yet: TTL (a declaration with `ttl_ms` is refused), unavailable columns (a change carrying
-//! one is refused with an error rather than filled from the stored row), snapshots taken while
-//! the join goes on, a batch wire format and the JNI bridge. Emitted rows use the output format of
-//! [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read by
-//! [`crate::batch::WideRows`]).
+//! Not yet: TTL (a declaration with `ttl_ms` is refused), snapshots taken while the join goes on,
+//! a batch wire format and the JNI bridge. Emitted rows use the output format of [`crate::batch`]
+//! with one row per input ([`OutputWriter::emit_wide`], read by [`crate::batch::WideEntries`]).
 
 use crate::batch::OutputWriter;
 use crate::engine::{JoinError, StateSize};
 use crate::group::{Entry, Group};
-use crate::reject::print_row;
+use crate::reject::{self, print_row, Refusal};
 use crate::snapshot::{Compression, Definition};
 use crate::spec::{
     resolve_side, same_key_types, JoinType, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
@@ -168,14 +175,6 @@ pub enum MultiwayError {
         /// The owned range.
         range: KeyGroupRange,
     },
-    /// The row has unavailable columns, which the multi-way join does not fill yet.
-    #[error("input {input}: a change with unavailable columns is not supported by the multi-way join yet: {row}")]
-    Unavailable {
-        /// The input.
-        input: usize,
-        /// The change, printed.
-        row: String,
-    },
     /// A retraction of a row that is not in state, under [`RetractionPolicy::Fail`].
     #[error("input {input}: retraction of a row that is not in state: {row}")]
     AbsentRetraction {
@@ -193,12 +192,16 @@ pub enum MultiwayError {
 /// Counters of one multi-way join, cumulative since creation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MultiwayStats {
-    /// Changes taken (not refused by a check), per input, absent retractions included.
+    /// Changes taken (not refused by a check), per input, absent retractions and rejections
+    /// included.
     pub records_in: [u64; MAX_INPUTS],
     /// Rows emitted.
     pub rows_out: u64,
     /// Retractions of rows that were not in state.
     pub absent_retractions: u64,
+    /// Changes rejected (not applied, see the module docs): unavailable columns that cannot be
+    /// filled.
+    pub rejected: u64,
     /// Rows stored (with multiplicity).
     pub stored_rows: u64,
     /// Join keys stored.
@@ -265,6 +268,8 @@ enum Applied {
     Replaced,
     /// A row was the stored row of its primary key again.
     Unchanged,
+    /// A row with unavailable columns found no stored row of its primary key to fill them from.
+    Unfillable,
     /// A stored row was retracted.
     Retracted,
     /// A retraction found no such row.
@@ -310,8 +315,9 @@ impl MultiwayJoin {
     }
 
     /// Applies one change of input `input` whose join key lies in `key_group`, appending the
-    /// joined rows it causes to `out` ([`OutputWriter::emit_wide`], one row per input). On error
-    /// nothing was applied nor emitted.
+    /// joined rows it causes to `out` ([`OutputWriter::emit_wide`], one row per input), or its
+    /// rejection ([`OutputWriter::reject_input`], see the module docs). On error nothing was
+    /// applied nor emitted.
     pub fn apply(
         &mut self,
         input: usize,
@@ -320,10 +326,15 @@ impl MultiwayJoin {
         row: &[u8],
         out: &mut OutputWriter<'_>,
     ) -> Result<(), MultiwayError> {
-        self.check(input, kind, key_group, row)?;
+        self.check(input, key_group, row)?;
         self.stats.records_in[input] += 1;
         let me = &self.inputs[input];
         let r = RowRef::new(&me.row_layout, row);
+        let unavailable = r.unavailable_columns();
+        if let Some(why) = reject::refusal(me, &unavailable) {
+            self.reject(input, kind, row, &unavailable, why, out);
+            return Ok(());
+        }
         self.key.clear();
         me.join_key.write(&r, &mut self.key);
         let ctx = Change {
@@ -332,6 +343,7 @@ impl MultiwayJoin {
             input,
             kind,
             visible: !me.join_key.has_null(&r),
+            fill: !unavailable.is_empty(),
         };
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
@@ -345,20 +357,18 @@ impl MultiwayJoin {
             Applied::Added => s.stored_rows += 1,
             Applied::Retracted => s.stored_rows -= 1,
             Applied::Replaced | Applied::Unchanged => {}
+            Applied::Unfillable => {
+                let why = Refusal::NothingStored;
+                self.reject(input, kind, row, &unavailable, why, out);
+            }
             Applied::Absent => return self.absent(input, kind, row),
         }
         Ok(())
     }
 
     /// Refuses a change this join cannot apply: an unknown input, an invalid row, a key group not
-    /// owned, unavailable columns.
-    fn check(
-        &self,
-        input: usize,
-        kind: RowKind,
-        key_group: u16,
-        row: &[u8],
-    ) -> Result<(), MultiwayError> {
+    /// owned.
+    fn check(&self, input: usize, key_group: u16, row: &[u8]) -> Result<(), MultiwayError> {
         let inputs = self.inputs.len();
         let me = (self.inputs.get(input)).ok_or(MultiwayError::UnknownInput { input, inputs })?;
         (me.row_layout.validate(row))
@@ -370,12 +380,28 @@ impl MultiwayJoin {
                 range: self.range,
             });
         }
-        let r = RowRef::new(&me.row_layout, row);
-        if r.has_unavailable() {
-            let row = print_row(kind, &r);
-            return Err(MultiwayError::Unavailable { input, row });
-        }
         Ok(())
+    }
+
+    /// Writes the rejection of a change of `input` whose unavailable columns are `unavailable`,
+    /// refused for `why`, as the two-table join words it, and counts it.
+    fn reject(
+        &mut self,
+        input: usize,
+        kind: RowKind,
+        row: &[u8],
+        unavailable: &[usize],
+        why: Refusal,
+        out: &mut OutputWriter<'_>,
+    ) {
+        let me = &self.inputs[input];
+        let r = RowRef::new(&me.row_layout, row);
+        let name = format!("input {input}");
+        out.reject_input(
+            input,
+            &reject::message(&name, me, kind, &r, unavailable, why),
+        );
+        self.stats.rejected += 1;
     }
 
     /// Counts a retraction of a row that is not in state, and fails under
@@ -398,6 +424,8 @@ struct Change<'a> {
     kind: RowKind,
     /// False for a null join key: the other rows under it match nothing, they are not visible.
     visible: bool,
+    /// Whether the row has unavailable columns to take from the stored row of its primary key.
+    fill: bool,
 }
 
 /// What a change did to the state, for the counters.
@@ -431,7 +459,7 @@ impl Change<'_> {
                 }
                 d
             }
-            None if self.kind.is_accumulate() => {
+            None if self.kind.is_accumulate() && !self.fill => {
                 let mut slot = MultiSlot::with_inputs(self.inputs.len());
                 let mut d = self.apply(&mut slot, row, out);
                 entry.insert(slot);
@@ -439,7 +467,10 @@ impl Change<'_> {
                 d
             }
             None => Delta {
-                applied: Applied::Absent,
+                applied: match self.kind.is_accumulate() {
+                    true => Applied::Unfillable,
+                    false => Applied::Absent,
+                },
                 keys: 0,
                 bytes: 0,
                 overhead: 0,
@@ -478,11 +509,12 @@ impl Change<'_> {
     }
 
     /// `+I`/`+U`: a new row, a copy of a stored one on a multiset input, or the replacement of the
-    /// stored row of its primary key.
+    /// stored row of its primary key (which a row with unavailable columns needs).
     fn accumulate(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
         let me = &self.inputs[self.input];
         match self.find_stored(&slot.groups, row) {
             Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, &e, out),
+            None if self.fill => Applied::Unfillable,
             stored => {
                 self.emit(&slot.groups, self.kind, row, out);
                 let g = &mut slot.groups[self.input];
@@ -495,8 +527,9 @@ impl Change<'_> {
         }
     }
 
-    /// Replaces `stored`, the stored row of `row`'s primary key, by `row`: nothing when the bytes
-    /// are the same, otherwise a `-U` of the stored row and a `+U` of the new one.
+    /// Replaces `stored`, the stored row of `row`'s primary key, by `row`, its unavailable
+    /// columns taken from `stored`: nothing when the bytes are the same, otherwise a `-U` of the
+    /// stored row and a `+U` of the new one.
     fn replace(
         &self,
         slot: &mut MultiSlot,
@@ -506,6 +539,17 @@ impl Change<'_> {
     ) -> Applied {
         let (me, i) = (&self.inputs[self.input], self.input);
         let old = slot.groups[i].row(stored);
+        let mut filled = Vec::new();
+        let row = if self.fill {
+            let (new, from) = (
+                RowRef::new(&me.row_layout, row),
+                RowRef::new(&me.row_layout, old),
+            );
+            reject::fill(me, &new, &from, &mut filled);
+            &filled[..]
+        } else {
+            row
+        };
         if old == row {
             return Applied::Unchanged;
         }
@@ -772,7 +816,7 @@ impl<'a> Chain<'_, 'a, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::WideRows;
+    use crate::batch::{WideEntries, WideEntry};
     use cdcjoin_model::value::format_row;
     use cdcjoin_model::{DataType, Field, RowLayout, RowWriter, Schema, Value};
 
@@ -813,21 +857,42 @@ mod tests {
         out
     }
 
-    /// Applies a change; returns the output rows printed.
+    /// A row whose columns given as `None` are unavailable.
+    fn partial(id: Option<i32>, k: Option<i32>) -> Vec<u8> {
+        let layout = RowLayout::new(&schema());
+        let mut out = Vec::new();
+        let mut w = RowWriter::new(&layout, &mut out);
+        for v in [id, k] {
+            match v {
+                Some(v) => Value::Int(v).write(&mut w),
+                None => w.unavailable(),
+            }
+        }
+        w.finish();
+        out
+    }
+
+    /// Applies a change; returns the output entries printed (a rejection as `REJECTED input:
+    /// message`).
     fn run(j: &mut MultiwayJoin, input: usize, kind: RowKind, r: Vec<u8>) -> Vec<String> {
         let mut out = Vec::new();
         j.apply(input, kind, 0, &r, &mut OutputWriter::new(&mut out))
             .unwrap();
         let layout = RowLayout::new(&schema());
-        WideRows::new(&out, j.inputs.len())
-            .map(|w| {
-                let vals: Vec<Value> = (w.rows.iter())
-                    .flat_map(|r| match r {
-                        Some(b) => Value::read_row(&RowRef::new(&layout, b)),
-                        None => vec![Value::Null; 2],
-                    })
-                    .collect();
-                format_row(w.kind, &vals)
+        WideEntries::new(&out, j.inputs.len())
+            .map(|e| match e {
+                WideEntry::Row(w) => {
+                    let vals: Vec<Value> = (w.rows.iter())
+                        .flat_map(|r| match r {
+                            Some(b) => Value::read_row(&RowRef::new(&layout, b)),
+                            None => vec![Value::Null; 2],
+                        })
+                        .collect();
+                    format_row(w.kind, &vals)
+                }
+                WideEntry::Rejected { input, message, .. } => {
+                    format!("REJECTED {input}: {message}")
+                }
             })
             .collect()
     }
@@ -949,27 +1014,87 @@ mod tests {
         assert_eq!(s.heap_bytes, j.tables[0].table_bytes() as u64);
     }
 
+    /// A join of three inputs by `steps` on `id` (so `k` is not a key) holding `(1, 5)`, `(1, 7)`
+    /// and `(1, 9)`, inserted in input order, and the output of the last insert.
+    fn three_rows_on_id(steps: &[JoinType]) -> (MultiwayJoin, Vec<String>) {
+        let mut s = spec(steps);
+        s.inputs
+            .iter_mut()
+            .for_each(|i| i.join_key = vec!["id".into()]);
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        run(&mut j, 0, RowKind::Insert, row(1, Some(5)));
+        run(&mut j, 1, RowKind::Insert, row(1, Some(7)));
+        let out = run(&mut j, 2, RowKind::Insert, row(1, Some(9)));
+        (j, out)
+    }
+
     /// A replacement of the stored row of a primary key retracts and re-adds through every step,
     /// with the update kinds through inner steps.
     #[test]
     fn replacement_through_inner_steps() {
         use RowKind::*;
-        let mut s = spec(&[JoinType::Inner, JoinType::Inner]);
-        s.inputs
-            .iter_mut()
-            .for_each(|i| i.join_key = vec!["id".into()]);
-        let mut j = MultiwayJoin::new(&s).unwrap();
-        run(&mut j, 0, Insert, row(1, Some(5)));
-        run(&mut j, 1, Insert, row(1, Some(7)));
-        assert_eq!(
-            run(&mut j, 2, Insert, row(1, Some(9))),
-            ["+I[1, 5, 1, 7, 1, 9]"]
-        );
+        let (mut j, out) = three_rows_on_id(&[JoinType::Inner, JoinType::Inner]);
+        assert_eq!(out, ["+I[1, 5, 1, 7, 1, 9]"]);
         assert_eq!(
             run(&mut j, 1, UpdateAfter, row(1, Some(8))),
             ["-U[1, 5, 1, 7, 1, 9]", "+U[1, 5, 1, 8, 1, 9]"]
         );
         assert_eq!(j.stats().stored_rows, 3);
+    }
+
+    /// Unavailable columns: filled from the stored row of the primary key, or the change rejected
+    /// with the two-table join's message naming the input, the state unchanged.
+    #[test]
+    fn unavailable_columns_are_filled_or_rejected() {
+        use RowKind::*;
+        let (mut j, _) = three_rows_on_id(&[JoinType::Inner, JoinType::Left]);
+        let size = j.state_size();
+        assert_eq!(
+            run(&mut j, 1, UpdateAfter, partial(Some(1), None)),
+            Vec::<String>::new(),
+            "k filled from the stored row: the same row again"
+        );
+        assert_eq!(
+            run(&mut j, 2, UpdateAfter, partial(Some(2), None)),
+            ["REJECTED 2: input 2 row +U[2, <unavailable>]: column 'k' is unavailable (the change \
+              does not carry the value, e.g. Debezium's placeholder for an unchanged TOASTed \
+              value, or a delete by key), and no row with primary key [2] is stored to take it \
+              from (first sight of the key, or expired by TTL)"]
+        );
+        assert_eq!(
+            j.state_size(),
+            size,
+            "a rejection leaves the state as it was"
+        );
+        assert_eq!(
+            run(&mut j, 0, Delete, partial(Some(1), None)),
+            ["-D[1, 5, 1, 7, 1, 9]"],
+            "a delete by key retracts the stored row"
+        );
+        let s = j.stats();
+        assert_eq!((s.stored_rows, s.rejected, s.records_in[2]), (2, 1, 2));
+
+        let mut s = spec(&[JoinType::Full]);
+        s.inputs[1].primary_key = None;
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        assert_eq!(
+            run(&mut j, 0, Insert, partial(Some(3), None)),
+            [
+                "REJECTED 0: input 0 row +I[3, <unavailable>]: column 'k' of the join key is \
+              unavailable: the row's join key, and so its state, is unknown"
+            ]
+        );
+        let msg = run(&mut j, 1, Insert, partial(None, Some(1)));
+        assert!(
+            msg[0].starts_with("REJECTED 1: input 1 row +I[<unavailable>, 1]: column 'id' is")
+                && msg[0].ends_with("no stored row is known to be the same row"),
+            "{msg:?}"
+        );
+        assert_eq!(
+            run(&mut j, 1, Insert, row(4, Some(1))),
+            ["+I[null, null, 4, 1]"]
+        );
+        assert_eq!((j.stats().rejected, j.stats().stored_rows), (2, 1));
     }
     /// A section restores only under the same declaration, in range, and intact; the errors say
     /// which.

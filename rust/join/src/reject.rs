@@ -72,10 +72,19 @@ pub(crate) fn print_row(kind: RowKind, row: &RowRef<'_>) -> String {
     format!("{}[{}]", kind.short_string(), parts.join(", "))
 }
 
-/// The message of a refusal of `row` (with unavailable columns `unavailable`) on side `input`,
-/// whose declaration is `side`: the side, the row, the columns and the reason.
+/// How messages name a side of the two-table join.
+pub(crate) fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Left => "left",
+        Side::Right => "right",
+    }
+}
+
+/// The message of a refusal of `row` (with unavailable columns `unavailable`) on the input named
+/// `input` (`left`, `right`, or `input 2` of a multi-way join), whose declaration is `side`: the
+/// input, the row, the columns and the reason.
 pub(crate) fn message(
-    input: Side,
+    input: &str,
     side: &ResolvedSide,
     kind: RowKind,
     row: &RowRef<'_>,
@@ -107,11 +116,7 @@ pub(crate) fn message(
             columns(side, unavailable, "")
         ),
     };
-    let side_name = match input {
-        Side::Left => "left",
-        Side::Right => "right",
-    };
-    format!("{side_name} row {}: {reason}", print_row(kind, row))
+    format!("{input} row {}: {reason}", print_row(kind, row))
 }
 
 /// `column 'a'{of} is unavailable` or `columns 'a', 'b'{of} are unavailable`.
@@ -229,7 +234,7 @@ mod tests {
         let r = RowRef::new(l, &bytes);
         let kind = RowKind::UpdateAfter;
         assert_eq!(
-            message(Side::Right, &s, kind, &r, &[2, 3], Refusal::NothingStored),
+            message("right", &s, kind, &r, &[2, 3], Refusal::NothingStored),
             "right row +U[7, 1, <unavailable>, <unavailable>]: columns 'body', 'note' are \
              unavailable (the change does not carry the value, e.g. Debezium's placeholder for an \
              unchanged TOASTed value, or a delete by key), and no row with primary key [7] is \
@@ -239,7 +244,7 @@ mod tests {
         let r = RowRef::new(l, &bytes);
         assert_eq!(
             message(
-                Side::Left,
+                side_name(Side::Left),
                 &s,
                 RowKind::Delete,
                 &r,
@@ -250,7 +255,8 @@ mod tests {
              unavailable: the row's join key, and so its state, is unknown"
         );
         let no_pk = side(false);
-        let msg = message(Side::Left, &no_pk, kind, &r, &[3], Refusal::NoPrimaryKey);
+        let msg = message("input 2", &no_pk, kind, &r, &[3], Refusal::NoPrimaryKey);
+        assert!(msg.starts_with("input 2 row +U[7, <unavailable>, b, <unavailable>]: "));
         assert!(
             msg.ends_with("a side without a primary key cannot fill unavailable columns: no stored row is known to be the same row"),
             "{msg}"
