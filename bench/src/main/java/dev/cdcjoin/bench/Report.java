@@ -900,7 +900,9 @@ final class Report {
                 .append(
                         "`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, managed memory sized for the trace's snapshot: `--managed-bytes-per-row` per row + 256 MB, at least 512 MB).\n")
                 .append(
-                        "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
+                        kafka()
+                                ? "- Same for all: one Kafka source per topic (Flink's `KafkaSource`, or the one Flink SQL's Kafka connector builds) reading the topics filled with the trace (partitions assigned by the Kafka enumerator), "
+                                : "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
                 .append(
                         "the same counting/checksum sink (`ChecksumSink`), object reuse on, checkpoints every 10 s to the local file system, default network buffer timeout, parallelism p for every operator.\n")
                 .append("- Order: ")
