@@ -243,7 +243,9 @@ final class Report {
     void write() throws IOException {
         StringBuilder md = new StringBuilder();
         String date = String.valueOf(machine.getOrDefault("date", "?"));
-        md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL\n\n");
+        md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL")
+                .append(kafka() ? ", through a Kafka broker" : "")
+                .append("\n\n");
         md.append("- **Date:** ").append(date).append("\n");
         md.append("- **Machine:** ")
                 .append(machine.getOrDefault("cpu", "?"))
@@ -293,6 +295,7 @@ final class Report {
                 .append("`, ")
                 .append(trace.getProperty("partitions"))
                 .append(" partitions per topic\n");
+        md.append("- **Source:** ").append(sourceLine()).append("\n");
         md.append("- **JVM:** ")
                 .append(machine.getOrDefault("jvmFlags", ""))
                 .append(", one JVM per measured job\n");
@@ -331,8 +334,25 @@ final class Report {
         System.out.println(md);
     }
 
+    /** Whether the runs read the trace through a Kafka broker ({@code --source kafka}). */
+    private boolean kafka() {
+        return tp.stream().anyMatch(r -> "kafka".equals(r.get("source")));
+    }
+
+    private String sourceLine() {
+        return kafka()
+                ? "a Kafka broker on loopback (the e2e suite's), the trace's two topics filled with it beforehand;"
+                        + " Flink's KafkaSource (value bytes) for native and pure Java, Flink SQL's Kafka"
+                        + " connector ('format' = 'debezium-json') for SQL; earliest offsets, bounded at the end"
+                        + " offsets. The broker's CPU counts as other processes' CPU"
+                : "the trace files, read by TraceSource (the SQL tables decode in the source, as the Kafka"
+                        + " connector does)";
+    }
+
     private void headline(StringBuilder md) {
-        md.append("## Summary\n\n");
+        md.append("## Summary")
+                .append(kafka() ? " (source: Kafka broker)" : " (source: trace files)")
+                .append("\n\n");
         md.append("Input events/s, median of ")
                 .append(o.rounds)
                 .append(" runs (× = native's throughput ÷ this variant's). ");
@@ -549,9 +569,12 @@ final class Report {
                         "Busiest thread = the Java thread that used the most CPU over the same span, in cores (its task in brackets): ")
                 .append("near 1.00 it is the bottleneck, whatever the other core does. ")
                 .append(
-                        "At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; ")
-                .append(
-                        "then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
+                        kafka()
+                                ? "Through Kafka, the first message read and the end of the input are the consumers' first fetch and the fetch that"
+                                        + " completes the trace's message count; the job then ends with its input (bounded), so no final checkpoint or"
+                                        + " live heap at the end is measured. Peak heap = highest sampled heap use (10 ms period) "
+                                : "At the end of the input the sources pause and a full checkpoint is triggered: its size and end-to-end duration are reported; "
+                                        + "then live heap is measured after a full GC while the state is still held. Peak heap = highest sampled heap use (10 ms period) ")
                 .append("at -Xmx")
                 .append(o.heap)
                 .append(
@@ -877,7 +900,9 @@ final class Report {
                 .append(
                         "`SELECT u.*, d.* FROM users u [LEFT] JOIN domains d ON u.id = d.user_id`, converted with `toChangelogStream`. Heap = `HashMapStateBackend`; RocksDB = `EmbeddedRocksDBStateBackend` (full checkpoints, managed memory sized for the trace's snapshot: `--managed-bytes-per-row` per row + 256 MB, at least 512 MB).\n")
                 .append(
-                        "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
+                        kafka()
+                                ? "- Same for all: one Kafka source per topic (Flink's `KafkaSource`, or the one Flink SQL's Kafka connector builds) reading the topics filled with the trace (partitions assigned by the Kafka enumerator), "
+                                : "- Same for all: one source per topic (`TraceSource`, FLIP-27) reading the pre-generated length-prefixed files from the page cache (partitions k ≡ subtask mod p), ")
                 .append(
                         "the same counting/checksum sink (`ChecksumSink`), object reuse on, checkpoints every 10 s to the local file system, default network buffer timeout, parallelism p for every operator.\n")
                 .append("- Order: ")

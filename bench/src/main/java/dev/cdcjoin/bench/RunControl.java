@@ -32,6 +32,12 @@ public final class RunControl {
     /** Probe messages the sources emitted. */
     public static final AtomicLong probesEmitted = new AtomicLong();
 
+    /**
+     * Messages in the input ({@code --source kafka}: {@link KafkaInput.Progress} marks the input
+     * exhausted once its consumers have fetched this many).
+     */
+    public static volatile long expectedMessages = Long.MAX_VALUE;
+
     /** Source subtasks that reached the end of their splits. */
     public static final AtomicInteger exhausted = new AtomicInteger();
 

@@ -107,6 +107,9 @@ public final class Runner {
         String managedMemory = "512m";
         boolean restore;
 
+        /** The Kafka broker (host:port) whose topics hold the trace; null: read the trace files. */
+        String kafka;
+
         static Options parse(String[] args) {
             Options o = new Options();
             for (int i = 0; i < args.length; i += 2) {
@@ -163,9 +166,17 @@ public final class Runner {
                     case "--restore":
                         o.restore = Boolean.parseBoolean(v);
                         break;
+                    case "--kafka":
+                        o.kafka = v;
+                        // A Kafka job ends with its input: no paused end to measure the state at.
+                        o.measureState = false;
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option " + args[i]);
                 }
+            }
+            if (o.kafka != null && (o.restore || !o.mode.equals("throughput"))) {
+                throw new IllegalArgumentException("--kafka: throughput runs only, no restore");
             }
             return o;
         }
@@ -255,7 +266,7 @@ public final class Runner {
     /** A run over a prefix of the trace, not reported: class loading and JIT warm-up. */
     Map<String, Object> warmupRun() throws Exception {
         Map<String, Object> m = base(0);
-        RunControl.reset();
+        resetRun();
         TraceSource.Spec spec = spec();
         spec.fraction = o.warmupFraction;
         StreamExecutionEnvironment env = env();
@@ -274,6 +285,12 @@ public final class Runner {
         }
         m.put("ok", true);
         return m;
+    }
+
+    /** Resets {@link RunControl} for a new job over the whole trace. */
+    private void resetRun() {
+        RunControl.reset();
+        RunControl.expectedMessages = Long.parseLong(trace.getProperty("messages"));
     }
 
     private StreamExecutionEnvironment env() {
@@ -298,33 +315,16 @@ public final class Runner {
         if (o.variant == Variant.SQL_HEAP || o.variant == Variant.SQL_ROCKSDB) {
             StreamTableEnvironment t = StreamTableEnvironment.create(env);
             t.getConfig().set("table.exec.resource.default-parallelism", "" + o.parallelism);
-            String with =
-                    " WITH ('connector' = 'cdcjoin-bench-trace', 'format' = 'debezium-json',"
-                            + " 'trace' = '"
-                            + spec.dir
-                            + "', 'rate' = '"
-                            + spec.rate
-                            + "', 'max-seconds' = '"
-                            + spec.maxSeconds
-                            + "', 'pause-at-end' = '"
-                            + spec.pauseAtEnd
-                            + "', 'probes' = '"
-                            + spec.probes
-                            + "', 'probe-interval-ns' = '"
-                            + spec.probeIntervalNanos
-                            + "', 'fraction' = '"
-                            + spec.fraction
-                            + "', 'topic' = ";
             t.executeSql(
                     "CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
-                            + " PRIMARY KEY (id) NOT ENFORCED)"
-                            + with
-                            + "'users')");
+                            + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
+                            + tableOptions(spec, 0)
+                            + ")");
             t.executeSql(
                     "CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
-                            + " PRIMARY KEY (id) NOT ENFORCED)"
-                            + with
-                            + "'domains')");
+                            + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
+                            + tableOptions(spec, 1)
+                            + ")");
             String join = o.join == JoinType.LEFT ? "LEFT JOIN" : "JOIN";
             org.apache.flink.table.api.Table joined =
                     t.sqlQuery(
@@ -352,8 +352,40 @@ public final class Runner {
         rows.sinkTo(sink).name("checksum sink");
     }
 
+    /**
+     * The {@code WITH} options of the SQL table of topic {@code topic} (0 = users, 1 = domains):
+     * the Kafka connector's, or the trace connector's ({@link TraceTableFactory}) with the run's
+     * source settings.
+     */
+    private String tableOptions(TraceSource.Spec spec, int topic) {
+        if (o.kafka != null) {
+            return KafkaInput.sqlOptions(o.kafka, Path.of(o.trace), topic);
+        }
+        return "'connector' = 'cdcjoin-bench-trace', 'format' = 'debezium-json', 'trace' = '"
+                + spec.dir
+                + "', 'rate' = '"
+                + spec.rate
+                + "', 'max-seconds' = '"
+                + spec.maxSeconds
+                + "', 'pause-at-end' = '"
+                + spec.pauseAtEnd
+                + "', 'probes' = '"
+                + spec.probes
+                + "', 'probe-interval-ns' = '"
+                + spec.probeIntervalNanos
+                + "', 'fraction' = '"
+                + spec.fraction
+                + "', 'topic' = '"
+                + (topic == 0 ? "users" : "domains")
+                + "'";
+    }
+
+    /** The byte[] messages of one topic: from the Kafka broker, or from the trace files. */
     private DataStream<byte[]> source(
             StreamExecutionEnvironment env, TraceSource.Spec spec, String name) {
+        if (o.kafka != null) {
+            return KafkaInput.source(env, o.kafka, Path.of(o.trace), spec.topic, name);
+        }
         return env.fromSource(
                 new TraceSource<>(spec, new Emitters.Bytes()),
                 WatermarkStrategy.noWatermarks(),
@@ -379,6 +411,7 @@ public final class Runner {
         m.put("parallelism", o.parallelism);
         m.put("join", o.join.name());
         m.put("mode", o.mode);
+        m.put("source", o.kafka != null ? "kafka" : "trace");
         m.put("run", o.runNumber + run - 1);
         m.put("trace", o.trace);
         m.put(
@@ -395,7 +428,7 @@ public final class Runner {
     Map<String, Object> throughputRun(int run) throws Exception {
         Map<String, Object> m = base(run);
         String restorePath = null;
-        RunControl.reset();
+        resetRun();
         sampler.takePeak();
         TraceSource.Spec spec = spec();
         spec.pauseAtEnd = true;
@@ -403,7 +436,8 @@ public final class Runner {
         build(env, spec, false);
         JobID job = submit(env);
         CompletableFuture<JobResult> result = cluster.requestJobResult(job);
-        int sources = 2 * o.parallelism;
+        // A Kafka job's input ends once (KafkaInput.Progress), a trace's once per source subtask.
+        int sources = o.kafka != null ? 1 : 2 * o.parallelism;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
         while (RunControl.exhausted.get() < sources) {
             if (result.isDone()) {
@@ -418,13 +452,23 @@ public final class Runner {
             Thread.sleep(2);
         }
         long cpuEnd = Metrics.processCpuNanos();
-        Map<Long, Long> threadCpuEnd = Metrics.threadCpuNanos();
+        // The busiest thread, in cores: near 1, that thread bounds the throughput. Named now, while
+        // it lives (a Kafka job ends with its input).
+        Map.Entry<String, Long> busiest =
+                Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, Metrics.threadCpuNanos());
         double machineEnd = Metrics.machineBusySeconds();
         long exhaustedAt = RunControl.exhaustedAt;
-        // The final checkpoint: flushes the native batches; its size is the whole final state.
+        // The final checkpoint: flushes the native batches; its size is the whole final state. A
+        // Kafka job is not paused at its end: it ends, and its result is read after it.
         long ckptStart = System.nanoTime();
         Long ckpt = null;
-        for (int attempt = 0; ckpt == null && attempt < 20; attempt++) {
+        if (o.kafka != null) {
+            JobResult ended = result.get(o.timeoutSeconds, TimeUnit.SECONDS);
+            if (!ended.isSuccess()) {
+                return failed(m, ended);
+            }
+        }
+        for (int attempt = 0; o.kafka == null && ckpt == null && attempt < 20; attempt++) {
             try {
                 ckpt =
                         cluster.triggerCheckpoint(job, CheckpointType.FULL)
@@ -450,9 +494,6 @@ public final class Runner {
         m.put(
                 "backgroundCores",
                 (machineEnd - RunControl.machineAtFirstEmit - cpu / 1e9) / inputSeconds);
-        // The busiest thread, in cores: near 1, that thread bounds the throughput.
-        Map.Entry<String, Long> busiest =
-                Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, threadCpuEnd);
         if (busiest != null) {
             m.put("busiestThread", busiest.getKey());
             m.put("busiestThreadCores", busiest.getValue() / 1e9 / inputSeconds);
@@ -513,7 +554,7 @@ public final class Runner {
 
     Map<String, Object> latencyRun(int run) throws Exception {
         Map<String, Object> m = base(run);
-        RunControl.reset();
+        resetRun();
         RunControl.enableLatencySamples();
         sampler.takePeak();
         TraceSource.Spec spec = spec();
@@ -648,7 +689,7 @@ public final class Runner {
             m.put("restoreError", "no savepoint at " + path);
             return m;
         }
-        RunControl.reset();
+        resetRun();
         TraceSource.Spec spec = spec();
         spec.pauseAtEnd = true;
         StreamExecutionEnvironment env = env();

@@ -112,6 +112,12 @@ public final class Suite {
         long managedBytesPerRow = 128;
         long heapBytesPerRow = 800;
 
+        /**
+         * Where the jobs read the trace: {@code trace} (its files, {@link TraceSource}) or {@code
+         * kafka} (topics filled with it in a broker on loopback, {@link KafkaTrace}).
+         */
+        String source = "trace";
+
         static Options parse(String[] args) {
             Options o = new Options();
             String config = null;
@@ -227,6 +233,9 @@ public final class Suite {
                     case "--heap-bytes-per-row":
                         o.heapBytesPerRow = Long.parseLong(v);
                         break;
+                    case "--source":
+                        o.source = v;
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -241,7 +250,26 @@ public final class Suite {
                 }
                 o.applyConfig(config);
             }
+            o.checkSource();
             return o;
+        }
+
+        /** {@code --source kafka} runs the throughput phase (and the report) only. */
+        private void checkSource() {
+            if (!source.equals("trace") && !source.equals("kafka")) {
+                throw new IllegalArgumentException(
+                        "--source must be trace or kafka, not " + source);
+            }
+            if (source.equals("kafka")
+                    && !phases.stream()
+                            .allMatch(p -> p.equals("throughput") || p.equals("report"))) {
+                throw new IllegalArgumentException(
+                        "--source kafka runs the phases throughput and report only, not " + phases);
+            }
+            if (source.equals("kafka") && warmupFraction != 0 && warmupFraction != 1) {
+                // A Kafka job reads its topics to their end: the warm-up is all or nothing.
+                throw new IllegalArgumentException("--source kafka: --warmup-fraction 0 or 1");
+            }
         }
 
         /**
@@ -359,6 +387,10 @@ public final class Suite {
     private final Path out;
     private final Path logs;
     private Path trace;
+
+    /** The Kafka broker's host:port under {@code --source kafka}, else null. */
+    private String kafka;
+
     private final ObjectMapper json = new ObjectMapper();
     private final String classpath = System.getProperty("java.class.path");
 
@@ -400,39 +432,56 @@ public final class Suite {
                             + " bytes");
         }
         s.writeMachine();
+        KafkaTrace broker = null;
+        if (o.source.equals("kafka") && o.phases.contains("throughput")) {
+            broker = KafkaTrace.broker(s::log);
+            broker.fill(s.trace, TraceFiles.load(s.trace));
+            s.kafka = broker.bootstrap();
+        }
+        try {
+            s.phases(t0);
+        } finally {
+            if (broker != null) {
+                broker.stop();
+            }
+        }
+    }
+
+    /** Runs the phases of {@code --phases}, in order. */
+    private void phases(long t0) throws Exception {
         for (String phase : o.phases) {
             long p0 = System.nanoTime();
             switch (phase) {
                 case "throughput":
-                    s.throughput();
+                    throughput();
                     break;
                 case "latency":
-                    s.latency();
+                    latency();
                     break;
                 case "xmx":
-                    s.xmx();
+                    xmx();
                     break;
                 case "jmh":
-                    s.jmh();
+                    jmh();
                     break;
                 case "state":
-                    s.state();
+                    state();
                     break;
                 case "report":
-                    if (Files.exists(s.out.resolve("throughput.jsonl"))) {
-                        new Report(s.out, o).write();
+                    if (Files.exists(out.resolve("throughput.jsonl"))) {
+                        new Report(out, o).write();
                     }
-                    if (Files.exists(s.out.resolve("state.jsonl"))) {
-                        new StateReport(s.out, o).write();
+                    if (Files.exists(out.resolve("state.jsonl"))) {
+                        new StateReport(out, o).write();
                     }
                     break;
                 default:
                     throw new IllegalArgumentException("unknown phase " + phase);
             }
-            s.log(String.format("phase %s: %.0f s", phase, (System.nanoTime() - p0) / 1e9));
-            s.appendTiming(phase, (System.nanoTime() - p0) / 1e9);
+            log(String.format("phase %s: %.0f s", phase, (System.nanoTime() - p0) / 1e9));
+            appendTiming(phase, (System.nanoTime() - p0) / 1e9);
         }
-        s.log(String.format("total: %.0f s", (System.nanoTime() - t0) / 1e9));
+        log(String.format("total: %.0f s", (System.nanoTime() - t0) / 1e9));
     }
 
     void log(String line) {
@@ -562,19 +611,24 @@ public final class Suite {
     /** A Runner's arguments on {@code trace}, managed memory sized for {@code rows}. */
     private List<String> runner(
             String variant, int parallelism, String join, Path trace, long rows) {
-        return new ArrayList<>(
-                List.of(
-                        "dev.cdcjoin.bench.Runner",
-                        "--variant",
-                        variant,
-                        "--parallelism",
-                        "" + parallelism,
-                        "--join",
-                        join,
-                        "--trace",
-                        trace.toString(),
-                        "--managed-memory",
-                        o.managedMemory(rows)));
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "dev.cdcjoin.bench.Runner",
+                                "--variant",
+                                variant,
+                                "--parallelism",
+                                "" + parallelism,
+                                "--join",
+                                join,
+                                "--trace",
+                                trace.toString(),
+                                "--managed-memory",
+                                o.managedMemory(rows)));
+        if (kafka != null) {
+            args.addAll(List.of("--kafka", kafka));
+        }
+        return args;
     }
 
     void throughput() throws Exception {
