@@ -229,9 +229,10 @@ struct Ctx<'a> {
     expired: u64,
 }
 
-/// What a record did to state.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Applied {
+/// What a record did to state (also what a change did to a multi-way join's input,
+/// [`crate::multiway`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Applied {
     /// A row was added.
     Added,
     /// A row replaced the stored row of its primary key.

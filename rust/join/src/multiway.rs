@@ -70,7 +70,7 @@
 //! with one row per input ([`OutputWriter::emit_wide`], read by [`crate::batch::WideEntries`]).
 
 use crate::batch::OutputWriter;
-use crate::engine::{JoinError, StateSize};
+use crate::engine::{Applied, JoinError, StateSize};
 use crate::group::{Entry, Group};
 use crate::reject::{self, print_row, Refusal};
 use crate::snapshot::{Compression, Definition};
@@ -257,23 +257,6 @@ pub struct MultiwayJoin {
     pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
-}
-
-/// What a change did to its input's rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Applied {
-    /// A row was added.
-    Added,
-    /// A row replaced the stored row of its primary key.
-    Replaced,
-    /// A row was the stored row of its primary key again.
-    Unchanged,
-    /// A row with unavailable columns found no stored row of its primary key to fill them from.
-    Unfillable,
-    /// A stored row was retracted.
-    Retracted,
-    /// A retraction found no such row.
-    Absent,
 }
 
 impl MultiwayJoin {
