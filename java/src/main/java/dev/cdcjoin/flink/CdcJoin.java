@@ -540,9 +540,7 @@ public final class CdcJoin {
          */
         public Builder left(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.left =
-                    new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
-                            .fedByJoin();
+            this.left = fedBy(name, previous, joinKey, primaryKey);
             this.leftSource = previous;
             return this;
         }
@@ -576,11 +574,16 @@ public final class CdcJoin {
          */
         public Builder right(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.right =
-                    new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
-                            .fedByJoin();
+            this.right = fedBy(name, previous, joinKey, primaryKey);
             this.rightSource = previous;
             return this;
+        }
+
+        /** A side whose rows are {@code previous}'s output rows (a chained join's input). */
+        private static SideSpec fedBy(
+                String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
+            return new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
+                    .fedByJoin();
         }
 
         /**
