@@ -291,18 +291,20 @@ fn bench(c: &mut Criterion) {
 }
 
 /// The steps of one checkpoint taken while the join goes on, in order.
-const STEPS: [&str; 4] = [
+const STEPS: [&str; 5] = [
     "freeze",
     "updates_while_frozen",
     "write_after_updates",
     "drop",
+    "merge",
 ];
 
 /// Measures, by CPU time, each step of a checkpoint taken while the join goes on (the steps of
 /// [`STEPS`]: freeze, in wall time, as it takes microseconds, below the kernel's accounting of
-/// CPU time; a batch of [`updates`], whose first write to each key group a frozen state
-/// still holds pays the copy-on-write; every section written from the frozen state; the frozen
-/// state dropped), all of them together (`checkpoint_whole`), and, to compare, the same updates
+/// CPU time; a batch of [`updates`], whose first write to each key a frozen state still holds
+/// pays the copy on write; every section written from the frozen state; the frozen state
+/// dropped; the next batch (an empty one), which merges the copies back into the tables), all of
+/// them together (`checkpoint_whole`), and, to compare, the same updates
 /// with no frozen state (`updates`); `snapshot/write_frozen` is the write from a state nobody
 /// writes to. All on this thread, so the sum is what a checkpoint costs the two threads that do
 /// it in a job (the task thread's updates, the asynchronous phase's write).
@@ -334,8 +336,16 @@ fn checkpoint_under_updates(
         }
         let dropped = thread_cpu_ns();
         drop(state);
+        let released = thread_cpu_ns();
+        engine.process_batch(&[], 0, &mut emitted).unwrap();
         let end = thread_cpu_ns();
-        [freeze, written - updated, dropped - written, end - dropped]
+        [
+            freeze,
+            written - updated,
+            dropped - written,
+            released - dropped,
+            end - released,
+        ]
     };
     for (i, name) in STEPS.iter().enumerate() {
         g.bench_function(*name, |b| {

@@ -56,8 +56,9 @@
 
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
 use crate::group::{expiry_deadline, Entry, EntryLayout, Group};
+use crate::overlay::KeyGroupState;
 use crate::reject::{self, Refusal};
-use crate::snapshot::{own_table, Compression, Definition, Frozen};
+use crate::snapshot::{Compression, Definition, Frozen};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
 use crate::state::{hash_key, KeySlot, KeyTable};
 use cdcjoin_model::{RowKind, RowRef};
@@ -168,9 +169,9 @@ pub struct StateSize {
     /// Heap bytes held by tables and groups (allocator overhead not included), including
     /// `frozen_bytes`.
     pub heap_bytes: u64,
-    /// Heap bytes held only by snapshots being written: the sections of the key groups the engine
-    /// has written to since they were frozen, before the snapshot wrote them out (see
-    /// [`JoinEngine::freeze`]), each freed when written out, all when the snapshots are dropped.
+    /// Heap bytes held only by snapshots being written: the frozen versions of the keys the
+    /// engine has written to since the freeze (see [`JoinEngine::freeze`]), freed once the
+    /// snapshots are done with their key groups (written out, or dropped).
     pub frozen_bytes: u64,
 }
 
@@ -182,9 +183,9 @@ pub struct JoinEngine {
     /// How snapshot sections are written (see [`crate::snapshot`]); restore reads every codec.
     pub(crate) compression: Compression,
     pub(crate) range: KeyGroupRange,
-    /// One table per key group of the range, shared with the snapshots being written (before a
-    /// write to a shared table, the snapshots holding it take its section and let it go).
-    pub(crate) key_groups: Vec<Arc<KeyTable>>,
+    /// One table per key group of the range, shared with the snapshots being written, and the
+    /// keys changed meanwhile (see [`crate::overlay`]).
+    pub(crate) key_groups: Vec<KeyGroupState>,
     /// The frozen states that may still be being written.
     pub(crate) freezes: Vec<Weak<Frozen>>,
     pub(crate) stats: JoinStats,
@@ -322,7 +323,7 @@ impl JoinEngine {
         let min_ttl = sides.iter().filter_map(|s| s.ttl_ms).min();
         Ok(JoinEngine {
             key_groups: (0..spec.key_groups.len())
-                .map(|_| Arc::new(KeyTable::default()))
+                .map(|_| KeyGroupState::default())
                 .collect(),
             freezes: Vec::new(),
             range: spec.key_groups,
@@ -395,6 +396,11 @@ impl JoinEngine {
             self.apply(p, &keys[p.key.clone()], now, &mut w)
         });
         self.keys = keys;
+        // The keys changed while snapshots held their key groups go back into the tables as soon
+        // as the snapshots are done with them, so that the next freeze finds nothing to merge.
+        for kg in &mut self.key_groups {
+            kg.settle(&self.sides);
+        }
         applied?;
         invalid.map_or(Ok(w.rows()), Err)
     }
@@ -454,7 +460,7 @@ impl JoinEngine {
 
     /// Prefetches the bucket of `bucket`'s key and the groups of `groups`' key.
     fn prefetch(&self, bucket: Option<&Prepared<'_>>, groups: Option<&Prepared<'_>>) {
-        let table = |p: &Prepared<'_>| &self.key_groups[self.range.offset(p.rec.key_group)];
+        let table = |p: &Prepared<'_>| self.key_groups[self.range.offset(p.rec.key_group)].table();
         if let Some(p) = bucket {
             table(p).prefetch_bucket(p.hash);
         }
@@ -536,8 +542,7 @@ impl JoinEngine {
     ) -> Applied {
         let rec = &p.rec;
         let s = rec.side as usize;
-        let offset = self.range.offset(rec.key_group);
-        let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
+        let key_group = &mut self.key_groups[self.range.offset(rec.key_group)];
         let me = &self.sides[s];
         let row = RowRef::new(&me.row_layout, rec.row);
         let sides = &self.sides;
@@ -578,29 +583,18 @@ impl JoinEngine {
             expired = ctx.expired;
             applied
         };
-        let mut entry = table.entry(sides, p.hash, key);
-        let applied = match entry.occupied() {
-            Some(slot) => {
-                let applied = run(slot);
-                if entry.remove_if_empty() {
-                    keys = -1;
-                }
+        let create = rec.kind.is_accumulate() && !fill;
+        let applied = match key_group.change(sides, p.hash, key, create, &mut run) {
+            Some((applied, added)) => {
+                keys = added;
                 applied
             }
-            None if rec.kind.is_accumulate() && fill => Applied::Unfillable,
-            None if rec.kind.is_accumulate() => {
-                let mut slot = KeySlot::default();
-                let applied = run(&mut slot);
-                entry.insert(slot);
-                keys = 1;
-                applied
-            }
+            None if rec.kind.is_accumulate() => Applied::Unfillable,
             None => Applied::Absent,
         };
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
         self.stats.stored_keys = self.stats.stored_keys.saturating_add_signed(keys);
-        table.add_group_heap(grown + overhead);
         self.stats.group_bytes = self.stats.group_bytes.saturating_add_signed(grown);
         self.stats.index_bytes = self.stats.index_bytes.saturating_add_signed(overhead);
         self.stats.rows_out += (out.rows() - before) as u64;
@@ -627,14 +621,13 @@ impl JoinEngine {
                         .is_some_and(|ttl| g.has_expired(side.entry, ttl, now))
                 })
         };
-        for offset in 0..self.key_groups.len() {
+        for (offset, kg) in self.key_groups.iter_mut().enumerate() {
+            kg.settle(sides);
             // A key group a snapshot still holds is handed over only if the sweep changes it.
-            if Arc::get_mut(&mut self.key_groups[offset]).is_none()
-                && !has_expired(&self.key_groups[offset])
-            {
+            if !kg.has_overlay() && Arc::strong_count(kg.table()) > 1 && !has_expired(kg.table()) {
                 continue;
             }
-            let table = own_table(&mut self.key_groups, &mut self.freezes, offset);
+            let table = kg.own(sides, &mut self.freezes, offset);
             table.retain_mut(|slot| {
                 for (side, g) in sides.iter().zip(&mut slot.sides) {
                     if let Some(ttl) = side.ttl_ms {
@@ -642,7 +635,6 @@ impl JoinEngine {
                     }
                 }
             });
-            table.recount_group_heap();
         }
         self.stats.expired_rows += expired;
         self.stats.stored_rows -= expired;
@@ -651,24 +643,31 @@ impl JoinEngine {
 
     /// Recomputes the key and byte counters from the tables (after sweeps and restores).
     pub(crate) fn recount_state(&mut self) {
-        self.stats.stored_keys = self.key_groups.iter().map(|t| t.len() as u64).sum();
-        self.stats.group_bytes = self.groups().map(|(_, g)| g.stored_bytes() as u64).sum();
-        self.stats.index_bytes = self.groups().map(|(_, g)| g.overhead_bytes() as u64).sum();
+        self.stats.stored_keys = self.key_groups.iter().map(KeyGroupState::len).sum();
+        self.stats.group_bytes = self.sum_groups(|_, g| g.stored_bytes() as u64);
+        self.stats.index_bytes = self.sum_groups(|_, g| g.overhead_bytes() as u64);
     }
 
-    /// Every stored group with its side's declaration.
-    pub(crate) fn groups(&self) -> impl Iterator<Item = (&ResolvedSide, &Group)> {
-        self.key_groups
-            .iter()
-            .flat_map(|t| t.slots())
-            .flat_map(|slot| self.sides.iter().zip(&slot.sides))
-            .filter(|(_, g)| !g.is_empty())
+    /// The sum of `f` over every stored group with its side's declaration (the keys changed while
+    /// a snapshot is written included). Walks the whole state.
+    fn sum_groups(&self, f: impl Fn(&ResolvedSide, &Group) -> u64) -> u64 {
+        let per_key_group = |kg: &KeyGroupState| -> u64 {
+            let table = kg.merged(&self.sides);
+            let groups = table
+                .slots()
+                .flat_map(|slot| self.sides.iter().zip(&slot.sides));
+            groups
+                .filter(|(_, g)| !g.is_empty())
+                .map(|(s, g)| f(s, g))
+                .sum()
+        };
+        self.key_groups.iter().map(per_key_group).sum()
     }
 
     /// Size of the state, for metrics: kept up to date per record, so cheap to read after every
     /// batch (it visits each key group's table, not each row).
     pub fn state_size(&self) -> StateSize {
-        let tables: usize = self.key_groups.iter().map(|t| t.table_bytes()).sum();
+        let tables: usize = self.key_groups.iter().map(KeyGroupState::table_bytes).sum();
         let frozen = self.frozen_bytes();
         StateSize {
             rows: self.stats.stored_rows,
@@ -682,13 +681,7 @@ impl JoinEngine {
     /// Encoded bytes of the distinct rows stored (the payload), for benchmarks and tests: walks
     /// every row.
     pub fn payload_bytes(&self) -> u64 {
-        self.groups()
-            .map(|(side, g)| {
-                g.entries(side.entry)
-                    .map(|e| e.row.len() as u64)
-                    .sum::<u64>()
-            })
-            .sum()
+        self.sum_groups(|side, g| g.entries(side.entry).map(|e| e.row.len() as u64).sum())
     }
 }
 

@@ -23,6 +23,7 @@ pub mod chain;
 pub mod engine;
 pub mod group;
 pub mod multiway;
+mod overlay;
 mod reject;
 pub mod snapshot;
 pub mod spec;

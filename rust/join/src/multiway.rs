@@ -459,7 +459,6 @@ impl Change<'_> {
                 overhead: 0,
             },
         };
-        table.add_group_heap(d.bytes + d.overhead);
         d
     }
 

@@ -39,16 +39,17 @@
 //! A checkpoint must not stop the join for a time that grows with the state. So a snapshot is
 //! taken in two steps: [`JoinEngine::freeze`] makes a [`FrozenState`], the state as it is at that
 //! instant, in O(key groups) (it shares each key group's table); the sections are then written
-//! from it, on any thread, while the engine goes on. Before its first write to a key group whose
-//! section a frozen state has not handed out yet, the engine writes that section itself and hands
-//! it to the frozen state, which lets the table go (serialize on first write). Each section is
-//! written once, by the engine or by the writer, whichever comes first. Copying a written-to key
-//! group's table instead (copy-on-write) kept a second copy of the state's groups, a malloc and a
-//! free per join key, for about the same CPU per checkpoint (`benches/snapshot.rs`, group
-//! `checkpoint`; bench/README.md, where the CPU that remains goes). The extra memory is
-//! the sections of the key groups written to before they were handed out, each released when
-//! handed out, all when the frozen state is dropped (the write ended or was aborted);
-//! [`JoinEngine::frozen_bytes`] counts it.
+//! from it, on any thread, while the engine goes on. While a frozen state holds a key group's
+//! table, the engine writes each key it changes to a copy of the key's slot taken at its first
+//! write ([`crate::overlay`]: copy on write per join key), merged back into the table once no
+//! frozen state holds it. The extra memory is the frozen versions of the keys written to
+//! meanwhile, released when the snapshots are done with their key groups (written, or dropped
+//! when aborted); [`JoinEngine::frozen_bytes`] counts it. Whole-table changes (TTL sweeps,
+//! restores, a freeze while an earlier frozen state still holds a key group written to) make
+//! the frozen states holding the table write its section first (serialize on first write, the
+//! scheme before copies per key: it cost the task thread a pass over nearly the whole state per
+//! checkpoint, since every key group is written to within milliseconds at production rates;
+//! bench/README.md).
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
@@ -458,11 +459,11 @@ fn compress_section(out: &mut Vec<u8>, at: usize) {
 
 /// What a frozen state holds of one key group.
 enum Pending {
-    /// The key group's table as it was frozen, shared with the engine while neither has written
-    /// to it.
+    /// The key group's table as it was frozen, shared with the engine, which writes the keys it
+    /// changes meanwhile to copies ([`crate::overlay`]).
     Table(Arc<KeyTable>),
-    /// The key group's section, written by the engine before its first write to the key group
-    /// (or the error writing it failed with).
+    /// The key group's section, written by the engine before a change of the whole table (or the
+    /// error writing it failed with).
     Section(Result<Vec<u8>, JoinError>),
     /// Nothing: the key group held no state when frozen, or its section was handed out.
     Done,
@@ -498,9 +499,9 @@ impl Frozen {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Called by the engine before its first write to the key group at `offset` since the freeze:
-    /// writes the key group's section from its frozen table, if not handed out yet, and lets the
-    /// table go, so that the engine writes to it in place.
+    /// Called by the engine before it changes the whole table of the key group at `offset` (a
+    /// sweep, a restore): writes the key group's section from its frozen table, if not handed out
+    /// yet, and lets the table go, so that the engine changes it in place.
     fn write_before_change(&self, offset: usize) {
         let mut slot = self.slot(offset);
         if let Pending::Table(table) = &*slot {
@@ -564,23 +565,23 @@ impl FrozenState {
     }
 }
 
-/// The table of the key group at `offset` of an engine's `key_groups`, to be written to: every
-/// frozen state of `freezes` still holding it writes the key group's section from it first and
-/// lets it go, so that the engine writes in place. Cheap when no frozen state holds it. (On the
-/// engine's fields, not the engine, so that callers can borrow the others.)
+/// `table`, the table of the key group at `offset` of an engine's key groups, to be written to:
+/// every frozen state of `freezes` still holding it writes the key group's section from it first
+/// and lets it go, so that the engine writes in place. Cheap when no frozen state holds it. For
+/// whole-table changes (a record's change goes through [`crate::overlay`] instead).
 pub(crate) fn own_table<'t>(
-    key_groups: &'t mut [Arc<KeyTable>],
+    table: &'t mut Arc<KeyTable>,
     freezes: &mut Vec<Weak<Frozen>>,
     offset: usize,
 ) -> &'t mut KeyTable {
-    if Arc::get_mut(&mut key_groups[offset]).is_none() {
+    if Arc::get_mut(table).is_none() {
         freezes.retain(|f| f.strong_count() > 0);
         for frozen in freezes.iter().filter_map(Weak::upgrade) {
             frozen.write_before_change(offset);
         }
     }
     // Copies the table only if a frozen state being dropped on another thread held it still.
-    Arc::make_mut(&mut key_groups[offset])
+    Arc::make_mut(table)
 }
 
 /// The key groups of `range` whose tables are not empty (`empty`: per key group, in order,
@@ -610,19 +611,19 @@ fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
 impl JoinEngine {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        holding_state(self.range, self.key_groups.iter().map(|t| t.is_empty()))
+        holding_state(self.range, self.key_groups.iter().map(|kg| kg.is_empty()))
     }
 
     /// Appends the section of key group `kg` to `out`.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
         out_of_range(self.range, kg)?;
-        let table = &self.key_groups[self.range.offset(kg)];
+        let table = self.key_groups[self.range.offset(kg)].merged(&self.sides);
         let cx = SectionContext {
             sides: &self.sides,
             definition: &self.definition,
             compression: self.compression,
         };
-        write_section(kg, table, &cx, out)
+        write_section(kg, &table, &cx, out)
     }
 
     /// Writes the sections of later snapshots (and of states frozen later) with `compression`.
@@ -634,13 +635,20 @@ impl JoinEngine {
     /// copied here (see the module docs).
     pub fn freeze(&mut self) -> FrozenState {
         self.freezes.retain(|f| f.strong_count() > 0);
+        for (offset, kg) in self.key_groups.iter_mut().enumerate() {
+            // Nothing to do unless an earlier frozen state still holds a key group written since.
+            kg.settle(&self.sides);
+            if kg.has_overlay() {
+                kg.own(&self.sides, &mut self.freezes, offset);
+            }
+        }
         let with_state = self.key_groups_with_state();
         let key_groups = self
             .key_groups
             .iter()
-            .map(|t| match t.is_empty() {
+            .map(|kg| match kg.is_empty() {
                 true => Pending::Done,
-                false => Pending::Table(Arc::clone(t)),
+                false => Pending::Table(Arc::clone(kg.table())),
             })
             .map(Mutex::new)
             .collect();
@@ -656,14 +664,22 @@ impl JoinEngine {
         FrozenState { frozen, with_state }
     }
 
-    /// Heap bytes held only by frozen states not dropped yet: the sections the engine wrote for
-    /// them before writing to their key groups.
+    /// Heap bytes held only by frozen states not dropped yet: the frozen versions of the keys
+    /// the engine wrote to since (and the sections it wrote for them before a whole-table
+    /// change).
     pub fn frozen_bytes(&self) -> u64 {
-        self.freezes
+        let sections: u64 = self
+            .freezes
             .iter()
             .filter_map(Weak::upgrade)
             .map(|f| f.held_bytes())
-            .sum()
+            .sum();
+        sections
+            + self
+                .key_groups
+                .iter()
+                .map(|kg| kg.masked_bytes())
+                .sum::<u64>()
     }
 
     /// Restores one section (format 3 or 2, or 1 of release 0.1.0) from the start of `bytes`,
@@ -713,11 +729,8 @@ impl JoinEngine {
 
     fn restore_sides(&mut self, kg: u16, sides: [SideSnapshot; 2]) -> Result<(), JoinError> {
         out_of_range(self.range, kg)?;
-        let table = own_table(
-            &mut self.key_groups,
-            &mut self.freezes,
-            self.range.offset(kg),
-        );
+        let offset = self.range.offset(kg);
+        let table = self.key_groups[offset].own(&self.sides, &mut self.freezes, offset);
         let names = |i: usize| ["the left side", "the right side"][i].to_string();
         let r = restore_groups(kg, table, &self.sides, names, &sides)?;
         let s = &mut self.stats;
@@ -903,11 +916,9 @@ fn add_group<S: Slot>(
             let heap = slot.heap_bytes();
             entry.insert(slot);
             restored.keys += 1;
-            table.add_group_heap(heap as i64);
             restored.overhead_bytes += heap;
         }
     }
-    table.add_group_heap((stored + overhead) as i64);
     restored.rows += rows;
     restored.group_bytes += stored;
     restored.overhead_bytes += overhead;
@@ -1037,30 +1048,42 @@ mod tests {
         );
     }
 
-    /// The engine writes a frozen key group's section before its first write to it, the frozen
-    /// state hands that section out once and releases it; a key group whose section was written
-    /// first costs the engine's write nothing.
+    /// While a frozen state holds a key group, the engine writes to a copy of each key it changes
+    /// (counted as frozen bytes: the key's slot, not the key group's section); the frozen state
+    /// hands the section out once, as it was at the freeze; after the next batch the copies are
+    /// back in the table, which then is what it would be without the freeze. A key group whose
+    /// section was handed out first costs the engine's write nothing.
     #[test]
-    fn a_frozen_key_group_is_written_before_the_engine_changes_it() {
+    fn a_frozen_key_group_keeps_its_instant_while_the_engine_changes_it() {
         let spec = spec(JoinType::Left);
         let mut e = filled(&spec);
         let want = section(&e);
         let frozen = e.freeze();
+        assert_eq!(e.frozen_bytes(), 0, "freezing copies nothing");
         insert(&mut e, &spec, Side::Right, 3);
-        assert_eq!(e.frozen_bytes(), want.len() as u64);
+        let copied = e.frozen_bytes();
+        assert!(
+            copied > 0 && copied < 64,
+            "{copied} bytes: the changed key's slot"
+        );
         assert_ne!(section(&e), want, "the engine changed the key group");
         let mut got = Vec::new();
         frozen.snapshot_key_group(KG, &mut got).unwrap();
         assert_eq!(got, want);
-        assert_eq!(e.frozen_bytes(), 0, "a section handed out is released");
         let again = frozen.snapshot_key_group(KG, &mut got).unwrap_err();
         assert!(again.to_string().contains("handed out already"), "{again}");
+        insert(&mut e, &spec, Side::Right, 4);
+        assert_eq!(e.frozen_bytes(), 0, "the copies went back into the table");
+        let mut twin = filled(&spec);
+        insert(&mut twin, &spec, Side::Right, 3);
+        insert(&mut twin, &spec, Side::Right, 4);
+        assert_eq!(section(&e), section(&twin));
 
         let want = section(&e);
         let frozen = e.freeze();
         let mut got = Vec::new();
         frozen.snapshot_key_group(KG, &mut got).unwrap();
-        insert(&mut e, &spec, Side::Right, 4);
+        insert(&mut e, &spec, Side::Right, 5);
         assert_eq!((got, e.frozen_bytes()), (want, 0));
     }
 

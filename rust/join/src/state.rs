@@ -96,8 +96,6 @@ pub struct KeyTable<S = KeySlot> {
     /// A power of two buckets (or none), at most [`Self::MAX_LOAD`] occupied.
     buckets: Vec<Bucket<S>>,
     len: usize,
-    /// Heap bytes of the groups of its slots, kept up to date by the engine.
-    group_heap: u64,
 }
 
 /// Where a key is, or would be inserted, in a [`KeyTable`].
@@ -136,6 +134,57 @@ impl<S: Slot> KeyTable<S> {
             }
             at = (at + 1) & mask;
         }
+    }
+
+    /// The slot of `key` (with hash `hash`), if stored: a probe that changes nothing.
+    pub fn find(&self, sides: &[ResolvedSide], hash: u64, key: &[u8]) -> Option<&S> {
+        self.probe(hash)
+            .take_while(|b| !b.slot.is_empty())
+            .find(|b| b.hash == hash && b.slot.has_key(sides, key))
+            .map(|b| &b.slot)
+    }
+
+    /// Runs `run` on the slot of `key` (with hash `hash`) and drops the slot if `run` left it
+    /// empty; if the key is not stored and `create` holds, runs it on a new slot and stores it if
+    /// `run` left rows in it. Returns what `run` returned and the change in the number of keys
+    /// (-1, 0 or 1), or `None` when the key is not stored and `create` does not hold.
+    pub fn change<R>(
+        &mut self,
+        sides: &[ResolvedSide],
+        hash: u64,
+        key: &[u8],
+        create: bool,
+        run: impl FnOnce(&mut S) -> R,
+    ) -> Option<(R, i64)> {
+        let mut entry = self.entry(sides, hash, key);
+        if let Some(slot) = entry.occupied() {
+            let r = run(slot);
+            return Some((r, -(entry.remove_if_empty() as i64)));
+        }
+        if !create {
+            return None;
+        }
+        let mut slot = S::with_inputs(sides.len());
+        let r = run(&mut slot);
+        let added = !slot.is_empty() as i64;
+        entry.insert(slot);
+        Some((r, added))
+    }
+
+    /// The occupied buckets' hashes and slots.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &S)> {
+        self.buckets
+            .iter()
+            .filter(|b| !b.slot.is_empty())
+            .map(|b| (b.hash, &b.slot))
+    }
+
+    /// The occupied buckets' hashes and slots, taken out of the table.
+    pub fn into_entries(self) -> impl Iterator<Item = (u64, S)> {
+        self.buckets
+            .into_iter()
+            .filter(|b| !b.slot.is_empty())
+            .map(|b| (b.hash, b.slot))
     }
 
     /// Tells the CPU to fetch the bucket a probe for `hash` starts at.
@@ -216,25 +265,6 @@ impl<S: Slot> KeyTable<S> {
     /// Heap bytes of the table itself: its buckets (groups not included).
     pub fn table_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<Bucket<S>>()
-    }
-
-    /// Heap bytes of the table and its groups.
-    pub fn heap_bytes(&self) -> u64 {
-        self.table_bytes() as u64 + self.group_heap
-    }
-
-    /// Counts `delta` more heap bytes of groups (after a change of one slot's groups).
-    pub fn add_group_heap(&mut self, delta: i64) {
-        self.group_heap = self.group_heap.saturating_add_signed(delta);
-    }
-
-    /// Recounts the heap bytes of the groups (after a whole-table pass).
-    pub fn recount_group_heap(&mut self) {
-        self.group_heap = self
-            .slots()
-            .flat_map(|s| s.groups())
-            .map(|g| (g.stored_bytes() + g.overhead_bytes()) as u64)
-            .sum();
     }
 
     /// The number of buckets that holds `keys` keys within the load limit.

@@ -1,0 +1,243 @@
+//! One key group of the two-table join: its table, and while a snapshot being written still holds
+//! that table, the join keys changed since, copied on their first write (copy on write per key).
+//!
+//! Why per key: [`crate::snapshot`] freezes the state by sharing each key group's table with the
+//! frozen state, so the engine may not change a shared table. Any coarser unit of copy is written
+//! to almost whole at the rates a checkpoint matters for (every key group, and every segment of a
+//! few keys, receives changes within the first milliseconds after a freeze; bench/README.md), so
+//! copying or serializing the unit on the task thread made every checkpoint cost the task thread
+//! a pass over the whole state. Here the engine writes to an *overlay*: a small table of the keys
+//! changed since the freeze, each a copy of the key's slot (both sides' groups) taken at its first
+//! write, or a *tombstone* when the change removed the key. Reads look in the overlay first, then
+//! in the shared table. The task thread's cost of a checkpoint is then a copy of the slots it
+//! writes to while the snapshot is written, and the extra memory is the versions of those slots
+//! the snapshot keeps (counted as frozen bytes). Once no frozen state holds the table, the overlay
+//! is merged into it (after the next batch, or before anything that walks the whole table).
+
+use crate::group::Group;
+use crate::snapshot::{own_table, Frozen};
+use crate::spec::ResolvedSide;
+use crate::state::{KeySlot, KeyTable, Slot};
+use std::borrow::Cow;
+use std::sync::{Arc, Weak};
+
+/// One key group's state (see the module docs).
+#[derive(Default)]
+pub(crate) struct KeyGroupState {
+    /// The table, shared with the frozen states that have not written the key group yet.
+    table: Arc<KeyTable>,
+    /// The keys changed while the table was shared; `None` when nothing was.
+    overlay: Option<Box<Overlay>>,
+}
+
+/// The keys of a shared table changed since, and what they cost.
+#[derive(Default)]
+struct Overlay {
+    shadows: KeyTable<Shadow>,
+    /// Keys the overlay adds to the table's, net of those it removes.
+    keys: i64,
+    /// Heap bytes of the table's slots the overlay masks: kept alive only for the frozen states.
+    masked_bytes: u64,
+}
+
+/// A key's slot as changed since the freeze, or its tombstone.
+#[derive(Default, Clone)]
+struct Shadow {
+    /// Both sides' rows now; empty for a tombstone.
+    slot: KeySlot,
+    /// The join key's bytes (a tombstone has no row to project it from).
+    key: Box<[u8]>,
+    /// Whether the shared table holds the key: an emptied slot then stays as a tombstone.
+    in_table: bool,
+}
+
+impl Slot for Shadow {
+    fn with_inputs(_: usize) -> Shadow {
+        Shadow::default()
+    }
+
+    fn groups(&self) -> &[Group] {
+        self.slot.groups()
+    }
+
+    fn groups_mut(&mut self) -> &mut [Group] {
+        self.slot.groups_mut()
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        self.key.len() as u64
+    }
+
+    /// A tombstone is not empty: it masks the shared table's slot.
+    fn is_empty(&self) -> bool {
+        !self.in_table && self.slot.is_empty()
+    }
+
+    fn has_key(&self, _: &[ResolvedSide], key: &[u8]) -> bool {
+        *self.key == *key
+    }
+}
+
+/// Heap bytes of a slot's groups.
+fn slot_bytes(slot: &KeySlot) -> u64 {
+    slot.groups()
+        .iter()
+        .map(|g| (g.stored_bytes() + g.overhead_bytes()) as u64)
+        .sum()
+}
+
+impl KeyGroupState {
+    /// The table as frozen states share it (for freezing, prefetching and whole-table reads of a
+    /// key group without an overlay).
+    pub(crate) fn table(&self) -> &Arc<KeyTable> {
+        &self.table
+    }
+
+    /// Number of join keys stored.
+    pub(crate) fn len(&self) -> u64 {
+        let extra = self.overlay.as_ref().map_or(0, |o| o.keys);
+        (self.table.len() as i64 + extra) as u64
+    }
+
+    /// True when no key is stored.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether keys changed while the table was shared are not merged into it yet.
+    pub(crate) fn has_overlay(&self) -> bool {
+        self.overlay.is_some()
+    }
+
+    /// Heap bytes of the tables themselves (the overlay's included; groups not).
+    pub(crate) fn table_bytes(&self) -> usize {
+        self.table.table_bytes() + self.overlay.as_ref().map_or(0, |o| o.shadows.table_bytes())
+    }
+
+    /// Heap bytes kept only for the frozen states: the versions of the slots changed since.
+    pub(crate) fn masked_bytes(&self) -> u64 {
+        self.overlay.as_ref().map_or(0, |o| o.masked_bytes)
+    }
+
+    /// Runs `run` on the slot of `key` as [`KeyTable::change`] does, on the table if no frozen
+    /// state holds it (merging the overlay first, if any), else on the key's copy in the overlay.
+    pub(crate) fn change<R>(
+        &mut self,
+        sides: &[ResolvedSide],
+        hash: u64,
+        key: &[u8],
+        create: bool,
+        run: impl FnOnce(&mut KeySlot) -> R,
+    ) -> Option<(R, i64)> {
+        self.settle(sides);
+        match Arc::get_mut(&mut self.table) {
+            Some(table) => table.change(sides, hash, key, create, run),
+            None => self.change_shared(sides, hash, key, create, run),
+        }
+    }
+
+    /// [`Self::change`] while frozen states hold the table.
+    fn change_shared<R>(
+        &mut self,
+        sides: &[ResolvedSide],
+        hash: u64,
+        key: &[u8],
+        create: bool,
+        run: impl FnOnce(&mut KeySlot) -> R,
+    ) -> Option<(R, i64)> {
+        let overlay = self.overlay.get_or_insert_with(Box::default);
+        let mut entry = overlay.shadows.entry(sides, hash, key);
+        let (r, keys) = if let Some(shadow) = entry.occupied() {
+            let before = !shadow.slot.is_empty();
+            if !before && !create {
+                return None;
+            }
+            let r = run(&mut shadow.slot);
+            let keys = !shadow.slot.is_empty() as i64 - before as i64;
+            entry.remove_if_empty();
+            (r, keys)
+        } else {
+            let mut shadow = match self.table.find(sides, hash, key) {
+                Some(slot) => {
+                    overlay.masked_bytes += slot_bytes(slot);
+                    Shadow {
+                        slot: slot.clone(),
+                        key: key.into(),
+                        in_table: true,
+                    }
+                }
+                None if create => Shadow {
+                    key: key.into(),
+                    ..Shadow::default()
+                },
+                None => return None,
+            };
+            let before = shadow.in_table;
+            let r = run(&mut shadow.slot);
+            let keys = !shadow.slot.is_empty() as i64 - before as i64;
+            entry.insert(shadow);
+            (r, keys)
+        };
+        overlay.keys += keys;
+        Some((r, keys))
+    }
+
+    /// Merges the overlay into the table once no frozen state holds the table. Cheap otherwise.
+    pub(crate) fn settle(&mut self, sides: &[ResolvedSide]) {
+        if self.overlay.is_some() {
+            if let Some(table) = Arc::get_mut(&mut self.table) {
+                let overlay = self.overlay.take().expect("checked above");
+                apply(table, overlay.shadows.into_entries(), sides);
+            }
+        }
+    }
+
+    /// The table, to be changed as a whole (sweeps, restores, a freeze of a key group with an
+    /// overlay): the frozen states still holding it write the key group's section first and let
+    /// it go (see [`own_table`]), then the overlay is merged into it.
+    pub(crate) fn own(
+        &mut self,
+        sides: &[ResolvedSide],
+        freezes: &mut Vec<Weak<Frozen>>,
+        offset: usize,
+    ) -> &mut KeyTable {
+        let table = own_table(&mut self.table, freezes, offset);
+        if let Some(overlay) = self.overlay.take() {
+            apply(table, overlay.shadows.into_entries(), sides);
+        }
+        table
+    }
+
+    /// The key group's state as one table: the table itself, or without a frozen state's help a
+    /// copy of it with the overlay merged (a snapshot of the live state while one is written).
+    pub(crate) fn merged(&self, sides: &[ResolvedSide]) -> Cow<'_, KeyTable> {
+        match &self.overlay {
+            None => Cow::Borrowed(&self.table),
+            Some(overlay) => {
+                let mut table = KeyTable::clone(&self.table);
+                let shadows = overlay.shadows.entries().map(|(h, s)| (h, s.clone()));
+                apply(&mut table, shadows, sides);
+                Cow::Owned(table)
+            }
+        }
+    }
+}
+
+/// Writes the `shadows` (hash and shadow) into `table`: a slot replaces the key's, a tombstone
+/// removes it.
+fn apply(
+    table: &mut KeyTable,
+    shadows: impl Iterator<Item = (u64, Shadow)>,
+    sides: &[ResolvedSide],
+) {
+    for (hash, shadow) in shadows {
+        let mut entry = table.entry(sides, hash, &shadow.key);
+        match entry.occupied() {
+            Some(slot) => {
+                *slot = shadow.slot;
+                entry.remove_if_empty();
+            }
+            None => entry.insert(shadow.slot),
+        }
+    }
+}
