@@ -204,6 +204,7 @@ public final class Runner {
         conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, 100_000);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         conf.set(RestOptions.BIND_PORT, "0");
+        RestoreGauges.register(conf);
         cluster =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
@@ -733,6 +734,13 @@ public final class Runner {
                         .mapToLong(Map.Entry::getValue)
                         .max()
                         .orElse(-1));
+        // The join's own reading of its snapshot (all its subtasks' bytes, the longest one's time).
+        m.put(
+                "restoreStateBytes",
+                RestoreGauges.sumAndMax(NativeJoinOperator.RESTORED_STATE_BYTES)[0]);
+        m.put(
+                "restoreStateMs",
+                RestoreGauges.sumAndMax(NativeJoinOperator.STATE_RESTORE_MILLIS)[1]);
         cluster.cancelJob(graph.getJobID()).get();
         RunControl.release.complete(null);
         result.get(o.timeoutSeconds, TimeUnit.SECONDS);

@@ -90,8 +90,8 @@ public final class NativeJoin implements AutoCloseable {
 
     /**
      * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
-     * another thread: takes time proportional to the key groups, not to the state. The join copies
-     * a key group before its first write to it while a frozen state still shares it; {@link
+     * another thread: takes time proportional to the key groups, not to the state. While a frozen
+     * state shares a key group, the join copies each key of it before its first write to it; {@link
      * Frozen#close()} frees what only the frozen state holds (counted meanwhile as {@link
      * NativeCounters#STATE_FROZEN_BYTES}).
      *

@@ -9,6 +9,7 @@ import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
 import java.io.DataInputStream;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.RunnableFuture;
@@ -93,6 +94,17 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     /** Bytes of native state a checkpoint takes from the engine at a time. */
     public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
 
+    /**
+     * Gauge: bytes of join state this subtask read when it was restored (0 when it started empty).
+     */
+    public static final String RESTORED_STATE_BYTES = "cdcjoinRestoredStateBytes";
+
+    /**
+     * Gauge: milliseconds this subtask spent reading and restoring its join state (the raw keyed
+     * state streams into the native join), 0 when it started empty.
+     */
+    public static final String STATE_RESTORE_MILLIS = "cdcjoinStateRestoreMillis";
+
     private final JoinSpec definition;
 
     /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
@@ -123,6 +135,11 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
     private transient ManagedMemoryAccount memory;
+
+    /** Bytes of snapshot read by the restore, and its milliseconds (0 when not restored). */
+    private transient long restoredBytes;
+
+    private transient long restoreMillis;
 
     private NativeJoinOperator(
             JoinSpec definition,
@@ -225,7 +242,10 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     private void restore(StateInitializationContext context) throws Exception {
+        long start = System.nanoTime();
+        long bytes = 0;
         ByteBuffer section = DirectBuffers.allocate(64 * 1024);
+        byte[] chunk = new byte[64 * 1024];
         for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
             // The stream is shared by the handle's key groups: read one section, do not close.
             DataInputStream in = new DataInputStream(p.getStream());
@@ -234,26 +254,44 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
                 throw new IllegalStateException(
                         "corrupt join state of key group " + p.getKeyGroupId());
             }
-            byte[] payload = new byte[length];
-            in.readFully(payload);
             section = DirectBuffers.ensure(section, 0, 4L + length);
             section.clear();
-            section.putInt(length).put(payload);
-            int used;
-            try {
-                used = join.restore(section, 4 + length);
-            } catch (RuntimeException e) {
-                throw new IllegalStateException(
-                        "cannot restore the join state of key group "
-                                + p.getKeyGroupId()
-                                + ": "
-                                + e.getMessage(),
-                        e);
-            }
-            if (used != 4 + length) {
-                throw new IllegalStateException(
-                        "join state of key group " + p.getKeyGroupId() + " has trailing bytes");
-            }
+            section.putInt(length);
+            readInto(in, section, length, chunk);
+            restoreSection(section, 4 + length, p.getKeyGroupId());
+            bytes += 4L + length;
+        }
+        restoredBytes = bytes;
+        restoreMillis = (System.nanoTime() - start) / 1_000_000;
+    }
+
+    /** Reads {@code length} bytes of {@code in} into {@code section}, through {@code chunk}. */
+    private static void readInto(DataInputStream in, ByteBuffer section, int length, byte[] chunk)
+            throws IOException {
+        for (int left = length; left > 0; ) {
+            int n = Math.min(chunk.length, left);
+            in.readFully(chunk, 0, n);
+            section.put(chunk, 0, n);
+            left -= n;
+        }
+    }
+
+    /** Hands one key group's section (length prefix included) to the native join. */
+    private void restoreSection(ByteBuffer section, int size, int keyGroup) {
+        int used;
+        try {
+            used = join.restore(section, size);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException(
+                    "cannot restore the join state of key group "
+                            + keyGroup
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        }
+        if (used != size) {
+            throw new IllegalStateException(
+                    "join state of key group " + keyGroup + " has trailing bytes");
         }
     }
 
@@ -274,6 +312,10 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         entries = new JoinBatches.Entries();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
+        long bytes = restoredBytes;
+        long millis = restoreMillis;
+        getMetricGroup().gauge(RESTORED_STATE_BYTES, () -> bytes);
+        getMetricGroup().gauge(STATE_RESTORE_MILLIS, () -> millis);
         updateStats();
     }
 
