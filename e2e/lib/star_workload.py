@@ -14,16 +14,19 @@ customers.notes holds 9,000 random characters (incompressible, so TOASTed: out o
 of a customer's other columns leaves it unchanged, and Debezium sends its placeholder for it.
 
 The mix: order inserts (some for customers or products not there (yet), some with no customer),
-quantity and status changes, orders moved to another product, orders moved to another customer,
-order deletes; customer renames and tier changes (the TOASTed notes unchanged), a tier changed for
+quantity and status changes, orders moved to another product, orders moved to another customer and
+product in one update, order deletes; customer renames and tier changes (the TOASTed notes unchanged), a tier changed for
 every customer of a tier (a multi-row update), notes rewritten (the TOASTed column itself), customer
 inserts (some that orders already point at), deletes and re-inserts of the same customer; product
 price and title changes, product inserts, deletes and re-inserts; NULLs, quotes and non-ASCII.
 
-An order moves to another customer at most once: the star joins customers first, and the chained
-join's documented limit (README, chained joins) is a row that changes the first join's key and then
-comes back to a key of the next join it held before while an older change of it is in flight.
-Products, the last dimension, take any number of moves.
+The star joins customers first, then products. An order that changes its customer changes its
+product in the same update, to one it never held, and never goes back to a product it held under an
+earlier customer. So all changes of one order that reach one subtask of the second join come from
+one subtask of the first, in order: the chained join's documented limit (README, chained joins: a
+row that changes the first join's key and comes back to a key of the next join it held before, while
+an older change of it from the other subtask is in flight) is not hit. Without this rule, an order
+moved to another customer alone while the kill's replay was under way went missing from the mart.
 
 Only the standard library; deterministic for a seed.
 """
@@ -51,7 +54,10 @@ class Star:
         self.products = {}   # id -> [title, price_cents]
         self.gone = {"customers": set(), "products": set()}  # deleted, to be re-inserted
         self.next = {t: 1 for t in TABLES}
-        self.moved_customer = set()  # orders that changed customer_id once already
+        # per order, the products it held: under its current customer, and under earlier ones
+        # (never to be held again, see the module's doc)
+        self.era = {}
+        self.closed = {}
         self.events = {t: {} for t in TABLES}
         self.mix = {}
 
@@ -72,6 +78,12 @@ class Star:
 
     def notes(self):
         return "".join(self.r.choice(BLOB_CHARS) for _ in range(9000))
+
+    def new_customer(self, i):
+        self.customers[i] = self.customer_values()
+
+    def new_product(self, i):
+        self.products[i] = self.product_values()
 
     def customer_values(self):
         return [self.name(), self.r.choice(TIERS), self.notes()]
@@ -113,10 +125,22 @@ class Star:
         self.ev(table, "tombstone")
         return "DELETE FROM %s WHERE id = %d;" % (table, i)
 
+    def new_order(self, i):
+        self.orders[i] = self.order_values()
+        self.era[i], self.closed[i] = {self.orders[i][1]}, set()
+
     def insert_order(self):
         i = self.new_id("orders")
-        self.orders[i] = self.order_values()
+        self.new_order(i)
         return self.insert("orders", i, self.orders[i], ORDER_COLS)
+
+    def fresh_product(self, avoid):
+        """A product id not in avoid: an existing one mostly, else one not there (yet)."""
+        for _ in range(20):
+            p = self.some("products", self.products, 0.9)
+            if p not in avoid:
+                return p
+        return max(avoid) + 1000  # beyond every product id: the order drops out of the mart
 
     def change_order(self):
         i = self.pick(self.orders)
@@ -126,15 +150,17 @@ class Star:
 
     def move_order_product(self):
         i = self.pick(self.orders)
-        return self.update("orders", self.orders, i, {1: self.some("products", self.products, 0.9)})
+        p = self.fresh_product(self.closed[i] | {self.orders[i][1]})
+        self.era[i].add(p)
+        return self.update("orders", self.orders, i, {1: p})
 
     def move_order_customer(self):
-        candidates = sorted(set(self.orders) - self.moved_customer)
-        if not candidates:
-            return None
-        i = self.r.choice(candidates)
-        self.moved_customer.add(i)
-        return self.update("orders", self.orders, i, {0: self.some("customers", self.customers, 0.9)})
+        # with a product the order never held (module doc)
+        i = self.pick(self.orders)
+        p = self.fresh_product(self.closed[i] | self.era[i])
+        self.closed[i] |= self.era[i]
+        self.era[i] = {p}
+        return self.update("orders", self.orders, i, {0: self.some("customers", self.customers, 0.9), 1: p})
 
     def delete_order(self):
         return self.delete("orders", self.orders, self.pick(self.orders))
@@ -145,7 +171,7 @@ class Star:
                            if o[0] is not None and o[0] not in self.customers and o[0] not in self.gone["customers"]})
         i = self.r.choice(dangling) if dangling and self.r.random() < 0.4 else self.new_id("customers")
         self.next["customers"] = max(self.next["customers"], i + 1)
-        self.customers[i] = self.customer_values()
+        self.new_customer(i)
         return self.insert("customers", i, self.customers[i], CUSTOMER_COLS)
 
     def change_customer(self):
@@ -178,12 +204,12 @@ class Star:
             return None
         i = self.r.choice(sorted(self.gone["customers"]))
         self.gone["customers"].discard(i)
-        self.customers[i] = self.customer_values()
+        self.new_customer(i)
         return self.insert("customers", i, self.customers[i], CUSTOMER_COLS)
 
     def insert_product(self):
         i = self.new_id("products")
-        self.products[i] = self.product_values()
+        self.new_product(i)
         return self.insert("products", i, self.products[i], PRODUCT_COLS)
 
     def change_product(self):
@@ -203,7 +229,7 @@ class Star:
             return None
         i = self.r.choice(sorted(self.gone["products"]))
         self.gone["products"].discard(i)
-        self.products[i] = self.product_values()
+        self.new_product(i)
         return self.insert("products", i, self.products[i], PRODUCT_COLS)
 
     def pick(self, rows):
@@ -231,12 +257,12 @@ class Star:
 
     def snapshot(self, n_customers, n_products, n_orders):
         lines = []
-        for table, n, values, cols in (("customers", n_customers, self.customer_values, CUSTOMER_COLS),
-                                       ("products", n_products, self.product_values, PRODUCT_COLS),
-                                       ("orders", n_orders, self.order_values, ORDER_COLS)):
+        for table, n, new_row, cols in (("customers", n_customers, self.new_customer, CUSTOMER_COLS),
+                                        ("products", n_products, self.new_product, PRODUCT_COLS),
+                                        ("orders", n_orders, self.new_order, ORDER_COLS)):
             rows = getattr(self, table)
             for _ in range(n):
-                rows[self.new_id(table)] = values()
+                new_row(self.new_id(table))
             self.ev(table, "r", n)
             lines += ["INSERT INTO %s (id, %s) VALUES (%d, %s);" % (table, ", ".join(cols), i, ", ".join(q(v) for v in v_))
                       for i, v_ in sorted(rows.items())]
