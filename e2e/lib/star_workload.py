@@ -10,8 +10,9 @@
 
 Tables (sql/schema.sql): orders(id PK, customer_id, product_id, qty, status),
 customers(id PK, name, tier, notes), products(id PK, title, price_cents), all REPLICA IDENTITY FULL.
-customers.notes holds 9,000 random characters (incompressible, so TOASTed: out of line): an update
-of a customer's other columns leaves it unchanged, and Debezium sends its placeholder for it.
+customers.notes holds 9,000 random characters (incompressible, so TOASTed: out of line); updates
+of a customer's other columns leave it unchanged, and rewrites change it (under REPLICA IDENTITY FULL
+Debezium's events carry it in full either way).
 
 The mix: order inserts (some for customers or products not there (yet), some with no customer),
 quantity and status changes, orders moved to another product, orders moved to another customer and
@@ -115,7 +116,7 @@ class Star:
         return self.set_sql(table, changes, "id = %d" % i)
 
     def set_sql(self, table, changes, where):
-        cols = {"orders": ORDER_COLS, "customers": CUSTOMER_COLS, "products": PRODUCT_COLS}[table]
+        cols = COLUMNS[table]
         return "UPDATE %s SET %s WHERE %s;" % (
             table, ", ".join("%s = %s" % (cols[c], q(v)) for c, v in changes.items()), where)
 
@@ -175,7 +176,7 @@ class Star:
         return self.insert("customers", i, self.customers[i], CUSTOMER_COLS)
 
     def change_customer(self):
-        # name and/or tier: the TOASTed notes unchanged (Debezium's placeholder in the event)
+        # name and/or tier: the TOASTed notes unchanged
         i = self.pick(self.customers)
         if self.r.random() < 0.5:
             return self.update("customers", self.customers, i, {0: self.name()})
@@ -194,18 +195,26 @@ class Star:
         i = self.pick(self.customers)
         return self.update("customers", self.customers, i, {2: self.notes()})
 
+    def delete_dimension(self, table):
+        rows = getattr(self, table)
+        i = self.pick(rows)
+        self.gone[table].add(i)
+        return self.delete(table, rows, i)
+
+    def reinsert_dimension(self, table):
+        """A deleted row of a dimension table inserted again, with new values."""
+        if not self.gone[table]:
+            return None
+        i = self.r.choice(sorted(self.gone[table]))
+        self.gone[table].discard(i)
+        getattr(self, "new_" + table[:-1])(i)
+        return self.insert(table, i, getattr(self, table)[i], COLUMNS[table])
+
     def delete_customer(self):
-        i = self.pick(self.customers)
-        self.gone["customers"].add(i)
-        return self.delete("customers", self.customers, i)
+        return self.delete_dimension("customers")
 
     def reinsert_customer(self):
-        if not self.gone["customers"]:
-            return None
-        i = self.r.choice(sorted(self.gone["customers"]))
-        self.gone["customers"].discard(i)
-        self.new_customer(i)
-        return self.insert("customers", i, self.customers[i], CUSTOMER_COLS)
+        return self.reinsert_dimension("customers")
 
     def insert_product(self):
         i = self.new_id("products")
@@ -220,17 +229,10 @@ class Star:
         return self.update("products", self.products, i, {0: v[0], 1: v[1]})
 
     def delete_product(self):
-        i = self.pick(self.products)
-        self.gone["products"].add(i)
-        return self.delete("products", self.products, i)
+        return self.delete_dimension("products")
 
     def reinsert_product(self):
-        if not self.gone["products"]:
-            return None
-        i = self.r.choice(sorted(self.gone["products"]))
-        self.gone["products"].discard(i)
-        self.new_product(i)
-        return self.insert("products", i, self.products[i], PRODUCT_COLS)
+        return self.reinsert_dimension("products")
 
     def pick(self, rows):
         return self.r.choice(sorted(rows))
@@ -276,6 +278,7 @@ class Star:
 ORDER_COLS = ["customer_id", "product_id", "qty", "status"]
 CUSTOMER_COLS = ["name", "tier", "notes"]
 PRODUCT_COLS = ["title", "price_cents"]
+COLUMNS = {"orders": ORDER_COLS, "customers": CUSTOMER_COLS, "products": PRODUCT_COLS}
 
 
 def main():

@@ -16,8 +16,10 @@ CREATE TABLE domains (
 );
 -- The star schema (run.sh's star mart, lib/star_workload.py): orders, the fact, references a
 -- customer and a product (no foreign keys either: an order may point at a row not (yet) there).
--- customers.notes holds 9,000 incompressible characters: stored out of line (TOAST), so an update
--- that leaves it unchanged reaches Debezium without it (the event carries its placeholder).
+-- customers.notes holds 9,000 incompressible characters: stored out of line (TOAST). Under REPLICA
+-- IDENTITY FULL the old row is logged with it, and Debezium's update events carry it in full, also
+-- when the update leaves it unchanged (no unavailable-value placeholder: that is the fidelity
+-- scenario's REPLICA IDENTITY DEFAULT table).
 CREATE TABLE customers (
     id    integer PRIMARY KEY,
     name  text,
