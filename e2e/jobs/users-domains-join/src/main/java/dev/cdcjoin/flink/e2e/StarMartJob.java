@@ -107,6 +107,12 @@ public final class StarMartJob {
                 .build();
     }
 
+    /**
+     * Builds the job from its arguments (above) and runs it until cancelled.
+     *
+     * @param args {@code --key value} pairs
+     * @throws Exception when the job cannot be built or fails
+     */
     public static void main(String[] args) throws Exception {
         Map<String, String> a = E2eJobs.parse(args);
         String bootstrap = E2eJobs.required(a, "bootstrap");
