@@ -24,6 +24,11 @@
 #   E2E_LIBJAR=1                       first, the product JAR in Flink's lib/ only: a short-lived
 #                                      cluster of its own runs a job JAR without the product, once
 #                                      per engine (e2e/lib/libjar.sh); 0 = not
+#   E2E_STAR=1                         the star mart beside the users/domains marts: orders LEFT JOIN
+#                                      customers JOIN products (jobs/.../StarMartJob, CdcStar: two
+#                                      chained native joins), its own workload (lib/star_workload.py)
+#                                      fed at the same time, through the kill; 0 = not
+#   E2E_STAR_STATEMENTS=1200 E2E_STAR_SEED=15   its workload (fed over the users/domains one's duration)
 #   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
 #                                      every common Postgres type, two connector configurations,
 #                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
@@ -48,15 +53,21 @@ LATE_JOIN=${E2E_LATE_JOIN-left}
 JOIN_CLASS=${E2E_JOIN_CLASS:-dev.cdcjoin.flink.e2e.UsersDomainsMartJob}
 JOIN_JAR=""
 if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_JOBS/e2e-users-domains-join.jar}; else LATE_JOIN=""; fi
-# the fidelity scenario needs the product's job JAR (its FidelityMartJob); connect.sh reads the setting
-[[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || E2E_FIDELITY=0
+# the fidelity scenario and the star mart need the product's job JAR (FidelityMartJob, StarMartJob);
+# connect.sh reads E2E_FIDELITY
+STAR=${E2E_STAR:-1}
+[[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || { E2E_FIDELITY=0; STAR=0; }
 export E2E_FIDELITY
+STAR_STATEMENTS=${E2E_STAR_STATEMENTS:-1200}
+STAR_SEED=${E2E_STAR_SEED:-15}
+STAR_CLASS=dev.cdcjoin.flink.e2e.StarMartJob
 CONVERGE_SECS=${E2E_CONVERGE_SECS:-120}
 BOOTSTRAP=$E2E_HOST:$E2E_KAFKA_PORT
 TOPICS="$E2E_TOPIC_USERS,$E2E_TOPIC_DOMAINS"
 PROOF_JAR=$E2E_JOBS/e2e-topic-count.jar
 PROOF_CLASS=dev.cdcjoin.e2e.TopicCountJob
 WL=$E2E_RUN/workload
+SWL=$E2E_RUN/star   # the star mart's workload
 
 RESULTS=()   # "name|PASS/FAIL/SKIP|detail"
 MART_LINES=()  # one line per mart for the summary
@@ -65,12 +76,13 @@ result() { RESULTS+=("$1|$2|$3"); log "check: $1: $2 ($3)"; }
 failed() { local r; for r in "${RESULTS[@]}"; do [[ $r == *"|FAIL|"* ]] && return 0; done; return 1; }
 
 FEED_PID=""
+STAR_FEED_PID=""
 cleanup() {
-    local rc=$? pids
+    local rc=$? pids p
     trap - EXIT INT TERM
     set +e
     log "stopping everything"
-    [[ -n $FEED_PID ]] && kill "$FEED_PID" 2>/dev/null && wait "$FEED_PID" 2>/dev/null
+    for p in $FEED_PID $STAR_FEED_PID; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
     "$LIB/flink.sh" stop
     "$LIB/connect.sh" stop
     "$LIB/kafka.sh" stop
@@ -111,6 +123,21 @@ print("debezium:   expected records users %d, domains %d (by op: %s)" % (e["reco
     "; ".join(t + " " + " ".join("%s=%d" % kv for kv in sorted(v.items())) for t, v in e["events"].items())))
 fr = e["final_rows"]
 print("sources:    final users %d, domains %d; join rows inner %d, left %d" % (fr["users"], fr["domains"], fr["inner_join"], fr["left_join"]))
+EOF
+    [[ -f $SWL/expected.json ]] && python3 - "$SWL/expected.json" "$SWL/feed.json" <<'EOF'
+import json, sys
+e = json.load(open(sys.argv[1]))
+try:
+    f = json.load(open(sys.argv[2]))
+except Exception:
+    f = {}
+s, fr = e["snapshot_rows"], e["final_rows"]
+print("star:       snapshot %d orders + %d customers + %d products; %d statements at %s/s (achieved %s/s in %ss)" % (
+    s["orders"], s["customers"], s["products"], e["statements"], f.get("target_rate", "?"), f.get("rate", "?"),
+    f.get("seconds", "?")))
+print("            mix: " + ", ".join("%s %d" % kv for kv in e["mix"].items()))
+print("            expected records " + ", ".join("%s %d" % kv for kv in sorted(e["records"].items()))
+      + "; final orders %d, customers %d, products %d; mart rows %d" % (fr["orders"], fr["customers"], fr["products"], fr["mart"]))
 EOF
     [[ -f $E2E_RUN/fidelity/workload/summary.json ]] && python3 - "$E2E_RUN/fidelity/workload/summary.json" "$E2E_RUN/fidelity/workload/feed.json" <<'EOF'
 import json, sys
@@ -158,6 +185,10 @@ trap 'exit 130' INT TERM
 python3 "$LIB/workload.py" generate --out "$WL" --seed "$SEED" --users "$USERS" --domains "$DOMAINS" \
     --statements "$STATEMENTS" >"$WL/generate.json"
 log "workload: generated $STATEMENTS statements (seed $SEED): $(cat "$WL/generate.json")"
+if [[ $STAR == 1 ]]; then
+    python3 "$LIB/star_workload.py" --out "$SWL" --seed "$STAR_SEED" --statements "$STAR_STATEMENTS" >"$SWL.json"
+    log "star: generated $STAR_STATEMENTS statements (seed $STAR_SEED): $(cat "$SWL.json")"
+fi
 
 # ------------------------------------------------------------------------------------------------
 # 0b. the product JAR in Flink's lib/ only, before the main cluster uses the ports: a cluster of its
@@ -177,6 +208,7 @@ fi
 "$LIB/postgres.sh" start
 e2e_psql -q -f "$E2E_DIR/sql/schema.sql"
 e2e_psql -q -f "$WL/snapshot.sql"
+[[ $STAR == 1 ]] && e2e_psql -q -f "$SWL/snapshot.sql"
 log "postgres: schema created, snapshot rows loaded: $(e2e_psql -tAc "select (select count(*) from users) || ' users, ' || (select count(*) from domains) || ' domains'")"
 # the fidelity scenario's tables and initial rows: its connectors start with Kafka Connect below
 [[ $E2E_FIDELITY == 1 ]] && "$E2E_DIR/fidelity.sh" prepare
@@ -201,6 +233,14 @@ fi
 snapshot_in_kafka() { "$LIB/kafka.sh" offsets "$E2E_TOPIC_USERS" "$E2E_TOPIC_DOMAINS" | python3 "$LIB/counts.py" snapshot "$WL/expected.json" "$E2E_TOPIC_PREFIX"; }
 wait_until 120 "Debezium's snapshot in Kafka" snapshot_in_kafka
 log "debezium: snapshot in Kafka: $(snapshot_in_kafka | tr -s ' ' | paste -sd';' -)"
+star_topics() { for t in $E2E_STAR_TABLES; do echo "$E2E_TOPIC_PREFIX.public.$t"; done; }
+# star_counts snapshot|kafka: the star topics' records against its workload's model
+# shellcheck disable=SC2046
+star_counts() { "$LIB/kafka.sh" offsets $(star_topics) | python3 "$LIB/counts.py" "$1" "$SWL/expected.json" "$E2E_TOPIC_PREFIX"; }
+if [[ $STAR == 1 ]]; then
+    wait_until 120 "Debezium's snapshot of the star tables in Kafka" star_counts snapshot
+    log "debezium: star snapshot in Kafka: $(star_counts snapshot | tr -s ' ' | paste -sd';' -)"
+fi
 
 # ------------------------------------------------------------------------------------------------
 # 3. Flink cluster; the proof job (Kafka source over both topics, counts per op), parallelism 2
@@ -227,19 +267,23 @@ fi
 # ================================================================================================
 join_job_args() {
     local mart=$1
-    echo --bootstrap "$BOOTSTRAP" \
-        --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" \
-        --group "e2e-join-$mart" --join "${mart%-late}" \
+    echo --bootstrap "$BOOTSTRAP" --group "e2e-join-$mart" \
         --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
         --mart-table "$("$LIB/mart.sh" table "$mart")" --checkpoint-ms 2000
+    if [[ $mart == star ]]; then
+        echo --topic-prefix "$E2E_TOPIC_PREFIX"
+    else
+        echo --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" --join "${mart%-late}"
+    fi
 }
+join_job_class() { if [[ $1 == star ]]; then echo "$STAR_CLASS"; else echo "$JOIN_CLASS"; fi; }
 vertex_names() { curl -fsS "http://$E2E_HOST:$E2E_FLINK_REST_PORT/jobs/$1" | python3 -c 'import json,sys; print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in json.load(sys.stdin)["vertices"]))'; }
 submit_join() {
     local mart=$1 t
     t=$(date +%s)
     # shellcheck disable=SC2046
-    JOIN_JOB[$mart]=$("$LIB/flink.sh" submit "$JOIN_JAR" "$JOIN_CLASS" 2 $(join_job_args "$mart")) ||
-        { result "join job $mart submitted" FAIL "$JOIN_JAR $JOIN_CLASS: see the REST answer above"; exit 1; }
+    JOIN_JOB[$mart]=$("$LIB/flink.sh" submit "$JOIN_JAR" "$(join_job_class "$mart")" 2 $(join_job_args "$mart")) ||
+        { result "join job $mart submitted" FAIL "$JOIN_JAR $(join_job_class "$mart"): see the REST answer above"; exit 1; }
     "$LIB/flink.sh" wait-running "${JOIN_JOB[$mart]}" 120
     log "join job ($mart): ${JOIN_JOB[$mart]} RUNNING $(($(date +%s) - t)) s after upload, subtasks on $("$LIB/flink.sh" tms "${JOIN_JOB[$mart]}" | cut -f2 | sort -u | paste -sd, -)"
     log "join job ($mart): tasks: $(vertex_names "${JOIN_JOB[$mart]}")"
@@ -249,6 +293,16 @@ if [[ -n $JOIN_JAR ]]; then
     chained=1
     for j in $JOIN_TYPES; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
     result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward)"
+    if [[ $STAR == 1 ]]; then
+        submit_join star
+        # two joins, each its own task (a keyBy before each), the sink chained to the second
+        tasks=$(vertex_names "${JOIN_JOB[star]}")
+        if [[ $(grep -o 'CdcJoin' <<<"$tasks" | wc -l) == 2 && $tasks == *"CdcJoin"*"CdcJoin"*"-> mart sink"* ]]; then
+            result "star job: two chained joins" PASS "tasks: $tasks"
+        else
+            result "star job: two chained joins" FAIL "tasks: $tasks"
+        fi
+    fi
 else
     log "join job: E2E_JOIN=0: the product's join job is not run (the mart checks below test themselves instead)"
 fi
@@ -264,6 +318,16 @@ python3 "$LIB/workload.py" feed --file "$WL/stream.sql" --rate "$RATE" -- \
 FEED_PID=$!
 FEED_T0=$(date +%s)
 DURATION=$(python3 -c "print(int($STATEMENTS / $RATE))")
+if [[ $STAR == 1 ]]; then
+    # the star workload beside it, through its own psql session, over the same duration (so
+    # through the kill below)
+    STAR_RATE=$(python3 -c "print(round($STAR_STATEMENTS / max($DURATION, 1), 1))")
+    log "star: $STAR_STATEMENTS statements at $STAR_RATE/s through a second psql"
+    python3 "$LIB/workload.py" feed --file "$SWL/stream.sql" --rate "$STAR_RATE" -- \
+        psql -X -q -v ON_ERROR_STOP=1 -h "$E2E_HOST" -p "$E2E_PG_PORT" -U "$E2E_PG_USER" -d "$E2E_PG_DB" \
+        >"$SWL/feed.json" 2>"$SWL/feed.err" &
+    STAR_FEED_PID=$!
+fi
 
 # a third in: the second jobs, submitted while the first ones run: proof job B (the same JAR as A),
 # and the late join job (the same JAR as the other join jobs: its own class loader, so its own copy
@@ -316,13 +380,18 @@ fi
 
 wait "$FEED_PID" || { FEED_PID=""; cat "$WL/feed.err"; die "workload failed"; }
 FEED_PID=""
-FEED_END=$(date +%s.%N)
 log "workload: done: $(cat "$WL/feed.json")"
+if [[ -n $STAR_FEED_PID ]]; then
+    wait "$STAR_FEED_PID" || { STAR_FEED_PID=""; cat "$SWL/feed.err"; die "star workload failed"; }
+    STAR_FEED_PID=""
+    log "star: workload done: $(cat "$SWL/feed.json")"
+fi
+FEED_END=$(date +%s.%N)
 
 # the marts: time until each equals its join over the source tables, from the workload's last
 # statement (all marts polled together, one comparison each per round)
 MARTS=()
-[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late}"
+[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late} ${JOIN_JOB[star]:+star}"
 declare -A CONVERGED_IN=()
 todo=("${MARTS[@]}")
 while ((${#todo[@]} > 0)); do
@@ -361,6 +430,17 @@ if out=$(kafka_counts); then
     result "Debezium records in Kafka" PASS "$(echo "$out" | awk '{print $1"="$3}' | paste -sd' ' -), all in $(($(date +%s) - t)) s after the workload"
 else
     result "Debezium records in Kafka" FAIL "$(echo "$out" | paste -sd';' -)"
+fi
+if [[ $STAR == 1 ]]; then
+    src=$(e2e_psql -tAc "select (select count(*) from orders) || ' ' || (select count(*) from customers) || ' ' || (select count(*) from products) || ' ' || (select count(*) from mart.expected_star_orders)")
+    model=$(python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['final_rows']; print(f['orders'], f['customers'], f['products'], f['mart'])" "$SWL/expected.json")
+    result "star source tables = model" "$([[ $src == "$model" ]] && echo PASS || echo FAIL)" "orders customers products mart-rows: database $src, model $model"
+    poll_until 60 star_counts kafka || true
+    if out=$(star_counts kafka); then
+        result "Debezium records in Kafka (star)" PASS "$(echo "$out" | awk '{print $1"="$3}' | paste -sd' ' -)"
+    else
+        result "Debezium records in Kafka (star)" FAIL "$(echo "$out" | paste -sd';' -)"
+    fi
 fi
 job_counts() { python3 "$LIB/counts.py" job "$WL/expected.json" "$E2E_TOPIC_PREFIX" "e2e-count-$1" "${TM_OUTS[@]}"; }
 for job in a b; do

@@ -58,6 +58,8 @@ E2E_PG_USER=postgres
 E2E_TOPIC_PREFIX="${E2E_TOPIC_PREFIX:-e2e}"
 E2E_TOPIC_USERS="$E2E_TOPIC_PREFIX.public.users"
 E2E_TOPIC_DOMAINS="$E2E_TOPIC_PREFIX.public.domains"
+# the star schema's tables (run.sh's star mart), captured by the same connector
+E2E_STAR_TABLES="orders customers products"
 E2E_TOPIC_PARTITIONS="${E2E_TOPIC_PARTITIONS:-2}"
 # The fidelity scenario (e2e/fidelity.sh): its two connectors (topic prefixes fa and fb) run in
 # the same Kafka Connect worker from the start; E2E_FIDELITY=0 leaves it all out.
@@ -69,9 +71,9 @@ E2E_FID_PREFIX_B=fb
 # Debezium's JSON converter: false = plain envelopes {before,after,source,op,...};
 # true = schema-wrapped {schema,payload}. The product's decoder reads both.
 E2E_JSON_SCHEMAS="${E2E_JSON_SCHEMAS:-false}"
-# 6 slots per TaskManager: two proof jobs and three join jobs (inner, left, the late one), each at
-# parallelism 2 (one slot per TaskManager each), and room to spare.
-E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-6}"
+# 7 slots per TaskManager: two proof jobs and four join jobs (inner, left, the late one, the star),
+# each at parallelism 2 (one slot per TaskManager each), and one to spare.
+E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-7}"
 
 E2E_JAVA="${E2E_JAVA:-java}"
 E2E_T0="${E2E_T0:-$(date +%s)}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Kafka Connect (standalone worker, org.apache.kafka:connect-runtime from Maven Central) running
 # Debezium's Postgres connector (io.debezium:debezium-connector-postgres, as a plugin directory)
-# with Kafka's JSON converter: plugin.name=pgoutput, a filtered publication over public.users and
-# public.domains, one topic per table ($E2E_TOPIC_PREFIX.public.<table>, $E2E_TOPIC_PARTITIONS
+# with Kafka's JSON converter: plugin.name=pgoutput, a filtered publication over public.users,
+# public.domains and the star schema's tables ($E2E_STAR_TABLES), one topic per table ($E2E_TOPIC_PREFIX.public.<table>, $E2E_TOPIC_PARTITIONS
 # partitions, created by Connect), tombstones after deletes. REST on 127.0.0.1:$E2E_CONNECT_PORT.
 # With E2E_FIDELITY=1 (the default) two more connectors run in the same worker for e2e/fidelity.sh,
 # on fid_items, fid_accounts and the signal table fid_signal, each with its own topic prefix, slot
@@ -96,7 +96,7 @@ database.password=unused-trust-auth
 database.dbname=$E2E_PG_DB
 topic.prefix=$E2E_TOPIC_PREFIX
 schema.include.list=public
-table.include.list=public.users,public.domains
+table.include.list=public.users,public.domains$(printf ',public.%s' $E2E_STAR_TABLES)
 slot.name=e2e_slot
 slot.drop.on.stop=false
 publication.name=e2e_pub

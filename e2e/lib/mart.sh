@@ -12,7 +12,8 @@
 #   clear                     empties the mart tables
 #   columndiff MART           which columns differ, where the key matches (sql/column_diff.sql)
 # MART: inner | left | inner-late | left-late (the late ones: the job submitted mid-run) |
-#       fid-a | fid-b (e2e/fidelity.sh: every common type, two connector configurations)
+#       fid-a | fid-b (e2e/fidelity.sh: every common type, two connector configurations) |
+#       star (orders LEFT JOIN customers JOIN products: three tables, chained joins)
 #
 # inner = mart.users_domains      vs users JOIN domains ON users.id = domains.user_id
 # left  = mart.users_domains_left vs users LEFT JOIN domains ON users.id = domains.user_id
@@ -37,7 +38,14 @@ mart_of() {
             MART_TABLE=mart.${1/-/_} MART_EXPECTED=mart.expected_${1/-/_}
             MART_KEY="item_id, account_id" MART_SHOW="item_id, account_id, acc_id"
             ;;
-        *) die "mart must be inner, left, inner-late, left-late, fid-a or fid-b, not '$1'" ;;
+        star)
+            # orders LEFT JOIN customers JOIN products (the star job, CdcStar); the TOASTed notes
+            # shown by their length and digest
+            MART_TABLE=mart.star_orders MART_EXPECTED=mart.expected_star_orders MART_KEY="order_id, product_id"
+            MART_SHOW="order_id, customer_id, product_id, qty, status, customer_name, customer_tier,
+                length(customer_notes) AS notes_len, left(md5(customer_notes), 8) AS notes_md5, product_title, price_cents"
+            ;;
+        *) die "mart must be inner, left, inner-late, left-late, fid-a, fid-b or star, not '$1'" ;;
     esac
 }
 
@@ -171,6 +179,6 @@ case $cmd in
     sink) sink "$1" ;;
     table) table "$1" ;;
     columndiff) columndiff "$1" ;;
-    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.sink_progress" ;;
-    *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late)" ;;
+    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.star_orders; delete from mart.sink_progress" ;;
+    *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late|fid-a|fid-b|star)" ;;
 esac

@@ -2,7 +2,7 @@
 -- Types follow the product's schemas: INT ids, STRING names (tests/vectors/users_domains.json).
 SET client_min_messages = warning;
 DROP SCHEMA IF EXISTS mart CASCADE;
-DROP TABLE IF EXISTS users, domains;
+DROP TABLE IF EXISTS users, domains, orders, customers, products;
 
 CREATE TABLE users (
     id        integer PRIMARY KEY,
@@ -14,9 +14,36 @@ CREATE TABLE domains (
     user_id     integer,            -- no foreign key: a domain may point at a user not (yet) there
     domain_name text
 );
+-- The star schema (run.sh's star mart, lib/star_workload.py): orders, the fact, references a
+-- customer and a product (no foreign keys either: an order may point at a row not (yet) there).
+-- customers.notes holds 9,000 incompressible characters: stored out of line (TOAST). Under REPLICA
+-- IDENTITY FULL the old row is logged with it, and Debezium's update events carry it in full, also
+-- when the update leaves it unchanged (no unavailable-value placeholder: that is the fidelity
+-- scenario's REPLICA IDENTITY DEFAULT table).
+CREATE TABLE customers (
+    id    integer PRIMARY KEY,
+    name  text,
+    tier  text,
+    notes text
+);
+CREATE TABLE products (
+    id          integer PRIMARY KEY,
+    title       text,
+    price_cents integer
+);
+CREATE TABLE orders (
+    id          integer PRIMARY KEY,
+    customer_id integer,
+    product_id  integer,
+    qty         integer,
+    status      text
+);
 -- Debezium needs the whole old row in update and delete events (the join's retractions).
-ALTER TABLE users   REPLICA IDENTITY FULL;
-ALTER TABLE domains REPLICA IDENTITY FULL;
+ALTER TABLE users     REPLICA IDENTITY FULL;
+ALTER TABLE domains   REPLICA IDENTITY FULL;
+ALTER TABLE customers REPLICA IDENTITY FULL;
+ALTER TABLE products  REPLICA IDENTITY FULL;
+ALTER TABLE orders    REPLICA IDENTITY FULL;
 
 -- The mart: one row per joined pair, columns as the join prints them
 -- (users.id, firstname, lastname, domains.id, user_id, domain_name).
@@ -54,6 +81,24 @@ CREATE TABLE mart.users_domains_left (
 CREATE TABLE mart.users_domains_late (LIKE mart.users_domains INCLUDING ALL);
 CREATE TABLE mart.users_domains_left_late (LIKE mart.users_domains_left INCLUDING ALL);
 
+-- The star mart (jobs/.../StarMartJob, CdcStar): orders LEFT JOIN customers ON customers.id =
+-- orders.customer_id JOIN products ON products.id = orders.product_id, keyed (order_id,
+-- product_id): the last join's key, so that every row's changes come from one ordered stream (an
+-- order moved to another product is retracted by one join subtask and inserted by another).
+CREATE TABLE mart.star_orders (
+    order_id       integer NOT NULL,
+    customer_id    integer,
+    product_id     integer NOT NULL,
+    qty            integer,
+    status         text,
+    customer_name  text,
+    customer_tier  text,
+    customer_notes text,
+    product_title  text,
+    price_cents    integer,
+    PRIMARY KEY (order_id, product_id)
+);
+
 -- The join job's sink (e2e/jobs/users-domains-join, MartSinkOperator) applies one batch of changes
 -- per checkpoint, when the checkpoint completes, in one transaction with its row here: the last
 -- checkpoint applied per (mart, job, subtask), so that a batch is applied once across failures,
@@ -83,3 +128,9 @@ CREATE VIEW mart.expected_users_domains AS
 CREATE VIEW mart.expected_users_domains_left AS
     SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name
     FROM users u LEFT JOIN domains d ON u.id = d.user_id;
+
+CREATE VIEW mart.expected_star_orders AS
+    SELECT o.id AS order_id, o.customer_id, o.product_id, o.qty, o.status,
+           c.name AS customer_name, c.tier AS customer_tier, c.notes AS customer_notes,
+           p.title AS product_title, p.price_cents
+    FROM orders o LEFT JOIN customers c ON c.id = o.customer_id JOIN products p ON p.id = o.product_id;

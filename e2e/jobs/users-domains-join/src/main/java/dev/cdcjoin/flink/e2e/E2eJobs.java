@@ -5,12 +5,15 @@ import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.transformations.PhysicalTransformation;
 import org.apache.flink.util.Collector;
@@ -36,6 +39,29 @@ final class E2eJobs {
         ((PhysicalTransformation<T>) out.getTransformation())
                 .setChainingStrategy(ChainingStrategy.ALWAYS);
         return out;
+    }
+
+    /**
+     * The stream of one topic's message values, tombstones dropped, uid {@code source-<what>}.
+     *
+     * @param env the job's environment
+     * @param bootstrap the brokers
+     * @param topic the topic
+     * @param group the consumer group (one per job)
+     * @param what a name for the client id and the uid
+     * @return the stream
+     */
+    static DataStream<byte[]> source(
+            StreamExecutionEnvironment env,
+            String bootstrap,
+            String topic,
+            String group,
+            String what) {
+        return env.fromSource(
+                        kafka(bootstrap, topic, group, what),
+                        WatermarkStrategy.noWatermarks(),
+                        "kafka " + topic)
+                .uid("source-" + what);
     }
 
     /**

@@ -12,7 +12,6 @@ import dev.cdcjoin.flink.codec.Column;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -124,9 +123,9 @@ public final class FidelityMartJob {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
         DataStream<byte[]> items =
-                source(env, bootstrap, prefix + ".public.fid_items", group, "items");
+                E2eJobs.source(env, bootstrap, prefix + ".public.fid_items", group, "items");
         DataStream<byte[]> accounts =
-                source(env, bootstrap, prefix + ".public.fid_accounts", group, "accounts");
+                E2eJobs.source(env, bootstrap, prefix + ".public.fid_accounts", group, "accounts");
 
         CdcJoin join =
                 CdcJoin.builder()
@@ -193,19 +192,6 @@ public final class FidelityMartJob {
 
     private static boolean adaptive(DebeziumFormat f) {
         return f.timePrecision() == TimePrecision.ADAPTIVE;
-    }
-
-    private static DataStream<byte[]> source(
-            StreamExecutionEnvironment env,
-            String bootstrap,
-            String topic,
-            String group,
-            String what) {
-        return env.fromSource(
-                        E2eJobs.kafka(bootstrap, topic, group, what),
-                        WatermarkStrategy.noWatermarks(),
-                        "kafka " + topic)
-                .uid("source-" + what);
     }
 
     private FidelityMartJob() {}
