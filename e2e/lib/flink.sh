@@ -82,7 +82,7 @@ taskmanager.host: $E2E_HOST
 taskmanager.bind-host: $E2E_HOST
 taskmanager.rpc.port: "$E2E_FLINK_TM_RPC_PORTS"
 taskmanager.numberOfTaskSlots: $E2E_FLINK_SLOTS_PER_TM
-taskmanager.memory.process.size: ${E2E_FLINK_TM_MEMORY:-1280m}
+taskmanager.memory.process.size: ${E2E_FLINK_TM_MEMORY:-1792m}
 # spread a job's subtasks over the TaskManagers rather than filling one first
 taskmanager.load-balance.mode: SLOTS
 parallelism.default: 2
