@@ -126,7 +126,7 @@ public final class NativeJoin implements AutoCloseable {
      * The state of a join at the instant {@link #freeze()} was called. Thread-safe against the
      * join's own calls; one thread at a time writes it.
      */
-    public static final class Frozen implements AutoCloseable {
+    public static final class Frozen implements StateChunks {
         private long handle;
         private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
 
@@ -144,6 +144,7 @@ public final class NativeJoin implements AutoCloseable {
          * @param maxBytes the size after which no further section is added
          * @return the chunk, valid until the next call
          */
+        @Override
         public synchronized ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
             if (handle == 0) {
                 throw new IllegalStateException("NativeJoin.Frozen is closed");

@@ -5,13 +5,10 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
-import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
-import java.io.DataInputStream;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import java.util.concurrent.RunnableFuture;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
@@ -20,13 +17,11 @@ import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
-import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
@@ -220,40 +215,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
         join.setSnapshotCompression(getExecutionConfig().isUseSnapshotCompression());
         if (context.isRestored()) {
-            restore(context);
-        }
-    }
-
-    private void restore(StateInitializationContext context) throws Exception {
-        ByteBuffer section = DirectBuffers.allocate(64 * 1024);
-        for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
-            // The stream is shared by the handle's key groups: read one section, do not close.
-            DataInputStream in = new DataInputStream(p.getStream());
-            int length = Integer.reverseBytes(in.readInt());
-            if (length < 0) {
-                throw new IllegalStateException(
-                        "corrupt join state of key group " + p.getKeyGroupId());
-            }
-            byte[] payload = new byte[length];
-            in.readFully(payload);
-            section = DirectBuffers.ensure(section, 0, 4L + length);
-            section.clear();
-            section.putInt(length).put(payload);
-            int used;
-            try {
-                used = join.restore(section, 4 + length);
-            } catch (RuntimeException e) {
-                throw new IllegalStateException(
-                        "cannot restore the join state of key group "
-                                + p.getKeyGroupId()
-                                + ": "
-                                + e.getMessage(),
-                        e);
-            }
-            if (used != 4 + length) {
-                throw new IllegalStateException(
-                        "join state of key group " + p.getKeyGroupId() + " has trailing bytes");
-            }
+            KeyGroupSections.restore(context, join::restore);
         }
     }
 
@@ -307,27 +269,8 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     private void append(byte side, ChangeBatch changes) throws Exception {
-        if (changes.maxParallelism != maxParallelism) {
-            throw new IllegalStateException(
-                    String.format(
-                            "%s: a batch of key group %d was partitioned for max parallelism %d,"
-                                    + " this join's is %d; give the decode step and the join the"
-                                    + " same max parallelism",
-                            tableOf(side),
-                            changes.keyGroup,
-                            changes.maxParallelism,
-                            maxParallelism));
-        }
-        if (!keyGroups.contains(changes.keyGroup)) {
-            throw new IllegalStateException(
-                    String.format(
-                            "%s: a batch of key group %d reached subtask %d, which owns key groups"
-                                    + " %s",
-                            tableOf(side),
-                            changes.keyGroup,
-                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                            keyGroups));
-        }
+        KeyGroupRoutes.check(
+                tableOf(side), changes, maxParallelism, keyGroups, getRuntimeContext());
         JoinBatches.frame(batch, side, changes);
         afterAppend(batch.records());
     }
@@ -410,13 +353,22 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Applies the bad-record policy to a change of {@code side} the engine rejected. */
     private void reject(SideSpec side, String message) {
-        String reason = side.name() + ": change rejected by the join: " + message;
+        reject(policy, side.name(), message, output);
+    }
+
+    /**
+     * Applies the bad-record policy {@code policy} to a change of table {@code table} a native join
+     * rejected for {@code message}: fails the job, or sends a {@link BadRecord} to {@link
+     * BadRecord#OUTPUT}.
+     */
+    static void reject(BadRecordPolicy policy, String table, String message, Output<?> output) {
+        String reason = table + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
         output.collect(
-                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(table, -1, null, reason)));
     }
 
     /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */
@@ -468,36 +420,14 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             throws Exception {
         OperatorSnapshotFutures futures =
                 super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
-        RunnableFuture<SnapshotResult<KeyedStateHandle>> unopened =
-                futures.getKeyedStateRawFuture();
-        NativeJoin.Frozen frozen = null;
-        try {
-            frozen = join.freeze();
-            FrozenStateSnapshot write =
-                    new FrozenStateSnapshot(frozen, factory, keyGroups, SNAPSHOT_CHUNK_BYTES);
-            futures.setKeyedStateRawFuture(
-                    write.toAsyncSnapshotFutureTask(getContainingTask().getCancelables()));
-        } catch (Throwable t) {
-            if (frozen != null) {
-                frozen.close();
-            }
-            cancelQuietly(futures, t);
-            throw t;
-        }
-        // Flink's raw keyed state stream was never opened (this operator writes none in
-        // snapshotState(context), and Flink refuses legacy raw timers for an operator with custom
-        // raw keyed state): its future only unregisters itself from the task.
-        unopened.cancel(true);
-        return futures;
-    }
-
-    /** Cancels a checkpoint's futures after {@code cause}, to which a failure to do so is added. */
-    private static void cancelQuietly(OperatorSnapshotFutures futures, Throwable cause) {
-        try {
-            futures.cancel();
-        } catch (Exception e) {
-            cause.addSuppressed(e);
-        }
+        return FrozenStateSnapshot.install(
+                futures,
+                join::freeze,
+                factory,
+                keyGroups,
+                SNAPSHOT_CHUNK_BYTES,
+                getContainingTask().getCancelables(),
+                false);
     }
 
     @Override
