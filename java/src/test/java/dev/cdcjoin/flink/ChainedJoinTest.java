@@ -290,7 +290,7 @@ class ChainedJoinTest {
     }
 
     /** Waits until the run's gate is drained and its output has stopped growing (60 s at most). */
-    private static void awaitQuiet(String run) throws InterruptedException {
+    static void awaitQuiet(String run) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!DRAINED.contains(run)) {
             assertTrue(System.nanoTime() < deadline, run + ": the trace was not emitted in 60 s");
@@ -303,7 +303,7 @@ class ChainedJoinTest {
         }
     }
 
-    private static List<String> output(String run) {
+    static List<String> output(String run) {
         return OUTPUT.getOrDefault(run, List.of());
     }
 
