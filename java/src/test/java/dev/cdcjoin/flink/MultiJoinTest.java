@@ -318,6 +318,62 @@ class MultiJoinTest {
         MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
     }
 
+    /**
+     * A FULL step before a later one: rows padded by it keep the key of their present input (the
+     * {@code USING} key), so {@code settings FULL JOIN users USING (user) LEFT JOIN profiles USING
+     * (user)} attaches a profile to a user without settings, and to settings without a user.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void rowsPaddedByAFullStepMeetLaterInputsOnTheirOwnKey(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        CdcMultiJoin join =
+                CdcMultiJoin.builder()
+                        .input("settings", SETTINGS, List.of("user_id"), List.of("user_id"))
+                        .input("users", USERS, List.of("id"), List.of("id"), JoinType.FULL)
+                        .input(
+                                "profiles",
+                                PROFILES,
+                                List.of("user_id"),
+                                List.of("id"),
+                                JoinType.LEFT)
+                        .engine(engine)
+                        .build();
+        String c = "{\"op\":\"c\",\"after\":";
+        List<DataStream<byte[]>> inputs =
+                List.of(
+                        bytes(
+                                env.fromData(
+                                        c + "{\"user_id\":1,\"theme\":\"dark\"}}",
+                                        c + "{\"user_id\":3,\"theme\":\"light\"}}")),
+                        bytes(
+                                env.fromData(
+                                        c + "{\"id\":1,\"name\":\"ana\"}}",
+                                        c + "{\"id\":2,\"name\":\"bo\"}}")),
+                        bytes(
+                                env.fromData(
+                                        c + "{\"id\":10,\"user_id\":2,\"bio\":\"p2\"}}",
+                                        c + "{\"id\":11,\"user_id\":3,\"bio\":\"p3\"}}",
+                                        c + "{\"id\":12,\"user_id\":1,\"bio\":\"p1\"}}")));
+        List<String> out = new ArrayList<>();
+        try (var it =
+                join.joinJson(inputs)
+                        .rows()
+                        .map(Row::toString)
+                        .returns(Types.STRING)
+                        .executeAndCollect()) {
+            it.forEachRemaining(out::add);
+        }
+        assertEquals(
+                Map.of(
+                        "[1, dark, 1, ana, 12, 1, p1]", 1,
+                        "[3, light, null, null, 11, 3, p3]", 1,
+                        "[null, null, 2, bo, 10, 2, p2]", 1),
+                Changelogs.materialize(out),
+                "" + out);
+    }
+
     @Test
     void theNativeEngineRefusesTtlAndTheDeclarationIsChecked() {
         IllegalArgumentException ttl =
