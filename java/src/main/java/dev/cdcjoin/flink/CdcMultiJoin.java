@@ -55,7 +55,6 @@ public final class CdcMultiJoin {
     private final BadRecordPolicy policy;
     private final int batchSize;
     private final Duration maxFlushDelay;
-    private final boolean deleteInsertUpdates;
     private final Duration ttl;
 
     private CdcMultiJoin(Builder b, MultiJoinSpec definition) {
@@ -64,7 +63,6 @@ public final class CdcMultiJoin {
         this.policy = b.policy;
         this.batchSize = b.batchSize;
         this.maxFlushDelay = b.maxFlushDelay;
-        this.deleteInsertUpdates = b.deleteInsertUpdates;
         this.ttl = b.ttl;
     }
 
@@ -130,7 +128,6 @@ public final class CdcMultiJoin {
                             .badRecordPolicy(policy)
                             .batchSize(batchSize)
                             .maxFlushDelay(maxFlushDelay)
-                            .deleteInsertUpdates(deleteInsertUpdates)
                             .decodeBatches(inputs.get(i), InputKind.JSON_BYTES);
             DataStream<Tuple2<Integer, ChangeBatch>> input =
                     batches.map(new Tag(i))
@@ -182,7 +179,7 @@ public final class CdcMultiJoin {
 
     /** The Java engine: the left-deep chain of Java binary joins ({@link JavaChain}). */
     private CdcJoin.Result javaChain(List<DataStream<byte[]>> inputs) {
-        JavaChain chain = new JavaChain(definition, policy, deleteInsertUpdates, ttl);
+        JavaChain chain = new JavaChain(definition, policy, ttl);
         JavaChain.Built built = chain.build(inputs);
         return new CdcJoin.Result(
                 null,
@@ -231,11 +228,9 @@ public final class CdcMultiJoin {
         private final List<JoinType> steps = new ArrayList<>();
         private Duration ttl;
         private DebeziumFormat format = DebeziumFormat.defaults();
-        private boolean failOnAbsentRetraction;
         private BadRecordPolicy policy = BadRecordPolicy.FAIL;
         private int batchSize = 1024;
         private Duration maxFlushDelay = Duration.ofMillis(100);
-        private boolean deleteInsertUpdates;
         private Engine engine = Engine.NATIVE;
         private final List<String> projection = new ArrayList<>();
         private final List<String> outputNames = new ArrayList<>();
@@ -317,17 +312,6 @@ public final class CdcMultiJoin {
         }
 
         /**
-         * Fails the job on a retraction of a row that is not in state (default: count it).
-         *
-         * @param fail whether to
-         * @return this
-         */
-        public Builder failOnAbsentRetraction(boolean fail) {
-            this.failOnAbsentRetraction = fail;
-            return this;
-        }
-
-        /**
          * Sets what happens to undecodable records and rejected changes (default FAIL).
          *
          * @param policy the policy
@@ -339,7 +323,7 @@ public final class CdcMultiJoin {
         }
 
         /**
-         * Sets the records per native call, for decoding and joining (default 1024).
+         * Records per native call (default 1024), as {@link CdcJoin.Builder#batchSize(int)}.
          *
          * @param batchSize at least 1
          * @return this
@@ -353,24 +337,14 @@ public final class CdcMultiJoin {
         }
 
         /**
-         * Sets the longest time a record waits in an unfilled batch (default 100 ms).
+         * Longest wait of a record in an unfilled batch (default 100 ms), as {@link
+         * CdcJoin.Builder#maxFlushDelay(Duration)}.
          *
          * @param delay the delay
          * @return this
          */
         public Builder maxFlushDelay(Duration delay) {
             this.maxFlushDelay = Objects.requireNonNull(delay);
-            return this;
-        }
-
-        /**
-         * Decodes updates as {@code -D}/{@code +I} pairs instead of {@code -U}/{@code +U}.
-         *
-         * @param on whether to
-         * @return this
-         */
-        public Builder deleteInsertUpdates(boolean on) {
-            this.deleteInsertUpdates = on;
             return this;
         }
 
@@ -432,8 +406,7 @@ public final class CdcMultiJoin {
             }
             int[] indexes = projection.isEmpty() ? null : resolve(sides);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
-            return new CdcMultiJoin(
-                    this, new MultiJoinSpec(sides, steps, failOnAbsentRetraction, indexes, names));
+            return new CdcMultiJoin(this, new MultiJoinSpec(sides, steps, false, indexes, names));
         }
 
         private static List<String> columnNames(SideSpec side) {

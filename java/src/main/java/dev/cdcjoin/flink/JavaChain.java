@@ -25,17 +25,11 @@ final class JavaChain {
 
     private final MultiJoinSpec definition;
     private final BadRecordPolicy policy;
-    private final boolean deleteInsertUpdates;
     private final Duration ttl;
 
-    JavaChain(
-            MultiJoinSpec definition,
-            BadRecordPolicy policy,
-            boolean deleteInsertUpdates,
-            Duration ttl) {
+    JavaChain(MultiJoinSpec definition, BadRecordPolicy policy, Duration ttl) {
         this.definition = definition;
         this.policy = policy;
-        this.deleteInsertUpdates = deleteInsertUpdates;
         this.ttl = ttl;
     }
 
@@ -68,10 +62,7 @@ final class JavaChain {
                             definition.failOnAbsentRetraction(),
                             null,
                             null);
-            JavaJoin java =
-                    JavaJoin.of(step)
-                            .badRecordPolicy(policy)
-                            .deleteInsertUpdates(deleteInsertUpdates);
+            JavaJoin java = JavaJoin.of(step).badRecordPolicy(policy);
             if (leftRows == null) {
                 SingleOutputStreamOperator<Row> first = java.decodeLeft(messages.get(0));
                 bad = first.getSideOutput(BadRecord.OUTPUT);

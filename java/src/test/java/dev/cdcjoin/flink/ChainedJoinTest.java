@@ -266,6 +266,22 @@ class ChainedJoinTest {
     private static JobClient start(
             Engine engine, List<String> events, int limit, String run, int p, String savepoint)
             throws Exception {
+        DataStream<String> source = gated(events, limit, run, p, savepoint);
+        CdcJoin first = ordersCustomers(engine);
+        CdcJoin.Result orders =
+                first.joinStrings(VectorsTest.pick(source, "o|"), VectorsTest.pick(source, "c|"));
+        CdcJoin.Result mart = mart(first).joinStrings(orders, VectorsTest.pick(source, "p|"));
+        mart.rows().map(new Recorder(run));
+        return source.getExecutionEnvironment().executeAsync(run);
+    }
+
+    /**
+     * The events up to {@code limit} through a {@link Gate} of {@code run}, in a new job at
+     * parallelism {@code p} (max 128, a checkpoint every 50 ms) restoring {@code savepoint} if not
+     * null.
+     */
+    static DataStream<String> gated(
+            List<String> events, int limit, String run, int p, String savepoint) {
         Configuration conf = new Configuration();
         if (savepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
@@ -281,12 +297,7 @@ class ChainedJoinTest {
                         .flatMap(new Gate(events, limit, run))
                         .uid("gate")
                         .setParallelism(1);
-        CdcJoin first = ordersCustomers(engine);
-        CdcJoin.Result orders =
-                first.joinStrings(VectorsTest.pick(source, "o|"), VectorsTest.pick(source, "c|"));
-        CdcJoin.Result mart = mart(first).joinStrings(orders, VectorsTest.pick(source, "p|"));
-        mart.rows().map(new Recorder(run));
-        return env.executeAsync(run);
+        return source;
     }
 
     /** Waits until the run's gate is drained and its output has stopped growing (60 s at most). */

@@ -18,8 +18,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -190,27 +188,13 @@ class MultiJoinTest {
     private static JobClient start(
             Engine engine, List<String> events, int limit, String run, int p, String savepoint)
             throws Exception {
-        Configuration conf = new Configuration();
-        if (savepoint != null) {
-            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(p);
-        env.setMaxParallelism(128);
-        env.enableCheckpointing(50);
-        DataStream<String> source =
-                env.fromSequence(0, Long.MAX_VALUE)
-                        .uid("ticks")
-                        .setParallelism(1)
-                        .flatMap(new ChainedJoinTest.Gate(events, limit, run))
-                        .uid("gate")
-                        .setParallelism(1);
+        DataStream<String> source = ChainedJoinTest.gated(events, limit, run, p, savepoint);
         List<DataStream<byte[]>> inputs = new ArrayList<>();
         for (String table : List.of("u|", "p|", "s|")) {
             inputs.add(bytes(VectorsTest.pick(source, table)));
         }
         mart(engine).build().joinJson(inputs).rows().map(new ChainedJoinTest.Recorder(run));
-        return env.executeAsync(run);
+        return source.getExecutionEnvironment().executeAsync(run);
     }
 
     @ParameterizedTest

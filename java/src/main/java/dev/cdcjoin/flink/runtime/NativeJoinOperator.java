@@ -7,20 +7,13 @@ import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.state.CheckpointStreamFactory;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
-import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -62,10 +55,12 @@ import org.apache.flink.types.RowKind;
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. A checkpoint freezes the state in its
  * synchronous phase and writes it in its asynchronous phase, while the join goes on (see {@link
- * #snapshotState(long, long, CheckpointOptions, CheckpointStreamFactory)}). The native memory is
- * freed in {@link #close()}.
+ * KeyGroupJoinOperator#snapshotState(long, long,
+ * org.apache.flink.runtime.checkpoint.CheckpointOptions,
+ * org.apache.flink.runtime.state.CheckpointStreamFactory)}). The native memory is freed in {@link
+ * #close()}.
  */
-public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
+public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         implements TwoInputStreamOperator<ChangeBatch, ChangeBatch, OUT>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
@@ -86,7 +81,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
     /** Bytes of native state a checkpoint takes from the engine at a time. */
-    public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
+    public static final int SNAPSHOT_CHUNK_BYTES = KeyGroupJoinOperator.SNAPSHOT_CHUNK_BYTES;
 
     private final JoinSpec definition;
 
@@ -100,12 +95,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private final BadRecordPolicy policy;
 
     private transient NativeJoin join;
-    private transient int maxParallelism;
-
-    /** The key groups of this subtask, those the native state holds. */
-    private transient KeyGroupRange keyGroups;
-
-    private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
 
@@ -117,7 +106,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
-    private transient ManagedMemoryAccount memory;
 
     private NativeJoinOperator(
             JoinSpec definition,
@@ -189,20 +177,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     @Override
-    protected boolean isUsingCustomRawKeyedState() {
-        return true;
-    }
-
-    @Override
-    public void initializeState(StateInitializationContext context) throws Exception {
-        super.initializeState(context);
-        TaskInfo task = getRuntimeContext().getTaskInfo();
-        maxParallelism = task.getMaxNumberOfParallelSubtasks();
-        keyGroups =
-                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
-                        maxParallelism,
-                        task.getNumberOfParallelSubtasks(),
-                        task.getIndexOfThisSubtask());
+    AutoCloseable openNativeState(boolean lz4) {
         join =
                 new NativeJoin(
                         definition.specJson(
@@ -210,19 +185,29 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         if (next != null) {
             join.chain(definition.chainJson(next, maxParallelism));
         }
-        memory = ManagedMemoryAccount.of(this, getContainingTask());
-        // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
-        // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
-        join.setSnapshotCompression(getExecutionConfig().isUseSnapshotCompression());
-        if (context.isRestored()) {
-            KeyGroupSections.restore(context, join::restore);
-        }
+        join.setSnapshotCompression(lz4);
+        return join;
+    }
+
+    @Override
+    int restoreSection(ByteBuffer in, int length) {
+        return join.restore(in, length);
+    }
+
+    /** The state frozen in time proportional to the key groups, written while the join goes on. */
+    @Override
+    StateChunks checkpointState() {
+        return join.freeze();
+    }
+
+    @Override
+    boolean checkpointsLiveState() {
+        return false;
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        batch = new BatchBuffer(256 * 1024);
         leftCodec = new RowCodec(definition.left().schema());
         rightCodec = new RowCodec(definition.right().schema());
         int[] projection = definition.projection();
@@ -269,8 +254,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     private void append(byte side, ChangeBatch changes) throws Exception {
-        KeyGroupRoutes.check(
-                tableOf(side), changes, maxParallelism, keyGroups, getRuntimeContext());
+        checkRoute(tableOf(side), changes);
         JoinBatches.frame(batch, side, changes);
         afterAppend(batch.records());
     }
@@ -394,42 +378,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
     }
 
-    /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */
-    @Override
-    public void snapshotState(StateSnapshotContext context) throws Exception {
-        super.snapshotState(context);
-        if (batch.records() > 0) {
-            throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
-        }
-    }
-
-    /**
-     * Takes the operator's part of a checkpoint or savepoint as Flink does, except its raw keyed
-     * state: the synchronous phase (this call, on the task thread) only freezes the native state,
-     * in time proportional to the key groups; the future Flink runs in the asynchronous phase
-     * writes it ({@link FrozenStateSnapshot}) while the join goes on. The bytes and the handle are
-     * those the synchronous raw keyed state stream would give, so restore and rescaling are
-     * unchanged.
-     */
-    @Override
-    public OperatorSnapshotFutures snapshotState(
-            long checkpointId,
-            long timestamp,
-            CheckpointOptions checkpointOptions,
-            CheckpointStreamFactory factory)
-            throws Exception {
-        OperatorSnapshotFutures futures =
-                super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
-        return FrozenStateSnapshot.install(
-                futures,
-                join::freeze,
-                factory,
-                keyGroups,
-                SNAPSHOT_CHUNK_BYTES,
-                getContainingTask().getCancelables(),
-                false);
-    }
-
     @Override
     public void endInput(int inputId) throws Exception {
         flush();
@@ -461,21 +409,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             getRuntimeContext().addAccumulator(name, new LongCounter(value));
         } catch (UnsupportedOperationException alreadyThere) {
             // Another join operator of this task published it.
-        }
-    }
-
-    @Override
-    public void close() throws Exception {
-        try {
-            super.close();
-        } finally {
-            if (join != null) {
-                join.close();
-                join = null;
-            }
-            if (memory != null) {
-                memory.releaseAll();
-            }
         }
     }
 

@@ -4,21 +4,14 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.MultiJoinSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
+import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
-import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.state.CheckpointStreamFactory;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
-import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -42,11 +35,11 @@ import org.apache.flink.types.RowKind;
  * <p>The native state is Flink raw keyed state, one section per key group with state, the same
  * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. The
  * multi-way join has no frozen state: a checkpoint writes the live state in its synchronous phase,
- * while the task waits ({@link FrozenStateSnapshot#install} with {@code now}).
+ * while the task waits ({@link #checkpointsLiveState()}).
  *
  * @param <OUT> {@link Row} or {@code byte[]}
  */
-public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
+public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         implements OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, OUT>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
@@ -56,9 +49,6 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
     private final BadRecordPolicy policy;
 
     private transient NativeMultiJoin join;
-    private transient int maxParallelism;
-    private transient KeyGroupRange keyGroups;
-    private transient BatchBuffer batch;
     private transient RowCodec[] codecs;
 
     /** Per output column: its input, and its index in that input's row. */
@@ -68,7 +58,6 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient HeapCopy heapCopy;
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
-    private transient ManagedMemoryAccount memory;
     private transient long[] stats;
     private transient int heapBytes;
     private transient Counter rowsOut;
@@ -116,35 +105,34 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     @Override
-    protected boolean isUsingCustomRawKeyedState() {
-        return true;
-    }
-
-    @Override
-    public void initializeState(StateInitializationContext context) throws Exception {
-        super.initializeState(context);
-        TaskInfo task = getRuntimeContext().getTaskInfo();
-        maxParallelism = task.getMaxNumberOfParallelSubtasks();
-        keyGroups =
-                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
-                        maxParallelism,
-                        task.getNumberOfParallelSubtasks(),
-                        task.getIndexOfThisSubtask());
+    AutoCloseable openNativeState(boolean lz4) {
         join =
                 new NativeMultiJoin(
                         definition.specJson(
                                 keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
-        memory = ManagedMemoryAccount.of(this, getContainingTask());
-        join.setSnapshotCompression(getExecutionConfig().isUseSnapshotCompression());
-        if (context.isRestored()) {
-            KeyGroupSections.restore(context, join::restore);
-        }
+        join.setSnapshotCompression(lz4);
+        return join;
+    }
+
+    @Override
+    int restoreSection(ByteBuffer in, int length) {
+        return join.restore(in, length);
+    }
+
+    /** The live state (closing it leaves the join): the multi-way join has no frozen state. */
+    @Override
+    StateChunks checkpointState() {
+        return join::snapshot;
+    }
+
+    @Override
+    boolean checkpointsLiveState() {
+        return true;
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        batch = new BatchBuffer(256 * 1024);
         codecs =
                 definition.inputs().stream()
                         .map(s -> new RowCodec(s.schema()))
@@ -172,7 +160,7 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
         int input = element.getValue().f0;
         ChangeBatch changes = element.getValue().f1;
         String table = definition.inputs().get(input).name();
-        KeyGroupRoutes.check(table, changes, maxParallelism, keyGroups, getRuntimeContext());
+        checkRoute(table, changes);
         JoinBatches.frame(batch, (byte) input, changes);
         afterAppend(batch.records());
     }
@@ -224,38 +212,6 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
         return (OUT) Row.ofKind(RowKind.fromByteValue(e.kind()), values);
     }
 
-    /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */
-    @Override
-    public void snapshotState(StateSnapshotContext context) throws Exception {
-        super.snapshotState(context);
-        if (batch.records() > 0) {
-            throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
-        }
-    }
-
-    /**
-     * Takes the operator's part of a checkpoint as Flink does, and writes the native state as raw
-     * keyed state at once, in the synchronous phase (the multi-way join has no frozen state).
-     */
-    @Override
-    public OperatorSnapshotFutures snapshotState(
-            long checkpointId,
-            long timestamp,
-            CheckpointOptions checkpointOptions,
-            CheckpointStreamFactory factory)
-            throws Exception {
-        OperatorSnapshotFutures futures =
-                super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
-        return FrozenStateSnapshot.install(
-                futures,
-                () -> join::snapshot, // a live state: closing the snapshot leaves it
-                factory,
-                keyGroups,
-                NativeJoinOperator.SNAPSHOT_CHUNK_BYTES,
-                getContainingTask().getCancelables(),
-                true);
-    }
-
     @Override
     public void endInput() throws Exception {
         flush();
@@ -265,20 +221,5 @@ public final class NativeMultiJoinOperator<OUT> extends BatchingOperator<OUT>
     public void finish() throws Exception {
         flush();
         super.finish();
-    }
-
-    @Override
-    public void close() throws Exception {
-        try {
-            super.close();
-        } finally {
-            if (join != null) {
-                join.close();
-                join = null;
-            }
-            if (memory != null) {
-                memory.releaseAll();
-            }
-        }
     }
 }
