@@ -489,18 +489,7 @@ class ChainedJoinTest {
                 env.fromData("{\"op\":\"c\",\"after\":{\"id\":3,\"title\":\"pen\"}}");
         CdcJoin.Result mart =
                 mart(first).joinStrings(first.joinStrings(orders, customers), products);
-        List<String> out = new ArrayList<>();
-        try (var it =
-                mart.rows()
-                        .map(Row::toString)
-                        .returns(Types.STRING)
-                        .union(
-                                mart.badRecords()
-                                        .map(b -> "BAD " + b.source + ": " + b.reason)
-                                        .returns(Types.STRING))
-                        .executeAndCollect()) {
-            it.forEachRemaining(out::add);
-        }
+        List<String> out = rowsAndBadRecords(mart);
         List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
         assertEquals(1, bad.size(), "one bad record: " + out);
         assertTrue(
@@ -509,6 +498,26 @@ class ChainedJoinTest {
                 bad.get(0));
         List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
         assertEquals(Map.of("[1, 2, Ana, pen]", 1), Changelogs.materialize(rows), "" + rows);
+    }
+
+    /**
+     * Runs a bounded job to its end: the result's rows, and its bad records as {@code "BAD
+     * <source>: <reason>"}.
+     */
+    static List<String> rowsAndBadRecords(CdcJoin.Result result) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var it =
+                result.rows()
+                        .map(Row::toString)
+                        .returns(Types.STRING)
+                        .union(
+                                result.badRecords()
+                                        .map(b -> "BAD " + b.source + ": " + b.reason)
+                                        .returns(Types.STRING))
+                        .executeAndCollect()) {
+            it.forEachRemaining(out::add);
+        }
+        return out;
     }
 
     @Test

@@ -259,21 +259,10 @@ class MultiJoinTest {
                         .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
                         .build()
                         .joinJson(withBadSettings(env));
-        List<String> out = new ArrayList<>();
-        try (var it =
-                result.rows()
-                        .map(Row::toString)
-                        .returns(Types.STRING)
-                        .union(
-                                result.badRecords()
-                                        .map(b -> "BAD " + b.source + "|" + b.reason)
-                                        .returns(Types.STRING))
-                        .executeAndCollect()) {
-            it.forEachRemaining(out::add);
-        }
+        List<String> out = ChainedJoinTest.rowsAndBadRecords(result);
         List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
         assertEquals(1, bad.size(), "one bad record: " + bad);
-        assertTrue(bad.get(0).startsWith("BAD settings|"), bad.get(0));
+        assertTrue(bad.get(0).startsWith("BAD settings: "), bad.get(0));
         List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
         Map<String, Integer> table = Changelogs.materialize(rows);
         assertEquals(1999, table.size(), "every user id of settings, one joined: " + table.size());

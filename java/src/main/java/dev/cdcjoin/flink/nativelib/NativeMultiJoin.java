@@ -18,12 +18,9 @@ import java.util.List;
  * #snapshot(int, int)} reads the live state, so a checkpoint writes it while the task waits. {@link
  * #close()} frees the native state; any later call throws {@link IllegalStateException}.
  */
-public final class NativeMultiJoin implements AutoCloseable {
+public final class NativeMultiJoin extends NativeHandle {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
-
-    private long handle;
-    private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
 
     /**
      * Creates a join. Loads the native library if needed.
@@ -32,8 +29,7 @@ public final class NativeMultiJoin implements AutoCloseable {
      * @throws IllegalArgumentException if the declaration is invalid
      */
     public NativeMultiJoin(String specJson) {
-        NativeLibrary.load();
-        handle = create(specJson);
+        super("NativeMultiJoin", INITIAL_OUTPUT, () -> create(specJson));
     }
 
     /**
@@ -46,7 +42,7 @@ public final class NativeMultiJoin implements AutoCloseable {
      */
     public ByteBuffer processBatch(ByteBuffer in, int length) {
         long h = open();
-        return collect(h, processBatch(h, in, length, output));
+        return collect(h, processBatch(h, in, length, output()));
     }
 
     /**
@@ -59,7 +55,7 @@ public final class NativeMultiJoin implements AutoCloseable {
      */
     public ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
         long h = open();
-        return collect(h, snapshot(h, output, fromKeyGroup, maxBytes));
+        return collect(h, snapshot(h, output(), fromKeyGroup, maxBytes));
     }
 
     /**
@@ -104,25 +100,12 @@ public final class NativeMultiJoin implements AutoCloseable {
     }
 
     private ByteBuffer collect(long h, long result) {
-        output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
-        return output;
+        return collect(result, out -> takeOutput(h, out));
     }
 
-    private long open() {
-        if (handle == 0) {
-            throw new IllegalStateException("NativeMultiJoin is closed");
-        }
-        return handle;
-    }
-
-    /** Frees the native state; idempotent. */
     @Override
-    public void close() {
-        if (handle != 0) {
-            long h = handle;
-            handle = 0;
-            free(h);
-        }
+    void release(long handle) {
+        free(handle);
     }
 
     /** The library's counter names, read once (loading the library). */
