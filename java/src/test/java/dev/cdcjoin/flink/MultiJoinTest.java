@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cdcjoin.flink.codec.CdcSchema;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +27,7 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
 import org.apache.flink.util.ExceptionUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -329,22 +332,45 @@ class MultiJoinTest {
                                         c + "{\"id\":10,\"user_id\":2,\"bio\":\"p2\"}}",
                                         c + "{\"id\":11,\"user_id\":3,\"bio\":\"p3\"}}",
                                         c + "{\"id\":12,\"user_id\":1,\"bio\":\"p1\"}}")));
+        CdcJoin.Result result = join.joinJson(inputs);
+        DataStream<String> rows = result.rows().map(Row::toString).returns(Types.STRING);
+        if (engine == Engine.NATIVE) {
+            rows = rows.union(result.rawRows().map(MultiJoinTest::raw).returns(Types.STRING));
+        } else {
+            assertThrows(UnsupportedOperationException.class, result::rawRows);
+        }
         List<String> out = new ArrayList<>();
-        try (var it =
-                join.joinJson(inputs)
-                        .rows()
-                        .map(Row::toString)
-                        .returns(Types.STRING)
-                        .executeAndCollect()) {
+        try (var it = rows.executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
-        assertEquals(
-                Map.of(
-                        "[1, dark, 1, ana, 12, 1, p1]", 1,
-                        "[3, light, null, null, 11, 3, p3]", 1,
-                        "[null, null, 2, bo, 10, 2, p2]", 1),
-                Changelogs.materialize(out),
-                "" + out);
+        Map<String, Integer> expected =
+                new TreeMap<>(
+                        Map.of(
+                                "[1, dark, 1, ana, 12, 1, p1]", 1,
+                                "[3, light, null, null, 11, 3, p3]", 1,
+                                "[null, null, 2, bo, 10, 2, p2]", 1));
+        if (engine == Engine.NATIVE) {
+            expected.putAll(
+                    Map.of("[row, row, row]", 1, "[row, null, row]", 1, "[null, row, row]", 1));
+        }
+        assertEquals(expected, Changelogs.materialize(out), "" + out);
+    }
+
+    /**
+     * A raw output record ({@code kind u8 | (len i32 | row)*3}) as its kind and which inputs it
+     * holds, e.g. {@code +I[row, null, row]}.
+     */
+    private static String raw(byte[] record) {
+        ByteBuffer b = ByteBuffer.wrap(record).order(ByteOrder.LITTLE_ENDIAN);
+        List<String> inputs = new ArrayList<>();
+        int at = 1;
+        for (int i = 0; i < 3; i++) {
+            int length = b.getInt(at);
+            inputs.add(length < 0 ? "null" : "row");
+            at += 4 + Math.max(length, 0);
+        }
+        assertEquals(record.length, at, "three inputs and nothing else");
+        return RowKind.fromByteValue(record[0]).shortString() + inputs;
     }
 
     @Test
