@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -195,8 +196,7 @@ public final class CdcMultiJoin {
 
     /** Tags a batch with its input's index. */
     private static final class Tag
-            implements org.apache.flink.api.common.functions.MapFunction<
-                    ChangeBatch, Tuple2<Integer, ChangeBatch>> {
+            implements MapFunction<ChangeBatch, Tuple2<Integer, ChangeBatch>> {
         private static final long serialVersionUID = 1L;
         private final int input;
 

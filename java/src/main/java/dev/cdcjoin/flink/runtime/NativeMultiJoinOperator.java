@@ -165,6 +165,17 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         afterAppend(batch.records());
     }
 
+    /**
+     * No key context: the operator keeps no Flink keyed state and no keyed timers (its state is
+     * native, written as raw keyed state per key group, and each batch's key group is framed with
+     * it), so Flink may skip the key selector and {@code setCurrentKey} per record, as for {@link
+     * NativeJoinOperator#hasKeyContext1()}.
+     */
+    @Override
+    public boolean hasKeyContext() {
+        return false;
+    }
+
     /** Joins the buffered batch, if any, and emits its output. */
     @Override
     public void flush() {
