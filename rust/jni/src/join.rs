@@ -1,11 +1,11 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
 use cdcjoin_join::{
-    ChainSpec, Compression, FrozenState, JoinEngine, JoinError, JoinSpec, Rekeyer, COUNTER_NAMES,
+    ChainSpec, Compression, FrozenState, JoinEngine, JoinSpec, Rekeyer, COUNTER_NAMES,
 };
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
-use jni::EnvUnowned;
+use jni::{Env, EnvUnowned};
 
 use crate::calls::Output;
 use crate::errors::{jni_entry, NativeError, NativeResult};
@@ -32,16 +32,13 @@ struct FrozenJoin {
 
 static FROZEN: Registry<FrozenJoin> = Registry::new("NativeJoin.Frozen");
 
-/// Number of values `stats` writes.
-const STATS_LEN: usize = COUNTER_NAMES.len();
-
 /// `e` as an `IllegalArgumentException`: the caller passed something the engine rejects.
-fn invalid(e: impl ToString) -> NativeError {
+pub(crate) fn invalid(e: impl ToString) -> NativeError {
     NativeError::IllegalArgument(e.to_string())
 }
 
 /// `e` as an `IllegalStateException`: the engine failed on a batch or a snapshot.
-fn failed(e: impl ToString) -> NativeError {
+pub(crate) fn failed(e: impl ToString) -> NativeError {
     NativeError::IllegalState(e.to_string())
 }
 
@@ -57,18 +54,21 @@ impl Output for FrozenJoin {
     }
 }
 
-/// What a snapshot is written from: the engine itself, or its state frozen at an instant.
-trait Sections {
+/// What a snapshot is written from: the engine itself, its state frozen at an instant, or a
+/// multi-way join.
+pub(crate) trait Sections {
+    /// The key groups holding state, ascending.
     fn with_state(&self) -> Vec<u16>;
-    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError>;
+    /// Appends the section of key group `kg`.
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()>;
 }
 
 impl Sections for JoinEngine {
     fn with_state(&self) -> Vec<u16> {
         self.key_groups_with_state()
     }
-    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
-        self.snapshot_key_group(kg, out)
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.snapshot_key_group(kg, out).map_err(failed)
     }
 }
 
@@ -76,8 +76,8 @@ impl Sections for FrozenState {
     fn with_state(&self) -> Vec<u16> {
         self.key_groups_with_state()
     }
-    fn section(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
-        self.snapshot_key_group(kg, out)
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.snapshot_key_group(kg, out).map_err(failed)
     }
 }
 
@@ -172,7 +172,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeOutput<'l
 /// Writes `(key_group u32 | section)*` for the key groups holding state from `from` on, in key
 /// group order, stopping after the section that brings the output to `max_bytes` or more: a
 /// checkpoint takes the state in chunks, never all of it in one buffer.
-fn snapshot_chunk(
+pub(crate) fn snapshot_chunk(
     state: &impl Sections,
     out: &mut Vec<u8>,
     from: i32,
@@ -193,7 +193,7 @@ fn snapshot_chunk(
             break;
         }
         out.extend_from_slice(&u32::from(kg).to_le_bytes());
-        state.section(kg, out).map_err(failed)?;
+        state.section(kg, out)?;
     }
     Ok(())
 }
@@ -216,6 +216,15 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'loc
     })
 }
 
+/// The compression a `setSnapshotCompression(boolean lz4)` call asks for.
+pub(crate) fn compression(lz4: jboolean) -> Compression {
+    if lz4 {
+        Compression::Lz4
+    } else {
+        Compression::None
+    }
+}
+
 /// `static native void setSnapshotCompression(long handle, boolean lz4)`: whether later snapshots
 /// (and states frozen later) write LZ4-compressed sections (format 3) or plain ones (format 2);
 /// either restores whatever the setting.
@@ -229,11 +238,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_setSnapshotCo
     lz4: jboolean,
 ) {
     jni_entry(&mut env, "NativeJoin.setSnapshotCompression", |_| {
-        let compression = if lz4 {
-            Compression::Lz4
-        } else {
-            Compression::None
-        };
+        let compression = compression(lz4);
         JOINS.with(handle, |j| {
             j.engine.set_snapshot_compression(compression);
             Ok(())
@@ -327,6 +332,19 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_counterNames<
     })
 }
 
+/// Copies `values` into the Java `long[]` `into`, which must hold them all.
+pub(crate) fn write_counters(
+    env: &mut Env<'_>,
+    into: &JLongArray<'_>,
+    values: &[i64],
+) -> NativeResult<()> {
+    if into.is_null() || into.len(env)? < values.len() {
+        return Err(invalid(format!("stats needs a long[{}]", values.len())));
+    }
+    into.set_region(env, 0, values)?;
+    Ok(())
+}
+
 /// `static native void stats(long handle, long[] into)`: the engine's counters, named by
 /// `counterNames`.
 #[unsafe(no_mangle)]
@@ -338,11 +356,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_stats<'local>
 ) {
     jni_entry(&mut env, "NativeJoin.stats", |env| {
         let values = JOINS.with(handle, |j| Ok(j.engine.counters().map(|v| v as i64)))?;
-        if into.is_null() || into.len(env)? < STATS_LEN {
-            return Err(invalid(format!("stats needs a long[{STATS_LEN}]")));
-        }
-        into.set_region(env, 0, &values)?;
-        Ok(())
+        write_counters(env, &into, &values)
     })
 }
 

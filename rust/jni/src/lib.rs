@@ -14,6 +14,7 @@ mod decoder;
 pub mod errors;
 mod handles;
 mod join;
+mod multiway;
 
 use jni::objects::{JClass, JString};
 use jni::EnvUnowned;

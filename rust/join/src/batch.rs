@@ -3,6 +3,7 @@
 //! ```text
 //! batch        := input block*
 //! input block  := side u8 (0 left, 1 right) | block                          (little-endian)
+//!                 (a multi-way join's batch, crate::multiway: input index u8 | block)
 //!   block      := key_group u16 | count u32 | len u32 | change{count}   (cdcjoin_model::exchange)
 //!   change     := kind u8 | stamp | row_len u32 | row bytes
 //!   stamp      := flag u8 (STAMP_NONE, STAMP_PRESENT) | timestamp i64
@@ -44,11 +45,42 @@ pub const NULL_SIDE: u32 = u32::MAX;
 /// Kind byte of an output entry that rejects its input change (see the module docs).
 pub const REJECTED: u8 = 0xFF;
 
+/// The byte in front of an input block: which input its changes are of. A [`Side`] for the
+/// two-table join; for a multi-way join ([`crate::multiway`]) the input's index, a `u8`, so that
+/// its batches are the two-table join's frames with more inputs (inputs 0 and 1 write the bytes
+/// of the left and the right side).
+pub trait InputTag: Copy {
+    /// The input a wire byte names, if it names one.
+    fn from_byte(b: u8) -> Option<Self>;
+    /// The wire byte.
+    fn byte(self) -> u8;
+}
+
+impl InputTag for Side {
+    fn from_byte(b: u8) -> Option<Side> {
+        Side::from_byte(b)
+    }
+    fn byte(self) -> u8 {
+        self as u8
+    }
+}
+
+/// A multi-way join's input index, below [`crate::multiway::MAX_INPUTS`] (the join checks it
+/// against its own number of inputs).
+impl InputTag for u8 {
+    fn from_byte(b: u8) -> Option<u8> {
+        ((b as usize) < crate::multiway::MAX_INPUTS).then_some(b)
+    }
+    fn byte(self) -> u8 {
+        self
+    }
+}
+
 /// One input change, borrowed from a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InputRecord<'a> {
+pub struct InputRecord<'a, S = Side> {
     /// Which input.
-    pub side: Side,
+    pub side: S,
     /// Its change kind.
     pub kind: RowKind,
     /// Flink key group of its join key.
@@ -60,10 +92,10 @@ pub struct InputRecord<'a> {
 }
 
 /// Appends one input change to a batch, as a block of one.
-pub fn write_input(out: &mut Vec<u8>, rec: &InputRecord<'_>) {
+pub fn write_input<S: InputTag>(out: &mut Vec<u8>, rec: &InputRecord<'_, S>) {
     let mut change = Vec::new();
     write_change(&mut change, rec.kind, rec.timestamp, rec.row);
-    out.push(rec.side as u8);
+    out.push(rec.side.byte());
     BlockHeader {
         key_group: rec.key_group,
         count: 1,
@@ -74,19 +106,19 @@ pub fn write_input(out: &mut Vec<u8>, rec: &InputRecord<'_>) {
 }
 
 /// Reads the input changes of a batch, refusing malformed framing with the change's index.
-pub struct BatchReader<'a> {
+pub struct BatchReader<'a, S = Side> {
     /// The blocks not read yet.
     rest: &'a [u8],
     /// The block being read: its side, header and changes.
-    block: Option<(Side, BlockHeader, Changes<'a>)>,
+    block: Option<(S, BlockHeader, Changes<'a>)>,
     /// Changes of the current block read so far.
     in_block: u32,
     index: usize,
 }
 
-impl<'a> BatchReader<'a> {
+impl<'a, S: InputTag> BatchReader<'a, S> {
     /// A reader over `buf`.
-    pub fn new(buf: &'a [u8]) -> BatchReader<'a> {
+    pub fn new(buf: &'a [u8]) -> BatchReader<'a, S> {
         BatchReader {
             rest: buf,
             block: None,
@@ -98,7 +130,7 @@ impl<'a> BatchReader<'a> {
     /// Opens the next block.
     fn open(&mut self) -> Result<(), String> {
         let (&side, after) = self.rest.split_first().expect("not empty");
-        let side = Side::from_byte(side).ok_or_else(|| format!("bad side byte {side}"))?;
+        let side = S::from_byte(side).ok_or_else(|| format!("bad side byte {side}"))?;
         let header = BlockHeader::read(after)?;
         let end = BLOCK_HEADER_LEN + header.len as usize;
         let body = after.get(BLOCK_HEADER_LEN..end).ok_or("truncated block")?;
@@ -111,7 +143,7 @@ impl<'a> BatchReader<'a> {
         Ok(())
     }
 
-    fn read(&mut self) -> Result<Option<InputRecord<'a>>, String> {
+    fn read(&mut self) -> Result<Option<InputRecord<'a, S>>, String> {
         if self.block.is_none() {
             if self.rest.is_empty() {
                 return Ok(None);
@@ -147,9 +179,9 @@ impl<'a> BatchReader<'a> {
     }
 }
 
-impl<'a> Iterator for BatchReader<'a> {
+impl<'a, S: InputTag> Iterator for BatchReader<'a, S> {
     /// A change, or the reason the batch is malformed at this change's index.
-    type Item = Result<(usize, InputRecord<'a>), String>;
+    type Item = Result<(usize, InputRecord<'a, S>), String>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let index = self.index;
@@ -172,7 +204,8 @@ impl<'a> Iterator for BatchReader<'a> {
 pub struct OutputWriter<'a> {
     buf: &'a mut Vec<u8>,
     rows: usize,
-    side: Side,
+    /// The input byte of the current change ([`InputTag::byte`]).
+    side: u8,
     timestamp: Option<i64>,
 }
 
@@ -182,15 +215,15 @@ impl<'a> OutputWriter<'a> {
         OutputWriter {
             buf,
             rows: 0,
-            side: Side::Left,
+            side: Side::Left as u8,
             timestamp: None,
         }
     }
 
     /// Names the input change that the next entries are caused by: they carry its timestamp, a
     /// rejection its side.
-    pub fn set_input(&mut self, rec: &InputRecord<'_>) {
-        self.side = rec.side;
+    pub fn set_input<S: InputTag>(&mut self, rec: &InputRecord<'_, S>) {
+        self.side = rec.side.byte();
         self.timestamp = rec.timestamp;
     }
 
@@ -493,7 +526,7 @@ mod tests {
     #[test]
     fn malformed_input_names_the_change() {
         let buf = two_blocks();
-        let err = |b: &[u8]| BatchReader::new(b).find_map(Result::err).unwrap();
+        let err = |b: &[u8]| BatchReader::<Side>::new(b).find_map(Result::err).unwrap();
         assert!(err(&buf[..buf.len() - 1]).starts_with("batch record #2: truncated block"));
         let mut bad = buf.clone();
         bad[0] = 7;
@@ -514,7 +547,7 @@ mod tests {
         let mut bad_change = buf.clone();
         bad_change[1 + BLOCK_HEADER_LEN] = 9;
         assert_eq!(err(&bad_change), "batch record #0: bad row kind byte 9");
-        assert_eq!(BatchReader::new(&[]).count(), 0);
+        assert_eq!(BatchReader::<Side>::new(&[]).count(), 0);
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub use batch::{
 };
 pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
-pub use multiway::{MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats};
+pub use multiway::{
+    MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats, MULTIWAY_COUNTER_NAMES,
+};
 pub use snapshot::{Compression, FrozenState};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

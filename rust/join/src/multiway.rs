@@ -65,11 +65,15 @@
 //! Snapshots are the two-table join's sections ([`crate::snapshot`]) with one side per input,
 //! written synchronously per key group (no frozen state written while the join goes on yet).
 //!
-//! Not yet: TTL (a declaration with `ttl_ms` is refused), snapshots taken while the join goes on,
-//! a batch wire format and the JNI bridge. Emitted rows use the output format of [`crate::batch`]
-//! with one row per input ([`OutputWriter::emit_wide`], read by [`crate::batch::WideEntries`]).
+//! Batches ([`MultiwayJoin::process_batch`]) are the two-table join's input frames of
+//! [`crate::batch`] with the input's index as the byte in front of each block. Emitted rows use
+//! the output format of [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read
+//! by [`crate::batch::WideEntries`]).
+//!
+//! Not yet: TTL (a declaration with `ttl_ms` is refused) and snapshots taken while the join goes
+//! on.
 
-use crate::batch::OutputWriter;
+use crate::batch::{BatchReader, OutputWriter};
 use crate::engine::{Applied, JoinError, StateSize};
 use crate::group::{Entry, Group};
 use crate::reject::{self, print_row, Refusal};
@@ -149,6 +153,9 @@ pub enum MultiwayError {
     /// The declaration is inconsistent.
     #[error("invalid multi-way join declaration: {0}")]
     Config(String),
+    /// A batch is malformed (the message names the change by its index in the batch).
+    #[error("malformed multi-way join batch: {0}")]
+    Batch(String),
     /// The change names an input the join does not have.
     #[error("input {input} does not exist: the join has {inputs} inputs")]
     UnknownInput {
@@ -212,6 +219,27 @@ pub struct MultiwayStats {
     /// spare room of groups of many rows.
     pub overhead_bytes: u64,
 }
+
+/// Names of the values [`MultiwayJoin::counters`] returns, in its order: the changes taken per
+/// input (all [`MAX_INPUTS`], the inputs the join does not have at 0), then the two-table join's
+/// names for the same counters and state sizes ([`crate::COUNTER_NAMES`]).
+pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 7] = [
+    "records_in_0",
+    "records_in_1",
+    "records_in_2",
+    "records_in_3",
+    "records_in_4",
+    "records_in_5",
+    "records_in_6",
+    "records_in_7",
+    "rows_out",
+    "absent_retractions",
+    "rejected",
+    "state_rows",
+    "state_keys",
+    "state_row_bytes",
+    "state_heap_bytes",
+];
 
 /// The rows of one join key: one group per input.
 #[derive(Clone, Default, Debug)]
@@ -284,6 +312,23 @@ impl MultiwayJoin {
         self.stats
     }
 
+    /// Every counter and state size, named by [`MULTIWAY_COUNTER_NAMES`] at the same position.
+    pub fn counters(&self) -> [u64; MULTIWAY_COUNTER_NAMES.len()] {
+        let (s, z) = (self.stats, self.state_size());
+        let mut values = [0; MULTIWAY_COUNTER_NAMES.len()];
+        values[..MAX_INPUTS].copy_from_slice(&s.records_in);
+        values[MAX_INPUTS..].copy_from_slice(&[
+            s.rows_out,
+            s.absent_retractions,
+            s.rejected,
+            z.rows,
+            z.keys,
+            z.group_bytes,
+            z.heap_bytes,
+        ]);
+        values
+    }
+
     /// Size of the state, kept up to date per change (cheap to read).
     pub fn state_size(&self) -> StateSize {
         let tables: usize = self.tables.iter().map(|t| t.table_bytes()).sum();
@@ -347,6 +392,24 @@ impl MultiwayJoin {
             Applied::Absent => return self.absent(input, kind, row),
         }
         Ok(())
+    }
+
+    /// Applies the changes of `batch` in order (input frames of [`crate::batch`], each block
+    /// behind its input's index), appending their output entries, each stamped with its change's
+    /// timestamp, to `out`; the rows emitted. On error the changes before the failing one stay
+    /// applied and their entries written: the caller fails (the job restarts from a snapshot).
+    pub fn process_batch(
+        &mut self,
+        batch: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<usize, MultiwayError> {
+        let mut w = OutputWriter::new(out);
+        for rec in BatchReader::<u8>::new(batch) {
+            let (_, rec) = rec.map_err(MultiwayError::Batch)?;
+            w.set_input(&rec);
+            self.apply(rec.side as usize, rec.kind, rec.key_group, rec.row, &mut w)?;
+        }
+        Ok(w.rows())
     }
 
     /// Refuses a change this join cannot apply: an unknown input, an invalid row, a key group not
@@ -860,8 +923,13 @@ mod tests {
         let mut out = Vec::new();
         j.apply(input, kind, 0, &r, &mut OutputWriter::new(&mut out))
             .unwrap();
+        print(&out, j.inputs.len())
+    }
+
+    /// The output entries of `arity` inputs in `out`, printed as [`run`] returns them.
+    fn print(out: &[u8], arity: usize) -> Vec<String> {
         let layout = RowLayout::new(&schema());
-        WideEntries::new(&out, j.inputs.len())
+        WideEntries::new(out, arity)
             .map(|e| match e {
                 WideEntry::Row(w) => {
                     let vals: Vec<Value> = (w.rows.iter())
@@ -931,6 +999,77 @@ mod tests {
         assert_eq!((s.rows, s.keys, s.group_bytes), (0, 0, 0));
         assert_eq!(s.heap_bytes, j.tables[0].table_bytes() as u64);
         assert_eq!(j.stats().absent_retractions, 1);
+    }
+
+    /// A batch is applied change by change in order, each block's changes as changes of the input
+    /// its byte names, every entry stamped with its change's timestamp; a malformed batch or an
+    /// input the join does not have fails it.
+    #[test]
+    fn batches_name_inputs_by_index() {
+        use crate::batch::{write_input, InputRecord};
+        let rec = |input: u8, timestamp, row: &[u8]| {
+            let mut buf = Vec::new();
+            let rec = InputRecord {
+                side: input,
+                kind: RowKind::Insert,
+                key_group: 0,
+                timestamp: Some(timestamp),
+                row,
+            };
+            write_input(&mut buf, &rec);
+            buf
+        };
+        let mut j = MultiwayJoin::new(&spec(&[JoinType::Left, JoinType::Full])).unwrap();
+        let (c, a) = (row(30, Some(1)), row(10, Some(1)));
+        let batch = [rec(2, 5, &c), rec(0, 6, &a)].concat();
+        let mut out = Vec::new();
+        assert_eq!(j.process_batch(&batch, &mut out), Ok(3));
+        assert_eq!(
+            print(&out, 3),
+            [
+                "+I[null, null, null, null, 30, 1]",
+                "-D[null, null, null, null, 30, 1]",
+                "+I[10, 1, null, null, 30, 1]"
+            ]
+        );
+        let stamps: Vec<_> = (WideEntries::new(&out, 3))
+            .map(|e| match e {
+                WideEntry::Row(r) => r.timestamp,
+                WideEntry::Rejected { timestamp, .. } => timestamp,
+            })
+            .collect();
+        assert_eq!(stamps, [Some(5), Some(6), Some(6)]);
+        let counters = j.counters();
+        let named = |name| {
+            counters[MULTIWAY_COUNTER_NAMES
+                .iter()
+                .position(|&n| n == name)
+                .unwrap()]
+        };
+        assert_eq!(
+            [
+                "records_in_0",
+                "records_in_1",
+                "records_in_2",
+                "rows_out",
+                "state_rows"
+            ]
+            .map(named),
+            [1, 0, 1, 3, 2]
+        );
+        let mut bad = rec(1, 7, &a);
+        bad[0] = MAX_INPUTS as u8;
+        let e = j.process_batch(&bad, &mut out).unwrap_err().to_string();
+        assert!(e.contains("batch record #0: bad side byte 8"), "{e}");
+        let mut two = MultiwayJoin::new(&spec(&[JoinType::Left])).unwrap();
+        let e = two.process_batch(&rec(2, 7, &a), &mut out);
+        assert_eq!(
+            e,
+            Err(MultiwayError::UnknownInput {
+                input: 2,
+                inputs: 2
+            })
+        );
     }
 
     /// `a LEFT JOIN b USING (k) FULL JOIN c USING (k)`, by hand: padding emitted and retracted as

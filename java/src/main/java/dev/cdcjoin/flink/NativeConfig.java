@@ -78,14 +78,42 @@ final class NativeConfig {
                     g.writeFieldName("right");
                     side(g, spec.right());
                     g.writeStringField("join_type", spec.joinType().name());
-                    g.writeStringField(
-                            "absent_retraction", spec.failOnAbsentRetraction() ? "FAIL" : "IGNORE");
-                    g.writeObjectFieldStart("key_groups");
-                    g.writeNumberField("start", start);
-                    g.writeNumberField("end", end);
-                    g.writeEndObject();
+                    absentRetractionAndKeyGroups(g, spec.failOnAbsentRetraction(), start, end);
                     g.writeEndObject();
                 });
+    }
+
+    /**
+     * A multi-way join's declaration for key groups {@code [start, end]} (Rust {@code
+     * MultiwaySpec}).
+     */
+    static String multiwaySpec(MultiJoinSpec spec, int start, int end) {
+        return json(
+                g -> {
+                    g.writeStartObject();
+                    g.writeArrayFieldStart("inputs");
+                    for (SideSpec input : spec.inputs()) {
+                        side(g, input);
+                    }
+                    g.writeEndArray();
+                    g.writeArrayFieldStart("steps");
+                    for (JoinType step : spec.steps()) {
+                        g.writeString(step.name());
+                    }
+                    g.writeEndArray();
+                    absentRetractionAndKeyGroups(g, spec.failOnAbsentRetraction(), start, end);
+                    g.writeEndObject();
+                });
+    }
+
+    /** The fields of a join's policy for absent retractions and of its key groups. */
+    private static void absentRetractionAndKeyGroups(
+            JsonGenerator g, boolean fail, int start, int end) throws IOException {
+        g.writeStringField("absent_retraction", fail ? "FAIL" : "IGNORE");
+        g.writeObjectFieldStart("key_groups");
+        g.writeNumberField("start", start);
+        g.writeNumberField("end", end);
+        g.writeEndObject();
     }
 
     /**

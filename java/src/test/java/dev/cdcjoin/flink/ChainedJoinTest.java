@@ -266,6 +266,22 @@ class ChainedJoinTest {
     private static JobClient start(
             Engine engine, List<String> events, int limit, String run, int p, String savepoint)
             throws Exception {
+        DataStream<String> source = gated(events, limit, run, p, savepoint);
+        CdcJoin first = ordersCustomers(engine);
+        CdcJoin.Result orders =
+                first.joinStrings(VectorsTest.pick(source, "o|"), VectorsTest.pick(source, "c|"));
+        CdcJoin.Result mart = mart(first).joinStrings(orders, VectorsTest.pick(source, "p|"));
+        mart.rows().map(new Recorder(run));
+        return source.getExecutionEnvironment().executeAsync(run);
+    }
+
+    /**
+     * The events up to {@code limit} through a {@link Gate} of {@code run}, in a new job at
+     * parallelism {@code p} (max 128, a checkpoint every 50 ms) restoring {@code savepoint} if not
+     * null.
+     */
+    static DataStream<String> gated(
+            List<String> events, int limit, String run, int p, String savepoint) {
         Configuration conf = new Configuration();
         if (savepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
@@ -281,16 +297,11 @@ class ChainedJoinTest {
                         .flatMap(new Gate(events, limit, run))
                         .uid("gate")
                         .setParallelism(1);
-        CdcJoin first = ordersCustomers(engine);
-        CdcJoin.Result orders =
-                first.joinStrings(VectorsTest.pick(source, "o|"), VectorsTest.pick(source, "c|"));
-        CdcJoin.Result mart = mart(first).joinStrings(orders, VectorsTest.pick(source, "p|"));
-        mart.rows().map(new Recorder(run));
-        return env.executeAsync(run);
+        return source;
     }
 
     /** Waits until the run's gate is drained and its output has stopped growing (60 s at most). */
-    private static void awaitQuiet(String run) throws InterruptedException {
+    static void awaitQuiet(String run) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!DRAINED.contains(run)) {
             assertTrue(System.nanoTime() < deadline, run + ": the trace was not emitted in 60 s");
@@ -303,7 +314,7 @@ class ChainedJoinTest {
         }
     }
 
-    private static List<String> output(String run) {
+    static List<String> output(String run) {
         return OUTPUT.getOrDefault(run, List.of());
     }
 
@@ -478,18 +489,7 @@ class ChainedJoinTest {
                 env.fromData("{\"op\":\"c\",\"after\":{\"id\":3,\"title\":\"pen\"}}");
         CdcJoin.Result mart =
                 mart(first).joinStrings(first.joinStrings(orders, customers), products);
-        List<String> out = new ArrayList<>();
-        try (var it =
-                mart.rows()
-                        .map(Row::toString)
-                        .returns(Types.STRING)
-                        .union(
-                                mart.badRecords()
-                                        .map(b -> "BAD " + b.source + ": " + b.reason)
-                                        .returns(Types.STRING))
-                        .executeAndCollect()) {
-            it.forEachRemaining(out::add);
-        }
+        List<String> out = rowsAndBadRecords(mart);
         List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
         assertEquals(1, bad.size(), "one bad record: " + out);
         assertTrue(
@@ -498,6 +498,26 @@ class ChainedJoinTest {
                 bad.get(0));
         List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
         assertEquals(Map.of("[1, 2, Ana, pen]", 1), Changelogs.materialize(rows), "" + rows);
+    }
+
+    /**
+     * Runs a bounded job to its end: the result's rows, and its bad records as {@code "BAD
+     * <source>: <reason>"}.
+     */
+    static List<String> rowsAndBadRecords(CdcJoin.Result result) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var it =
+                result.rows()
+                        .map(Row::toString)
+                        .returns(Types.STRING)
+                        .union(
+                                result.badRecords()
+                                        .map(b -> "BAD " + b.source + ": " + b.reason)
+                                        .returns(Types.STRING))
+                        .executeAndCollect()) {
+            it.forEachRemaining(out::add);
+        }
+        return out;
     }
 
     @Test

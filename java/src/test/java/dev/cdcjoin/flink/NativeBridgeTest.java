@@ -12,6 +12,7 @@ import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
 import dev.cdcjoin.flink.runtime.ChangeBlocks;
 import dev.cdcjoin.flink.runtime.JoinBatches;
@@ -299,6 +300,98 @@ class NativeBridgeTest {
         }
         assertThrows(IllegalStateException.class, () -> j.snapshot(0, 1));
         assertThrows(IllegalArgumentException.class, () -> new NativeJoin("{}"));
+    }
+
+    /**
+     * The multi-way join through JNI: users LEFT JOIN domains FULL JOIN backups (domains' schema),
+     * a batch naming its inputs by index, the wide output, counters by name, a snapshot restored
+     * elsewhere, and every failure as a Java exception.
+     */
+    @Test
+    void multiwayJoinBatchSnapshotAndErrors() {
+        RowCodec u = new RowCodec(USERS);
+        RowCodec dm = new RowCodec(DOMAINS);
+        MultiJoinSpec spec =
+                new MultiJoinSpec(
+                        List.of(
+                                new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
+                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
+                                new SideSpec("backups", DOMAINS, List.of("user_id"), null, null)),
+                        List.of(JoinType.LEFT, JoinType.FULL),
+                        false,
+                        null,
+                        null);
+        BatchBuffer b = new BatchBuffer(8);
+        record(b, 2, 0, 3, dm.encode(new Object[] {20L, 1L, "c.com"}));
+        record(b, 0, 0, 3, u.encode(new Object[] {1L, "alice"}));
+        NativeMultiJoin j = new NativeMultiJoin(spec.specJson(0, 127));
+        assertEquals(
+                List.of(
+                        "0 null null [20, 1, c.com]",
+                        "3 null null [20, 1, c.com]",
+                        "0 [1, alice] null [20, 1, c.com]"),
+                wide(j.processBatch(b.buffer(), b.length()), u, dm, dm));
+        long[] stats = new long[NativeMultiJoin.counters().size()];
+        j.stats(stats);
+        List<String> names = NativeMultiJoin.counters();
+        assertEquals(
+                List.of(1L, 0L, 1L, 3L, 2L),
+                List.of("records_in_0", "records_in_1", "records_in_2", "rows_out", "state_rows")
+                        .stream()
+                        .map(n -> stats[names.indexOf(n)])
+                        .toList());
+        assertThrows(IllegalArgumentException.class, () -> j.stats(new long[3]));
+
+        ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
+        int length = snap.getInt(4);
+        ByteBuffer section = DirectBuffers.allocate(4 + length);
+        for (int i = 0; i < 4 + length; i++) {
+            section.put(i, snap.get(4 + i));
+        }
+        NativeMultiJoin restored = new NativeMultiJoin(spec.specJson(0, 10));
+        assertEquals(4 + length, restored.restore(section, 4 + length));
+        b.clear();
+        record(b, 1, 0, 3, dm.encode(new Object[] {10L, 1L, "a.com"}));
+        // The chain's transient padding: the LEFT step retracts [alice, null] before it adds
+        // [alice, a.com], so the FULL step pads c.com alone in between.
+        assertEquals(
+                List.of(
+                        "3 [1, alice] null [20, 1, c.com]",
+                        "0 null null [20, 1, c.com]",
+                        "3 null null [20, 1, c.com]",
+                        "0 [1, alice] [10, 1, a.com] [20, 1, c.com]"),
+                wide(restored.processBatch(b.buffer(), b.length()), u, dm, dm));
+
+        b.clear();
+        b.put((byte) 9);
+        IllegalStateException bad =
+                assertThrows(
+                        IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length()));
+        assertTrue(bad.getMessage().contains("bad side byte 9"), bad.getMessage());
+        b.clear();
+        record(b, 3, 0, 3, u.encode(new Object[] {2L, "bo"}));
+        IllegalStateException fourth =
+                assertThrows(
+                        IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length()));
+        assertTrue(fourth.getMessage().contains("input 3 does not exist"), fourth.getMessage());
+        j.close();
+        restored.close();
+        assertThrows(IllegalStateException.class, () -> j.snapshot(0, 1));
+        assertThrows(IllegalArgumentException.class, () -> new NativeMultiJoin("{}"));
+    }
+
+    /** The entries of a multi-way join's output, each as its kind and its inputs' rows. */
+    private static List<String> wide(ByteBuffer out, RowCodec... inputs) {
+        List<String> rows = new ArrayList<>();
+        JoinBatches.Entries e = new JoinBatches.Entries(inputs.length).reset(out, 0);
+        while (e.next()) {
+            List<String> sides = new ArrayList<>();
+            for (int i = 0; i < inputs.length; i++) {
+                sides.add(side(inputs[i], out, e.inputAt(i)));
+            }
+            rows.add(e.kind() + " " + String.join(" ", sides));
+        }
+        return rows;
     }
 
     /** A snapshot is taken in chunks: key groups in order, from a given one, up to a size. */

@@ -21,12 +21,9 @@ import java.nio.ByteBuffer;
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
  * memory; any later call throws {@link IllegalStateException}.
  */
-public final class NativeDecoder implements AutoCloseable {
+public final class NativeDecoder extends NativeHandle {
 
     private static final int INITIAL_OUTPUT = 64 * 1024;
-
-    private long handle;
-    private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
 
     /**
      * Creates a decoder. Loads the native library if needed.
@@ -36,8 +33,7 @@ public final class NativeDecoder implements AutoCloseable {
      * @throws IllegalArgumentException if the configuration is invalid
      */
     public NativeDecoder(String configJson) {
-        NativeLibrary.load();
-        handle = create(configJson);
+        super("NativeDecoder", INITIAL_OUTPUT, () -> create(configJson));
     }
 
     /**
@@ -72,7 +68,7 @@ public final class NativeDecoder implements AutoCloseable {
      */
     public ByteBuffer decodeJson(ByteBuffer in, int length, long firstIndex) {
         long h = open();
-        long r = decodeJson(h, in, length, firstIndex, output);
+        long r = decodeJson(h, in, length, firstIndex, output());
         return collect(h, r);
     }
 
@@ -86,7 +82,7 @@ public final class NativeDecoder implements AutoCloseable {
      */
     public ByteBuffer decodeRows(ByteBuffer in, int length, long firstIndex) {
         long h = open();
-        long r = decodeRows(h, in, length, firstIndex, output);
+        long r = decodeRows(h, in, length, firstIndex, output());
         return collect(h, r);
     }
 
@@ -101,30 +97,17 @@ public final class NativeDecoder implements AutoCloseable {
      */
     public ByteBuffer decodeUpsert(ByteBuffer in, int length, long firstIndex) {
         long h = open();
-        long r = decodeUpsert(h, in, length, firstIndex, output);
+        long r = decodeUpsert(h, in, length, firstIndex, output());
         return collect(h, r);
     }
 
     private ByteBuffer collect(long h, long result) {
-        output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
-        return output;
+        return collect(result, out -> takeOutput(h, out));
     }
 
-    private long open() {
-        if (handle == 0) {
-            throw new IllegalStateException("NativeDecoder is closed");
-        }
-        return handle;
-    }
-
-    /** Frees the native decoder; idempotent. */
     @Override
-    public void close() {
-        if (handle != 0) {
-            long h = handle;
-            handle = 0;
-            free(h);
-        }
+    void release(long handle) {
+        free(handle);
     }
 
     static native long create(String configJson);

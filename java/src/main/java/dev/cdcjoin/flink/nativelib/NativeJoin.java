@@ -13,12 +13,9 @@ import java.nio.ByteBuffer;
  * state; any later call throws {@link IllegalStateException}. A {@link Frozen} state taken with
  * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
  */
-public final class NativeJoin implements AutoCloseable {
+public final class NativeJoin extends NativeHandle {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
-
-    private long handle;
-    private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
 
     /**
      * Creates an engine. Loads the native library if needed.
@@ -27,8 +24,7 @@ public final class NativeJoin implements AutoCloseable {
      * @throws IllegalArgumentException if the declaration is invalid
      */
     public NativeJoin(String specJson) {
-        NativeLibrary.load();
-        handle = create(specJson);
+        super("NativeJoin", INITIAL_OUTPUT, () -> create(specJson));
     }
 
     /**
@@ -56,7 +52,7 @@ public final class NativeJoin implements AutoCloseable {
      */
     public ByteBuffer processBatch(ByteBuffer in, int length, long nowMs) {
         long h = open();
-        long r = processBatch(h, in, length, nowMs, output);
+        long r = processBatch(h, in, length, nowMs, output());
         return collect(h, r);
     }
 
@@ -74,7 +70,7 @@ public final class NativeJoin implements AutoCloseable {
      */
     public ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
         long h = open();
-        long r = snapshot(h, output, fromKeyGroup, maxBytes);
+        long r = snapshot(h, output(), fromKeyGroup, maxBytes);
         return collect(h, r);
     }
 
@@ -126,7 +122,7 @@ public final class NativeJoin implements AutoCloseable {
      * The state of a join at the instant {@link #freeze()} was called. Thread-safe against the
      * join's own calls; one thread at a time writes it.
      */
-    public static final class Frozen implements AutoCloseable {
+    public static final class Frozen implements StateChunks {
         private long handle;
         private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
 
@@ -144,6 +140,7 @@ public final class NativeJoin implements AutoCloseable {
          * @param maxBytes the size after which no further section is added
          * @return the chunk, valid until the next call
          */
+        @Override
         public synchronized ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
             if (handle == 0) {
                 throw new IllegalStateException("NativeJoin.Frozen is closed");
@@ -166,25 +163,12 @@ public final class NativeJoin implements AutoCloseable {
     }
 
     private ByteBuffer collect(long h, long result) {
-        output = DirectBuffers.result(result, output, out -> takeOutput(h, out));
-        return output;
+        return collect(result, out -> takeOutput(h, out));
     }
 
-    private long open() {
-        if (handle == 0) {
-            throw new IllegalStateException("NativeJoin is closed");
-        }
-        return handle;
-    }
-
-    /** Frees the native state; idempotent. */
     @Override
-    public void close() {
-        if (handle != 0) {
-            long h = handle;
-            handle = 0;
-            free(h);
-        }
+    void release(long handle) {
+        free(handle);
     }
 
     static native long create(String specJson);

@@ -2,10 +2,14 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.RunnableFuture;
+import org.apache.flink.core.fs.CloseableRegistry;
 import org.apache.flink.runtime.state.AsyncSnapshotCallable;
 import org.apache.flink.runtime.state.CheckpointStateOutputStream;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -17,10 +21,13 @@ import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.KeyedStateHandle;
 import org.apache.flink.runtime.state.SnapshotResult;
 import org.apache.flink.runtime.state.StreamStateHandle;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 
 /**
  * The asynchronous phase of the native join's checkpoint: writes a {@link NativeJoin.Frozen} state
- * as Flink raw keyed state, one section per key group with state, while the join goes on.
+ * as Flink raw keyed state, one section per key group with state, while the join goes on. (The
+ * multi-way join, which has no frozen state, runs it at once in the synchronous phase over its live
+ * state, see {@link NativeMultiJoinOperator}: the same bytes and handle.)
  *
  * <p>Why not {@code StateSnapshotContext#getRawKeyedOperatorStateOutput()}: Flink completes that
  * stream in the synchronous phase (the operator writes it on the task thread, and the future only
@@ -37,7 +44,7 @@ import org.apache.flink.runtime.state.StreamStateHandle;
  */
 final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
 
-    private final NativeJoin.Frozen frozen;
+    private final StateChunks frozen;
     private final CheckpointStreamFactory streams;
     private final KeyGroupRange keyGroups;
     private final int chunkBytes;
@@ -45,13 +52,13 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
     /**
      * A snapshot of {@code frozen}, to be run once.
      *
-     * @param frozen the state to write; released when this ends
+     * @param frozen the state to write; closed when this ends
      * @param streams where the checkpoint's streams are opened
      * @param keyGroups the operator's key groups, those of {@code frozen}
      * @param chunkBytes bytes of state taken from the engine at a time
      */
     FrozenStateSnapshot(
-            NativeJoin.Frozen frozen,
+            StateChunks frozen,
             CheckpointStreamFactory streams,
             KeyGroupRange keyGroups,
             int chunkBytes) {
@@ -59,6 +66,67 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
         this.streams = Objects.requireNonNull(streams, "streams");
         this.keyGroups = Objects.requireNonNull(keyGroups, "keyGroups");
         this.chunkBytes = chunkBytes;
+    }
+
+    /**
+     * Replaces the raw keyed state future of an operator's checkpoint {@code futures} by one that
+     * writes the native state {@code state} gives: asynchronously (a frozen state, written while
+     * the operator goes on) or, with {@code now}, at once on the calling thread (a live state,
+     * which the operator must not change meanwhile). On failure the checkpoint's futures are
+     * cancelled and the state closed.
+     *
+     * @param futures the futures {@code AbstractStreamOperator#snapshotState} returned
+     * @param state takes the state to write (freezes it, or returns the live one)
+     * @param streams the checkpoint's stream factory
+     * @param keyGroups the operator's key groups
+     * @param chunkBytes bytes of state taken from the engine at a time
+     * @param cancelables the task's cancelables, which cancel the write with the checkpoint
+     * @param now whether to write the state before returning
+     * @return {@code futures}
+     * @throws Exception if the state cannot be taken
+     */
+    static OperatorSnapshotFutures install(
+            OperatorSnapshotFutures futures,
+            Callable<StateChunks> state,
+            CheckpointStreamFactory streams,
+            KeyGroupRange keyGroups,
+            int chunkBytes,
+            CloseableRegistry cancelables,
+            boolean now)
+            throws Exception {
+        RunnableFuture<SnapshotResult<KeyedStateHandle>> unopened =
+                futures.getKeyedStateRawFuture();
+        StateChunks chunks = null;
+        try {
+            chunks = state.call();
+            RunnableFuture<SnapshotResult<KeyedStateHandle>> write =
+                    new FrozenStateSnapshot(chunks, streams, keyGroups, chunkBytes)
+                            .toAsyncSnapshotFutureTask(cancelables);
+            if (now) {
+                write.run();
+            }
+            futures.setKeyedStateRawFuture(write);
+        } catch (Throwable t) {
+            if (chunks != null) {
+                chunks.close();
+            }
+            cancelQuietly(futures, t);
+            throw t;
+        }
+        // Flink's raw keyed state stream was never opened (the operator writes none in
+        // snapshotState(context), and Flink refuses legacy raw timers for an operator with custom
+        // raw keyed state): its future only unregisters itself from the task.
+        unopened.cancel(true);
+        return futures;
+    }
+
+    /** Cancels a checkpoint's futures after {@code cause}, to which a failure to do so is added. */
+    private static void cancelQuietly(OperatorSnapshotFutures futures, Throwable cause) {
+        try {
+            futures.cancel();
+        } catch (Exception e) {
+            cause.addSuppressed(e);
+        }
     }
 
     @Override

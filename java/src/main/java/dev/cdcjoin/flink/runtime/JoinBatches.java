@@ -18,6 +18,11 @@ import java.nio.charset.StandardCharsets;
  * chained output := rejections i32 | output entry{rejections} (all REJECTED) | block*
  * </pre>
  *
+ * <p>A multi-way join's batches and entries (Rust {@code cdcjoin_join::multiway}) are the same with
+ * more inputs: an input block's first byte is its input's index, a joined row holds one {@code len
+ * i32 | bytes} per input, and a rejection's side byte is the input's index ({@link
+ * Entries#Entries(int)}).
+ *
  * <p>A chained output (Rust {@code cdcjoin_join::chain}) is what a join whose output feeds another
  * join emits: its rejections, then its rows re-keyed into the next join's input blocks.
  *
@@ -60,7 +65,7 @@ public final class JoinBatches {
      * frame exactly as the operator does.
      *
      * @param batch the join batch
-     * @param side {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}
+     * @param side {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}, or a multi-way join's input index
      * @param changes one key group's changes
      */
     public static void frame(BatchBuffer batch, byte side, ChangeBatch changes) {
@@ -76,8 +81,28 @@ public final class JoinBatches {
         private ByteBuffer out;
         private int stampAt;
         private int kindAt;
-        private int rightLengthAt;
+
+        /** Per input of the joined row: where its length is. */
+        private final int[] lengthAt;
+
         private int end;
+
+        /** A cursor over a two-table join's entries. */
+        public Entries() {
+            this(2);
+        }
+
+        /**
+         * A cursor over entries whose joined rows have {@code inputs} rows (a multi-way join's).
+         *
+         * @param inputs rows per joined row, at least 2
+         */
+        public Entries(int inputs) {
+            if (inputs < 2) {
+                throw new IllegalArgumentException("a joined row has at least 2 inputs");
+            }
+            this.lengthAt = new int[inputs];
+        }
 
         /**
          * Starts over on an output.
@@ -107,8 +132,12 @@ public final class JoinBatches {
             if (isRejection()) {
                 end = kindAt + MESSAGE_LENGTH_AT + 4 + out.getInt(kindAt + MESSAGE_LENGTH_AT);
             } else {
-                rightLengthAt = kindAt + LEFT_AT + sideBytes(kindAt + LEFT_LENGTH_AT);
-                end = rightLengthAt + 4 + sideBytes(rightLengthAt);
+                int at = kindAt + LEFT_LENGTH_AT;
+                for (int i = 0; i < lengthAt.length; i++) {
+                    lengthAt[i] = at;
+                    at += 4 + sideBytes(at);
+                }
+                end = at;
             }
             return true;
         }
@@ -150,7 +179,7 @@ public final class JoinBatches {
          * @return the index of its first byte, or {@code -1} when it is null-padded
          */
         public int leftAt() {
-            return out.getInt(kindAt + LEFT_LENGTH_AT) < 0 ? -1 : kindAt + LEFT_AT;
+            return inputAt(0);
         }
 
         /**
@@ -159,7 +188,17 @@ public final class JoinBatches {
          * @return the index of its first byte, or {@code -1} when it is null-padded
          */
         public int rightAt() {
-            return out.getInt(rightLengthAt) < 0 ? -1 : rightLengthAt + 4;
+            return inputAt(1);
+        }
+
+        /**
+         * Where the row of input {@code i} starts (the left side is input 0, the right one 1).
+         *
+         * @param i the input
+         * @return the index of its first byte, or {@code -1} when it is null-padded
+         */
+        public int inputAt(int i) {
+            return out.getInt(lengthAt[i]) < 0 ? -1 : lengthAt[i] + 4;
         }
 
         /**
@@ -182,9 +221,9 @@ public final class JoinBatches {
         }
 
         /**
-         * The side of a rejected change.
+         * The side of a rejected change, or a multi-way join's input index.
          *
-         * @return {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}
+         * @return {@link #SIDE_LEFT} or {@link #SIDE_RIGHT}, or the input's index
          */
         public byte rejectedSide() {
             return out.get(kindAt + REJECTED_SIDE_AT);

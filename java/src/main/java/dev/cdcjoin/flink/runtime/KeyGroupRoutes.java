@@ -1,7 +1,9 @@
 package dev.cdcjoin.flink.runtime;
 
 import java.util.Arrays;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.runtime.state.KeyGroupRange;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 
 /**
@@ -23,6 +25,44 @@ public final class KeyGroupRoutes implements KeySelector<ChangeBatch, Integer> {
             routes = routes(batch.maxParallelism);
         }
         return routes[batch.keyGroup];
+    }
+
+    /**
+     * Checks that a batch of table {@code table} reaching a join's subtask was partitioned for the
+     * join's max parallelism and is of a key group the subtask owns: otherwise it would be joined
+     * against the wrong state, so the job fails, naming both.
+     *
+     * @param table the batch's table, for the message
+     * @param changes the batch
+     * @param maxParallelism the join's max parallelism
+     * @param keyGroups the key groups of the subtask
+     * @param context the subtask's context, for its index
+     * @throws IllegalStateException if the batch cannot be joined here
+     */
+    static void check(
+            String table,
+            ChangeBatch changes,
+            int maxParallelism,
+            KeyGroupRange keyGroups,
+            RuntimeContext context) {
+        if (changes.maxParallelism != maxParallelism) {
+            throw new IllegalStateException(
+                    String.format(
+                            "%s: a batch of key group %d was partitioned for max parallelism %d,"
+                                    + " this join's is %d; give the decode step and the join the"
+                                    + " same max parallelism",
+                            table, changes.keyGroup, changes.maxParallelism, maxParallelism));
+        }
+        if (!keyGroups.contains(changes.keyGroup)) {
+            throw new IllegalStateException(
+                    String.format(
+                            "%s: a batch of key group %d reached subtask %d, which owns key groups"
+                                    + " %s",
+                            table,
+                            changes.keyGroup,
+                            context.getTaskInfo().getIndexOfThisSubtask(),
+                            keyGroups));
+        }
     }
 
     /**

@@ -5,29 +5,16 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
-import dev.cdcjoin.flink.nativelib.DirectBuffers;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
-import java.io.DataInputStream;
-import java.io.IOException;
+import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import java.util.concurrent.RunnableFuture;
-import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
-import org.apache.flink.runtime.state.CheckpointStreamFactory;
-import org.apache.flink.runtime.state.KeyGroupRange;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
-import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
-import org.apache.flink.runtime.state.KeyedStateHandle;
-import org.apache.flink.runtime.state.SnapshotResult;
-import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
-import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.Row;
@@ -68,10 +55,12 @@ import org.apache.flink.types.RowKind;
  * <p>The native state is Flink raw keyed state: one self-delimiting section per key group with
  * state, so checkpoints, savepoints and rescaling work. A checkpoint freezes the state in its
  * synchronous phase and writes it in its asynchronous phase, while the join goes on (see {@link
- * #snapshotState(long, long, CheckpointOptions, CheckpointStreamFactory)}). The native memory is
- * freed in {@link #close()}.
+ * KeyGroupJoinOperator#snapshotState(long, long,
+ * org.apache.flink.runtime.checkpoint.CheckpointOptions,
+ * org.apache.flink.runtime.state.CheckpointStreamFactory)}). The native memory is freed in {@link
+ * #close()}.
  */
-public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
+public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         implements TwoInputStreamOperator<ChangeBatch, ChangeBatch, OUT>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
@@ -92,16 +81,17 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     public static final String ACC_ABSENT_RETRACTIONS = "cdcjoin.absentRetractions";
 
     /** Bytes of native state a checkpoint takes from the engine at a time. */
-    public static final int SNAPSHOT_CHUNK_BYTES = 4 << 20;
+    public static final int SNAPSHOT_CHUNK_BYTES = KeyGroupJoinOperator.SNAPSHOT_CHUNK_BYTES;
 
     /**
-     * Gauge: bytes of join state this subtask read when it was restored (0 when it started empty).
+     * Gauge of both native join operators: bytes of join state this subtask read when it was
+     * restored (0 when it started empty).
      */
     public static final String RESTORED_STATE_BYTES = "cdcjoinRestoredStateBytes";
 
     /**
-     * Gauge: milliseconds this subtask spent reading and restoring its join state (the raw keyed
-     * state streams into the native join), 0 when it started empty.
+     * Gauge of both native join operators: milliseconds this subtask spent reading and restoring
+     * its join state (the raw keyed state streams into the native join), 0 when it started empty.
      */
     public static final String STATE_RESTORE_MILLIS = "cdcjoinStateRestoreMillis";
 
@@ -117,12 +107,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private final BadRecordPolicy policy;
 
     private transient NativeJoin join;
-    private transient int maxParallelism;
-
-    /** The key groups of this subtask, those the native state holds. */
-    private transient KeyGroupRange keyGroups;
-
-    private transient BatchBuffer batch;
     private transient RowCodec leftCodec;
     private transient RowCodec rightCodec;
 
@@ -134,12 +118,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
-    private transient ManagedMemoryAccount memory;
-
-    /** Bytes of snapshot read by the restore, and its milliseconds (0 when not restored). */
-    private transient long restoredBytes;
-
-    private transient long restoreMillis;
 
     private NativeJoinOperator(
             JoinSpec definition,
@@ -211,20 +189,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     @Override
-    protected boolean isUsingCustomRawKeyedState() {
-        return true;
-    }
-
-    @Override
-    public void initializeState(StateInitializationContext context) throws Exception {
-        super.initializeState(context);
-        TaskInfo task = getRuntimeContext().getTaskInfo();
-        maxParallelism = task.getMaxNumberOfParallelSubtasks();
-        keyGroups =
-                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
-                        maxParallelism,
-                        task.getNumberOfParallelSubtasks(),
-                        task.getIndexOfThisSubtask());
+    AutoCloseable openNativeState(boolean lz4) {
         join =
                 new NativeJoin(
                         definition.specJson(
@@ -232,73 +197,29 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         if (next != null) {
             join.chain(definition.chainJson(next, maxParallelism));
         }
-        memory = ManagedMemoryAccount.of(this, getContainingTask());
-        // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
-        // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
-        join.setSnapshotCompression(getExecutionConfig().isUseSnapshotCompression());
-        if (context.isRestored()) {
-            restore(context);
-        }
+        join.setSnapshotCompression(lz4);
+        return join;
     }
 
-    private void restore(StateInitializationContext context) throws Exception {
-        long start = System.nanoTime();
-        long bytes = 0;
-        ByteBuffer section = DirectBuffers.allocate(64 * 1024);
-        byte[] chunk = new byte[64 * 1024];
-        for (KeyGroupStatePartitionStreamProvider p : context.getRawKeyedStateInputs()) {
-            // The stream is shared by the handle's key groups: read one section, do not close.
-            DataInputStream in = new DataInputStream(p.getStream());
-            int length = Integer.reverseBytes(in.readInt());
-            if (length < 0) {
-                throw new IllegalStateException(
-                        "corrupt join state of key group " + p.getKeyGroupId());
-            }
-            section = DirectBuffers.ensure(section, 0, 4L + length);
-            section.clear();
-            section.putInt(length);
-            readInto(in, section, length, chunk);
-            restoreSection(section, 4 + length, p.getKeyGroupId());
-            bytes += 4L + length;
-        }
-        restoredBytes = bytes;
-        restoreMillis = (System.nanoTime() - start) / 1_000_000;
+    @Override
+    int restoreSection(ByteBuffer in, int length) {
+        return join.restore(in, length);
     }
 
-    /** Reads {@code length} bytes of {@code in} into {@code section}, through {@code chunk}. */
-    private static void readInto(DataInputStream in, ByteBuffer section, int length, byte[] chunk)
-            throws IOException {
-        for (int left = length; left > 0; ) {
-            int n = Math.min(chunk.length, left);
-            in.readFully(chunk, 0, n);
-            section.put(chunk, 0, n);
-            left -= n;
-        }
+    /** The state frozen in time proportional to the key groups, written while the join goes on. */
+    @Override
+    StateChunks checkpointState() {
+        return join.freeze();
     }
 
-    /** Hands one key group's section (length prefix included) to the native join. */
-    private void restoreSection(ByteBuffer section, int size, int keyGroup) {
-        int used;
-        try {
-            used = join.restore(section, size);
-        } catch (RuntimeException e) {
-            throw new IllegalStateException(
-                    "cannot restore the join state of key group "
-                            + keyGroup
-                            + ": "
-                            + e.getMessage(),
-                    e);
-        }
-        if (used != size) {
-            throw new IllegalStateException(
-                    "join state of key group " + keyGroup + " has trailing bytes");
-        }
+    @Override
+    boolean checkpointsLiveState() {
+        return false;
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        batch = new BatchBuffer(256 * 1024);
         leftCodec = new RowCodec(definition.left().schema());
         rightCodec = new RowCodec(definition.right().schema());
         int[] projection = definition.projection();
@@ -312,10 +233,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
         entries = new JoinBatches.Entries();
         reuse = new StreamRecord<>(null);
         metrics = new JoinMetrics(getMetricGroup());
-        long bytes = restoredBytes;
-        long millis = restoreMillis;
-        getMetricGroup().gauge(RESTORED_STATE_BYTES, () -> bytes);
-        getMetricGroup().gauge(STATE_RESTORE_MILLIS, () -> millis);
         updateStats();
     }
 
@@ -349,27 +266,7 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
     }
 
     private void append(byte side, ChangeBatch changes) throws Exception {
-        if (changes.maxParallelism != maxParallelism) {
-            throw new IllegalStateException(
-                    String.format(
-                            "%s: a batch of key group %d was partitioned for max parallelism %d,"
-                                    + " this join's is %d; give the decode step and the join the"
-                                    + " same max parallelism",
-                            tableOf(side),
-                            changes.keyGroup,
-                            changes.maxParallelism,
-                            maxParallelism));
-        }
-        if (!keyGroups.contains(changes.keyGroup)) {
-            throw new IllegalStateException(
-                    String.format(
-                            "%s: a batch of key group %d reached subtask %d, which owns key groups"
-                                    + " %s",
-                            tableOf(side),
-                            changes.keyGroup,
-                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                            keyGroups));
-        }
+        checkRoute(tableOf(side), changes);
         JoinBatches.frame(batch, side, changes);
         afterAppend(batch.records());
     }
@@ -452,13 +349,22 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
 
     /** Applies the bad-record policy to a change of {@code side} the engine rejected. */
     private void reject(SideSpec side, String message) {
-        String reason = side.name() + ": change rejected by the join: " + message;
+        reject(policy, side.name(), message, output);
+    }
+
+    /**
+     * Applies the bad-record policy {@code policy} to a change of table {@code table} a native join
+     * rejected for {@code message}: fails the job, or sends a {@link BadRecord} to {@link
+     * BadRecord#OUTPUT}.
+     */
+    static void reject(BadRecordPolicy policy, String table, String message, Output<?> output) {
+        String reason = table + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
         output.collect(
-                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(side.name(), -1, null, reason)));
+                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(table, -1, null, reason)));
     }
 
     /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */
@@ -482,64 +388,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             }
         }
         return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
-    }
-
-    /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */
-    @Override
-    public void snapshotState(StateSnapshotContext context) throws Exception {
-        super.snapshotState(context);
-        if (batch.records() > 0) {
-            throw new IllegalStateException("join batch not flushed before the checkpoint barrier");
-        }
-    }
-
-    /**
-     * Takes the operator's part of a checkpoint or savepoint as Flink does, except its raw keyed
-     * state: the synchronous phase (this call, on the task thread) only freezes the native state,
-     * in time proportional to the key groups; the future Flink runs in the asynchronous phase
-     * writes it ({@link FrozenStateSnapshot}) while the join goes on. The bytes and the handle are
-     * those the synchronous raw keyed state stream would give, so restore and rescaling are
-     * unchanged.
-     */
-    @Override
-    public OperatorSnapshotFutures snapshotState(
-            long checkpointId,
-            long timestamp,
-            CheckpointOptions checkpointOptions,
-            CheckpointStreamFactory factory)
-            throws Exception {
-        OperatorSnapshotFutures futures =
-                super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
-        RunnableFuture<SnapshotResult<KeyedStateHandle>> unopened =
-                futures.getKeyedStateRawFuture();
-        NativeJoin.Frozen frozen = null;
-        try {
-            frozen = join.freeze();
-            FrozenStateSnapshot write =
-                    new FrozenStateSnapshot(frozen, factory, keyGroups, SNAPSHOT_CHUNK_BYTES);
-            futures.setKeyedStateRawFuture(
-                    write.toAsyncSnapshotFutureTask(getContainingTask().getCancelables()));
-        } catch (Throwable t) {
-            if (frozen != null) {
-                frozen.close();
-            }
-            cancelQuietly(futures, t);
-            throw t;
-        }
-        // Flink's raw keyed state stream was never opened (this operator writes none in
-        // snapshotState(context), and Flink refuses legacy raw timers for an operator with custom
-        // raw keyed state): its future only unregisters itself from the task.
-        unopened.cancel(true);
-        return futures;
-    }
-
-    /** Cancels a checkpoint's futures after {@code cause}, to which a failure to do so is added. */
-    private static void cancelQuietly(OperatorSnapshotFutures futures, Throwable cause) {
-        try {
-            futures.cancel();
-        } catch (Exception e) {
-            cause.addSuppressed(e);
-        }
     }
 
     @Override
@@ -573,21 +421,6 @@ public final class NativeJoinOperator<OUT> extends BatchingOperator<OUT>
             getRuntimeContext().addAccumulator(name, new LongCounter(value));
         } catch (UnsupportedOperationException alreadyThere) {
             // Another join operator of this task published it.
-        }
-    }
-
-    @Override
-    public void close() throws Exception {
-        try {
-            super.close();
-        } finally {
-            if (join != null) {
-                join.close();
-                join = null;
-            }
-            if (memory != null) {
-                memory.releaseAll();
-            }
         }
     }
 

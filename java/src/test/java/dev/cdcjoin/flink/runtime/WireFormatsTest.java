@@ -104,6 +104,31 @@ class WireFormatsTest {
         assertEquals(List.of("258 +I[l, rr]", "none +U[null, r]", "-1 rejected 1: é"), read);
     }
 
+    /**
+     * A multi-way join's entries (Rust {@code OutputWriter::emit_wide} and {@code reject_input}):
+     * one {@code len | row} per input, -1 for a padded input, and a rejection naming input 2.
+     */
+    @Test
+    void multiwayOutputEntries() {
+        ByteBuffer out = little(new byte[64]);
+        out.put(ChangeBlocks.STAMP_PRESENT).putLong(7).put(RowKind.UPDATE_AFTER.toByteValue());
+        out.putInt(1).put((byte) 'a').putInt(JoinBatches.NULL_SIDE).putInt(2).put(utf8("bc"));
+        out.put(ChangeBlocks.STAMP_NONE).putLong(0).put(JoinBatches.REJECTED).put((byte) 2);
+        out.putInt(1).put(utf8("x"));
+        out.flip();
+        JoinBatches.Entries e = new JoinBatches.Entries(3).reset(out, 0);
+        assertEquals(true, e.next());
+        assertEquals(RowKind.UPDATE_AFTER.toByteValue(), e.kind());
+        assertEquals(
+                List.of('a', -1, 'b'),
+                List.of((char) out.get(e.inputAt(0)), e.inputAt(1), (char) out.get(e.inputAt(2))));
+        assertEquals(true, e.next());
+        assertEquals(
+                List.of(true, 2, "x"),
+                List.of(e.isRejection(), (int) e.rejectedSide(), e.message()));
+        assertEquals(false, e.next());
+    }
+
     /** The timestamp of the entry's stamp, or {@code none}. */
     private static String timestamp(ByteBuffer out, JoinBatches.Entries e) {
         StreamRecord<Object> r = ChangeBlocks.stamped(out, e.stampAt(), new StreamRecord<>(0), 0);

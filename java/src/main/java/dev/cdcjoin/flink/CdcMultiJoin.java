@@ -1,0 +1,447 @@
+package dev.cdcjoin.flink;
+
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
+import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
+import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
+import org.apache.flink.api.java.typeutils.TupleTypeInfo;
+import org.apache.flink.core.memory.ManagedMemoryUseCase;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+
+/**
+ * A multi-way join of 2 to 8 Debezium change streams on one join key, in one operator: each input's
+ * rows stored once, no intermediate result, with the changelog of the equivalent chain of binary
+ * joins ({@code a JOIN b USING (k) LEFT JOIN c USING (k) ...}).
+ *
+ * <pre>{@code
+ * CdcMultiJoin join = CdcMultiJoin.builder()
+ *     .input("users", usersSchema, List.of("id"), List.of("id"))
+ *     .input("profiles", profilesSchema, List.of("user_id"), List.of("id"), JoinType.LEFT)
+ *     .input("settings", settingsSchema, List.of("user_id"), List.of("user_id"), JoinType.FULL)
+ *     .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+ *     .build();
+ * CdcJoin.Result result = join.joinJson(List.of(usersBytes, profilesBytes, settingsBytes));
+ * }</pre>
+ *
+ * <p>Step {@code j} joins the result of inputs {@code 0..j-1} with input {@code j} by its join type
+ * on the {@code USING} key: a row of the result carries the key of its present inputs (SQL's {@code
+ * COALESCE} of the key columns), so RIGHT and FULL steps are well defined and every row belongs to
+ * one key. The output is every input's columns in input order (or a projection).
+ *
+ * <p>With {@link Engine#NATIVE} (default) each input is decoded natively and the join is {@link
+ * NativeMultiJoinOperator}; with {@link Engine#JAVA} it is that chain of the pure-Java binary
+ * joins, each intermediate result keyed by the {@code USING} key: the same changelog, with the
+ * chain's state. TTL is refused with the native engine: the multi-way join holds no intermediate
+ * result, and a chain's intermediate rows expire on their own clock, so no TTL of the multi-way
+ * join could give the chain's changelog under expiry.
+ */
+public final class CdcMultiJoin {
+
+    private final MultiJoinSpec definition;
+    private final Engine engine;
+    private final BadRecordPolicy policy;
+    private final int batchSize;
+    private final Duration maxFlushDelay;
+    private final Duration ttl;
+
+    private CdcMultiJoin(Builder b, MultiJoinSpec definition) {
+        this.definition = definition;
+        this.engine = b.engine;
+        this.policy = b.policy;
+        this.batchSize = b.batchSize;
+        this.maxFlushDelay = b.maxFlushDelay;
+        this.ttl = b.ttl;
+    }
+
+    /**
+     * Starts a declaration.
+     *
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The declaration.
+     *
+     * @return the definition
+     */
+    public MultiJoinSpec spec() {
+        return definition;
+    }
+
+    /**
+     * The output's type, accepted by {@code StreamTableEnvironment.fromChangelogStream}.
+     *
+     * @return the row type information
+     */
+    public RowTypeInfo rowTypeInfo() {
+        return definition.rowTypeInfo();
+    }
+
+    /**
+     * Joins the inputs' streams of Debezium JSON messages given as bytes (e.g. Kafka record
+     * values), one per input in declaration order.
+     *
+     * @param inputs one stream per input
+     * @return the joined changelog and the bad records; {@code rawRows()} is each joined row's
+     *     native bytes ({@code kind u8 | (len i32 | row)*inputs}, length -1 for a null-padded
+     *     input), with {@link Engine#NATIVE} only
+     * @throws IllegalArgumentException if there is not one stream per input
+     */
+    public CdcJoin.Result joinJson(List<DataStream<byte[]>> inputs) {
+        if (inputs.size() != definition.inputs().size()) {
+            throw new IllegalArgumentException(
+                    "the join has "
+                            + definition.inputs().size()
+                            + " inputs, not "
+                            + inputs.size()
+                            + " streams");
+        }
+        return engine == Engine.JAVA ? javaChain(inputs) : nativeJoin(inputs);
+    }
+
+    /** The native engine: decode each input natively, key group batches, the multi-way join. */
+    private CdcJoin.Result nativeJoin(List<DataStream<byte[]>> inputs) {
+        TypeInformation<Tuple2<Integer, ChangeBatch>> tagged =
+                new TupleTypeInfo<>(Types.INT, ChangeBatchSerializer.TYPE_INFO);
+        DataStream<Tuple2<Integer, ChangeBatch>> all = null;
+        DataStream<BadRecord> decodeErrors = null;
+        for (int i = 0; i < inputs.size(); i++) {
+            SideSpec side = definition.inputs().get(i);
+            SingleOutputStreamOperator<ChangeBatch> batches =
+                    DebeziumDecoder.of(side)
+                            .badRecordPolicy(policy)
+                            .batchSize(batchSize)
+                            .maxFlushDelay(maxFlushDelay)
+                            .decodeBatches(inputs.get(i), InputKind.JSON_BYTES);
+            DataStream<Tuple2<Integer, ChangeBatch>> input =
+                    batches.map(new Tag(i))
+                            .returns(tagged)
+                            .name("Input " + i + ": " + side.name())
+                            .setParallelism(batches.getParallelism());
+            DataStream<BadRecord> errors = batches.getSideOutput(BadRecord.OUTPUT);
+            all = all == null ? input : all.union(input);
+            decodeErrors = decodeErrors == null ? errors : decodeErrors.union(errors);
+        }
+        DataStream<Tuple2<Integer, ChangeBatch>> keyed = all.keyBy(new Routes(), Types.INT);
+        long delay = maxFlushDelay.toMillis();
+        return new CdcJoin.Result(
+                null,
+                () ->
+                        joined(
+                                keyed,
+                                "",
+                                definition.rowTypeInfo(),
+                                NativeMultiJoinOperator.rows(definition, batchSize, delay, policy)),
+                () ->
+                        joined(
+                                keyed,
+                                " (bytes)",
+                                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                                NativeMultiJoinOperator.bytes(
+                                        definition, batchSize, delay, policy)),
+                CdcMultiJoin::noChain,
+                decodeErrors);
+    }
+
+    /** The multi-way join operator over the keyed inputs, its state declared as managed memory. */
+    private <T> Backend.Joined<T> joined(
+            DataStream<Tuple2<Integer, ChangeBatch>> keyed,
+            String suffix,
+            TypeInformation<T> type,
+            OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, T> operator) {
+        SingleOutputStreamOperator<T> join =
+                keyed.transform("CdcMultiJoin: " + definition + suffix, type, operator);
+        join.getTransformation()
+                .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
+        return Backend.Joined.of(join);
+    }
+
+    private static Backend.Joined<?> noChain(SideSpec next) {
+        throw new UnsupportedOperationException(
+                "a multi-way join's result cannot feed another join: join its inputs in it");
+    }
+
+    /** The Java engine: the left-deep chain of Java binary joins ({@link JavaChain}). */
+    private CdcJoin.Result javaChain(List<DataStream<byte[]>> inputs) {
+        JavaChain chain = new JavaChain(definition, policy, ttl);
+        JavaChain.Built built = chain.build(inputs);
+        return new CdcJoin.Result(
+                null,
+                () -> built.rows,
+                () -> {
+                    throw new UnsupportedOperationException(
+                            "rawRows() of a multi-way join needs Engine.NATIVE: the bytes are the"
+                                    + " native join's");
+                },
+                CdcMultiJoin::noChain,
+                built.badRecords);
+    }
+
+    /** Tags a batch with its input's index. */
+    private static final class Tag
+            implements MapFunction<ChangeBatch, Tuple2<Integer, ChangeBatch>> {
+        private static final long serialVersionUID = 1L;
+        private final int input;
+
+        Tag(int input) {
+            this.input = input;
+        }
+
+        @Override
+        public Tuple2<Integer, ChangeBatch> map(ChangeBatch batch) {
+            return Tuple2.of(input, batch);
+        }
+    }
+
+    /** Routes a tagged batch by its key group ({@link KeyGroupRoutes}). */
+    private static final class Routes
+            implements KeySelector<Tuple2<Integer, ChangeBatch>, Integer> {
+        private static final long serialVersionUID = 1L;
+        private final KeyGroupRoutes routes = new KeyGroupRoutes();
+
+        @Override
+        public Integer getKey(Tuple2<Integer, ChangeBatch> tagged) {
+            return routes.getKey(tagged.f1);
+        }
+    }
+
+    /** Declares a {@link CdcMultiJoin}. */
+    public static final class Builder {
+        private final List<SideSpec> inputs = new ArrayList<>();
+        private final List<JoinType> steps = new ArrayList<>();
+        private Duration ttl;
+        private DebeziumFormat format = DebeziumFormat.defaults();
+        private BadRecordPolicy policy = BadRecordPolicy.FAIL;
+        private int batchSize = 1024;
+        private Duration maxFlushDelay = Duration.ofMillis(100);
+        private Engine engine = Engine.NATIVE;
+        private final List<String> projection = new ArrayList<>();
+        private final List<String> outputNames = new ArrayList<>();
+
+        private Builder() {}
+
+        /**
+         * Declares the first input.
+         *
+         * @param name the table's name
+         * @param schema its columns
+         * @param joinKey the join key columns
+         * @param primaryKey the primary key columns, or {@code null}
+         * @return this
+         * @throws IllegalStateException if an input was declared already
+         */
+        public Builder input(
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            if (!inputs.isEmpty()) {
+                throw new IllegalStateException(
+                        "inputs after the first take their join type: input(name, schema, joinKey,"
+                                + " primaryKey, joinType)");
+            }
+            inputs.add(new SideSpec(name, schema, joinKey, primaryKey, null));
+            return this;
+        }
+
+        /**
+         * Declares the next input, joined with the result of the inputs before it by {@code
+         * joinType} on the {@code USING} key.
+         *
+         * @param name the table's name
+         * @param schema its columns
+         * @param joinKey the join key columns, pairwise of the first input's key types
+         * @param primaryKey the primary key columns, or {@code null}
+         * @param joinType INNER, LEFT, RIGHT or FULL
+         * @return this
+         * @throws IllegalStateException if the first input is not declared yet
+         */
+        public Builder input(
+                String name,
+                CdcSchema schema,
+                List<String> joinKey,
+                List<String> primaryKey,
+                JoinType joinType) {
+            if (inputs.isEmpty()) {
+                throw new IllegalStateException(
+                        "the first input has no join type: input(name, schema, joinKey,"
+                                + " primaryKey)");
+            }
+            inputs.add(new SideSpec(name, schema, joinKey, primaryKey, null));
+            steps.add(Objects.requireNonNull(joinType, "joinType"));
+            return this;
+        }
+
+        /**
+         * Sets the state TTL of every input (and with {@link Engine#JAVA} of every intermediate
+         * result). Refused by {@link #build()} with {@link Engine#NATIVE}: see {@link
+         * CdcMultiJoin}.
+         *
+         * @param ttl retention after a row's last write, or {@code null} for none
+         * @return this
+         */
+        public Builder ttl(Duration ttl) {
+            this.ttl = ttl;
+            return this;
+        }
+
+        /**
+         * Declares how every topic's Debezium messages encode values (default {@link
+         * DebeziumFormat#defaults()}).
+         *
+         * @param format the format
+         * @return this
+         */
+        public Builder format(DebeziumFormat format) {
+            this.format = Objects.requireNonNull(format, "format");
+            return this;
+        }
+
+        /**
+         * Sets what happens to undecodable records and rejected changes (default FAIL).
+         *
+         * @param policy the policy
+         * @return this
+         */
+        public Builder badRecordPolicy(BadRecordPolicy policy) {
+            this.policy = Objects.requireNonNull(policy);
+            return this;
+        }
+
+        /**
+         * Records per native call (default 1024), as {@link CdcJoin.Builder#batchSize(int)}.
+         *
+         * @param batchSize at least 1
+         * @return this
+         */
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("batchSize must be >= 1");
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Longest wait of a record in an unfilled batch (default 100 ms), as {@link
+         * CdcJoin.Builder#maxFlushDelay(Duration)}.
+         *
+         * @param delay the delay
+         * @return this
+         */
+        public Builder maxFlushDelay(Duration delay) {
+            this.maxFlushDelay = Objects.requireNonNull(delay);
+            return this;
+        }
+
+        /**
+         * Chooses the engine (default {@link Engine#NATIVE}).
+         *
+         * @param engine the engine
+         * @return this
+         */
+        public Builder engine(Engine engine) {
+            this.engine = Objects.requireNonNull(engine);
+            return this;
+        }
+
+        /**
+         * Adds an output column: {@code "table.column"}, or a column name found in one input only.
+         * Without any, the output is every input's columns in input order.
+         *
+         * @param column the column
+         * @param outputName its name in the output
+         * @return this
+         */
+        public Builder select(String column, String outputName) {
+            projection.add(column);
+            outputNames.add(outputName);
+            return this;
+        }
+
+        /**
+         * Adds an output column under its own name (see {@link #select(String, String)}).
+         *
+         * @param column the column
+         * @return this
+         */
+        public Builder select(String column) {
+            int dot = column.indexOf('.');
+            return select(column, dot < 0 ? column : column.substring(dot + 1));
+        }
+
+        /**
+         * Validates the declaration.
+         *
+         * @return the join
+         * @throws IllegalArgumentException if it is incomplete or inconsistent, or declares a TTL
+         *     with the native engine
+         */
+        public CdcMultiJoin build() {
+            if (ttl != null && engine == Engine.NATIVE) {
+                throw new IllegalArgumentException(
+                        "ttl is not supported by the native multi-way join: it holds no"
+                                + " intermediate result, and a chain of joins expires its"
+                                + " intermediate rows on their own clock, so no expiry of the"
+                                + " inputs' rows gives the chain's changelog; use Engine.JAVA (the"
+                                + " chain) or chained CdcJoins for state TTL");
+            }
+            List<SideSpec> sides = new ArrayList<>();
+            for (SideSpec s : inputs) {
+                sides.add(s.withFormat(format).withTtl(ttl));
+            }
+            int[] indexes = projection.isEmpty() ? null : resolve(sides);
+            String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
+            return new CdcMultiJoin(this, new MultiJoinSpec(sides, steps, false, indexes, names));
+        }
+
+        private static List<String> columnNames(SideSpec side) {
+            List<String> names = new ArrayList<>();
+            side.schema().columns().forEach(c -> names.add(c.name()));
+            return names;
+        }
+
+        /** The projection's columns as indexes into all inputs' columns in input order. */
+        private int[] resolve(List<SideSpec> sides) {
+            int[] out = new int[projection.size()];
+            for (int p = 0; p < out.length; p++) {
+                String column = projection.get(p);
+                int dot = column.indexOf('.');
+                String table = dot < 0 ? null : column.substring(0, dot);
+                String name = dot < 0 ? column : column.substring(dot + 1);
+                int found = -1;
+                int offset = 0;
+                for (SideSpec s : sides) {
+                    int at = columnNames(s).indexOf(name);
+                    if (at >= 0 && (table == null || table.equals(s.name()))) {
+                        if (found >= 0) {
+                            throw new IllegalArgumentException(
+                                    "ambiguous output column '" + column + "': write table.column");
+                        }
+                        found = offset + at;
+                    }
+                    offset += s.schema().size();
+                }
+                if (found < 0) {
+                    throw new IllegalArgumentException("unknown output column '" + column + "'");
+                }
+                out[p] = found;
+            }
+            return out;
+        }
+    }
+}

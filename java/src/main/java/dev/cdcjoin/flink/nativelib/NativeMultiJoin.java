@@ -1,0 +1,138 @@
+package dev.cdcjoin.flink.nativelib;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A native multi-way join (Rust {@code cdcjoin_join::multiway::MultiwayJoin}): 2 to 8 inputs
+ * sharing one join key, owning a key group range.
+ *
+ * <p>Input batches are the two-table join's ({@link NativeJoin}) with each block behind its input's
+ * index (0 to 7) instead of a side byte; the output is the two-table join's entries with one row
+ * per input ({@code kind u8 | (len i32 | row)*inputs}, length -1 for a null-padded input), and
+ * rejections naming the input by its index: {@code dev.cdcjoin.flink.runtime.JoinBatches} reads
+ * both.
+ *
+ * <p>Not thread-safe: one instance per operator instance. Its state has no frozen form: {@link
+ * #snapshot(int, int)} reads the live state, so a checkpoint writes it while the task waits. {@link
+ * #close()} frees the native state; any later call throws {@link IllegalStateException}.
+ */
+public final class NativeMultiJoin extends NativeHandle {
+
+    private static final int INITIAL_OUTPUT = 256 * 1024;
+
+    /**
+     * Creates a join. Loads the native library if needed.
+     *
+     * @param specJson the {@code MultiwaySpec} as JSON (inputs, join type per step, key groups)
+     * @throws IllegalArgumentException if the declaration is invalid
+     */
+    public NativeMultiJoin(String specJson) {
+        super("NativeMultiJoin", INITIAL_OUTPUT, () -> create(specJson));
+    }
+
+    /**
+     * Joins a batch.
+     *
+     * @param in direct buffer holding the input blocks at positions {@code [0, length)}
+     * @param length bytes
+     * @return the output entries (position 0, limit = length), valid until the next call
+     * @throws IllegalStateException if a record is invalid or (policy FAIL) retracts an absent row
+     */
+    public ByteBuffer processBatch(ByteBuffer in, int length) {
+        long h = open();
+        return collect(h, processBatch(h, in, length, output()));
+    }
+
+    /**
+     * Snapshots part of the live state, in the format and with the contract of {@link
+     * NativeJoin#snapshot(int, int)}.
+     *
+     * @param fromKeyGroup the first key group to look at
+     * @param maxBytes the size after which no further section is added
+     * @return the chunk, valid until the next call
+     */
+    public ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
+        long h = open();
+        return collect(h, snapshot(h, output(), fromKeyGroup, maxBytes));
+    }
+
+    /**
+     * Chooses whether later snapshots write LZ4-compressed sections; a restore reads either.
+     *
+     * @param lz4 whether to compress
+     */
+    public void setSnapshotCompression(boolean lz4) {
+        setSnapshotCompression(open(), lz4);
+    }
+
+    /**
+     * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
+     * prefix).
+     *
+     * @param in direct buffer holding the section at positions {@code [0, length)}
+     * @param length bytes
+     * @return bytes consumed
+     */
+    public int restore(ByteBuffer in, int length) {
+        return restore(open(), in, length);
+    }
+
+    /**
+     * The names of the counters {@link #stats(long[])} writes, in its order (Rust {@code
+     * MULTIWAY_COUNTER_NAMES}: {@code records_in_0} to {@code records_in_7}, then the two-table
+     * join's names for the same counters, such as {@code state_heap_bytes}).
+     *
+     * @return the names
+     */
+    public static List<String> counters() {
+        return Names.ALL;
+    }
+
+    /**
+     * Reads the counters.
+     *
+     * @param into an array of at least {@code counters().size()} values
+     */
+    public void stats(long[] into) {
+        stats(open(), into);
+    }
+
+    private ByteBuffer collect(long h, long result) {
+        return collect(result, out -> takeOutput(h, out));
+    }
+
+    @Override
+    void release(long handle) {
+        free(handle);
+    }
+
+    /** The library's counter names, read once (loading the library). */
+    private static final class Names {
+        static final List<String> ALL = load();
+
+        private static List<String> load() {
+            NativeLibrary.load();
+            return List.copyOf(Arrays.asList(counterNames().split(",")));
+        }
+    }
+
+    static native long create(String specJson);
+
+    static native String counterNames();
+
+    static native long processBatch(long handle, ByteBuffer in, int length, ByteBuffer out);
+
+    static native long takeOutput(long handle, ByteBuffer out);
+
+    static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
+
+    static native int restore(long handle, ByteBuffer in, int length);
+
+    static native void setSnapshotCompression(long handle, boolean lz4);
+
+    static native void stats(long handle, long[] into);
+
+    static native void free(long handle);
+}

@@ -1,0 +1,236 @@
+package dev.cdcjoin.flink.runtime;
+
+import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.MultiJoinSpec;
+import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
+import dev.cdcjoin.flink.nativelib.StateChunks;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Objects;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+
+/**
+ * The keyed multi-way join operator: 2 to 8 inputs on one join key, its state in the native
+ * multi-way join ({@link NativeMultiJoin}).
+ *
+ * <p>Its input is the union of the inputs' {@link ChangeBatch}es, each tagged with its input's
+ * index ({@code Tuple2<index, batch>}), keyed by the batch's key group ({@link KeyGroupRoutes}).
+ * One input over a union rather than Flink's multiple-input operator: the union's watermark is the
+ * minimum of the inputs', its checkpoint barriers are aligned across them, and the operator is the
+ * two-table join's batching operator ({@link BatchingOperator}) unchanged. Each batch is framed
+ * behind its input's index into one direct buffer ({@link JoinBatches#frame}) and joined in one
+ * native call, flushed as the two-table join's is (full batch, max delay, watermark, before the
+ * checkpoint barrier, end of input). The output is {@link #rows} (decoded and projected) or {@link
+ * #bytes} (each joined row's native bytes, {@code kind u8 | (len i32 | row)*inputs}), each row with
+ * the timestamp of the input record that caused it; rejected changes go to the bad-record policy as
+ * in {@link NativeJoinOperator}.
+ *
+ * <p>The native state is Flink raw keyed state, one section per key group with state, the same
+ * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. The
+ * multi-way join has no frozen state: a checkpoint writes the live state in its synchronous phase,
+ * while the task waits ({@link #checkpointsLiveState()}).
+ *
+ * @param <OUT> {@link Row} or {@code byte[]}
+ */
+public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
+        implements OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, OUT>, BoundedOneInput {
+
+    private static final long serialVersionUID = 1L;
+
+    private final MultiJoinSpec definition;
+    private final boolean raw;
+    private final BadRecordPolicy policy;
+
+    private transient NativeMultiJoin join;
+    private transient RowCodec[] codecs;
+
+    /** Per output column: its input, and its index in that input's row. */
+    private transient int[] projectedInput;
+
+    private transient int[] projectedColumn;
+    private transient HeapCopy heapCopy;
+    private transient JoinBatches.Entries entries;
+    private transient StreamRecord<OUT> reuse;
+    private transient long[] stats;
+    private transient int heapBytes;
+    private transient Counter rowsOut;
+
+    private NativeMultiJoinOperator(
+            MultiJoinSpec definition,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy,
+            boolean raw) {
+        super(batchSize, maxFlushDelayMs);
+        this.definition = Objects.requireNonNull(definition, "definition");
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.raw = raw;
+    }
+
+    /**
+     * An operator emitting {@link Row}s of {@link MultiJoinSpec#rowTypeInfo()} with their {@link
+     * RowKind}.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the join rejects go
+     * @return the operator
+     */
+    public static NativeMultiJoinOperator<Row> rows(
+            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
+        return new NativeMultiJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
+    }
+
+    /**
+     * An operator emitting each joined row as its native bytes, every input's row whole: {@code
+     * kind u8 | (len i32 | row)*inputs}, little-endian, length -1 for a null-padded input.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the join rejects go
+     * @return the operator
+     */
+    public static NativeMultiJoinOperator<byte[]> bytes(
+            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
+        return new NativeMultiJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
+    }
+
+    @Override
+    AutoCloseable openNativeState(boolean lz4) {
+        join =
+                new NativeMultiJoin(
+                        definition.specJson(
+                                keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
+        join.setSnapshotCompression(lz4);
+        return join;
+    }
+
+    @Override
+    int restoreSection(ByteBuffer in, int length) {
+        return join.restore(in, length);
+    }
+
+    /** The live state (closing it leaves the join): the multi-way join has no frozen state. */
+    @Override
+    StateChunks checkpointState() {
+        return join::snapshot;
+    }
+
+    @Override
+    boolean checkpointsLiveState() {
+        return true;
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        codecs =
+                definition.inputs().stream()
+                        .map(s -> new RowCodec(s.schema()))
+                        .toArray(RowCodec[]::new);
+        int columns = definition.outputNames().length;
+        projectedInput = new int[columns];
+        projectedColumn = new int[columns];
+        for (int i = 0; i < columns; i++) {
+            projectedInput[i] = definition.inputOf(i);
+            projectedColumn[i] = definition.columnOf(i);
+        }
+        heapCopy = new HeapCopy();
+        entries = new JoinBatches.Entries(codecs.length);
+        reuse = new StreamRecord<>(null);
+        stats = new long[NativeMultiJoin.counters().size()];
+        heapBytes = NativeMultiJoin.counters().indexOf("state_heap_bytes");
+        rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
+        getMetricGroup().gauge("cdcjoinStateHeapBytes", () -> stats[heapBytes]);
+        updateStats();
+    }
+
+    @Override
+    public void processElement(StreamRecord<Tuple2<Integer, ChangeBatch>> element)
+            throws Exception {
+        int input = element.getValue().f0;
+        ChangeBatch changes = element.getValue().f1;
+        String table = definition.inputs().get(input).name();
+        checkRoute(table, changes);
+        JoinBatches.frame(batch, (byte) input, changes);
+        afterAppend(batch.records());
+    }
+
+    /**
+     * No key context: the operator keeps no Flink keyed state and no keyed timers (its state is
+     * native, written as raw keyed state per key group, and each batch's key group is framed with
+     * it), so Flink may skip the key selector and {@code setCurrentKey} per record, as for {@link
+     * NativeJoinOperator#hasKeyContext1()}.
+     */
+    @Override
+    public boolean hasKeyContext() {
+        return false;
+    }
+
+    /** Joins the buffered batch, if any, and emits its output. */
+    @Override
+    public void flush() {
+        if (batch.records() == 0) {
+            return;
+        }
+        ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length()));
+        batch.clear();
+        JoinBatches.Entries e = entries.reset(out, 0);
+        while (e.next()) {
+            if (e.isRejection()) {
+                String table = definition.inputs().get(e.rejectedSide()).name();
+                NativeJoinOperator.reject(policy, table, e.message(), output);
+                continue;
+            }
+            OUT row = raw ? bytes(out, e.rowStart(), e.end()) : row(out, e);
+            output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
+            rowsOut.inc();
+        }
+        updateStats();
+    }
+
+    /** Copies the native counters and accounts the state's memory as managed memory. */
+    private void updateStats() {
+        join.stats(stats);
+        memory.track(stats[heapBytes]);
+    }
+
+    @SuppressWarnings("unchecked")
+    private OUT bytes(ByteBuffer out, int from, int to) {
+        return (OUT) Arrays.copyOfRange(out.array(), from, to);
+    }
+
+    /** The projected {@link Row} of the current entry; only the projected columns are decoded. */
+    @SuppressWarnings("unchecked")
+    private OUT row(ByteBuffer out, JoinBatches.Entries e) {
+        Object[] values = new Object[projectedInput.length];
+        for (int i = 0; i < values.length; i++) {
+            int input = projectedInput[i];
+            int at = e.inputAt(input);
+            if (at >= 0) {
+                values[i] = codecs[input].read(out, at, projectedColumn[i]);
+            }
+        }
+        return (OUT) Row.ofKind(RowKind.fromByteValue(e.kind()), values);
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        flush();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flush();
+        super.finish();
+    }
+}

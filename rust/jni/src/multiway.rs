@@ -1,0 +1,180 @@
+//! Entry points of `dev.cdcjoin.flink.nativelib.NativeMultiJoin`: a [`MultiwayJoin`] (up to eight
+//! inputs joined on one key, `cdcjoin_join::multiway`) fed batch by batch.
+//!
+//! The calls are the two-table join's (`crate::join`) with the multi-way join's formats: a batch
+//! is the join's input frames with each block behind its input's index, the output is the join's
+//! output entries with one row per input. Snapshots are written synchronously from the live state
+//! (the multi-way join has no frozen state yet).
+
+use cdcjoin_join::{MultiwayJoin, MultiwaySpec, MULTIWAY_COUNTER_NAMES};
+use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
+use jni::sys::{jboolean, jlong};
+use jni::EnvUnowned;
+
+use crate::calls::Output;
+use crate::errors::{jni_entry, NativeResult};
+use crate::handles::Registry;
+use crate::join::{compression, failed, invalid, snapshot_chunk, write_counters, Sections};
+
+/// A multi-way join and the buffer its last output (or snapshot chunk) was written to.
+struct NativeMultiJoin {
+    join: MultiwayJoin,
+    out: Vec<u8>,
+}
+
+static JOINS: Registry<NativeMultiJoin> = Registry::new("NativeMultiJoin");
+
+impl Output for NativeMultiJoin {
+    fn output(&self) -> &[u8] {
+        &self.out
+    }
+}
+
+impl Sections for MultiwayJoin {
+    fn with_state(&self) -> Vec<u16> {
+        self.key_groups_with_state()
+    }
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.snapshot_key_group(kg, out).map_err(failed)
+    }
+}
+
+/// `static native long create(String specJson)`: a handle for a `MultiwaySpec` as JSON.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_create<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    spec: JString<'local>,
+) -> jlong {
+    JOINS.create_from_json(&mut env, "NativeMultiJoin.create", &spec, |json| {
+        let spec: MultiwaySpec = serde_json::from_str(json)
+            .map_err(|e| invalid(format!("invalid multi-way join spec: {e}")))?;
+        let join = MultiwayJoin::new(&spec).map_err(invalid)?;
+        Ok(NativeMultiJoin {
+            join,
+            out: Vec::new(),
+        })
+    })
+}
+
+/// `static native long processBatch(long handle, ByteBuffer in, int len, ByteBuffer out)`: joins
+/// a batch of input blocks, each behind its input's index; the output length, or minus the needed
+/// capacity (then call `takeOutput`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_processBatch<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    input: JByteBuffer<'local>,
+    len: i32,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    let context = "NativeMultiJoin.processBatch";
+    JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
+        j.out.clear();
+        j.join.process_batch(batch, &mut j.out).map_err(failed)?;
+        Ok(())
+    })
+}
+
+/// `static native long takeOutput(long handle, ByteBuffer out)`: copies the last output.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_takeOutput<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    JOINS.take_output(&mut env, "NativeMultiJoin.takeOutput", handle, &out)
+}
+
+/// `static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes)`:
+/// a chunk of the state as `NativeJoin.snapshot` writes one, `(keyGroup u32 | section)*`; the
+/// length, or minus the needed capacity (then call `takeOutput`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_snapshot<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    out: JByteBuffer<'local>,
+    from_key_group: i32,
+    max_bytes: i32,
+) -> jlong {
+    JOINS.with_output(&mut env, "NativeMultiJoin.snapshot", handle, &out, |j| {
+        snapshot_chunk(&j.join, &mut j.out, from_key_group, max_bytes)
+    })
+}
+
+/// `static native void setSnapshotCompression(long handle, boolean lz4)`: whether later snapshots
+/// write LZ4-compressed sections; either restores whatever the setting.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_setSnapshotCompression<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    lz4: jboolean,
+) {
+    jni_entry(&mut env, "NativeMultiJoin.setSnapshotCompression", |_| {
+        JOINS.with(handle, |j| {
+            j.join.set_snapshot_compression(compression(lz4));
+            Ok(())
+        })
+    })
+}
+
+/// `static native int restore(long handle, ByteBuffer in, int len)`: restores the one section at
+/// the start of `in`; the bytes it took.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_restore<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    input: JByteBuffer<'local>,
+    len: i32,
+) -> i32 {
+    let context = "NativeMultiJoin.restore";
+    JOINS.with_input(&mut env, context, handle, &input, len, |j, section| {
+        let used = j.join.restore_key_group(section).map_err(invalid)?;
+        Ok(used as i32)
+    })
+}
+
+/// `static native String counterNames()`: the names of the values `stats` writes, in its order,
+/// separated by commas (`cdcjoin_join::MULTIWAY_COUNTER_NAMES`).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_counterNames<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JString<'local> {
+    jni_entry(&mut env, "NativeMultiJoin.counterNames", |env| {
+        Ok(JString::from_str(env, MULTIWAY_COUNTER_NAMES.join(","))?)
+    })
+}
+
+/// `static native void stats(long handle, long[] into)`: the join's counters, named by
+/// `counterNames`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_stats<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    into: JLongArray<'local>,
+) {
+    jni_entry(&mut env, "NativeMultiJoin.stats", |env| {
+        let values = JOINS.with(handle, |j| Ok(j.join.counters().map(|v| v as i64)))?;
+        write_counters(env, &into, &values)
+    })
+}
+
+/// `static native void free(long handle)`: releases the join and its state; unknown handles are
+/// ignored.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_free<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    JOINS.free(&mut env, "NativeMultiJoin.free", handle)
+}
