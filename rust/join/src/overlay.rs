@@ -119,8 +119,12 @@ impl KeyGroupState {
         self.overlay.as_ref().map_or(0, |o| o.masked_bytes)
     }
 
-    /// Runs `run` on the slot of `key` as [`KeyTable::change`] does, on the table if no frozen
-    /// state holds it (merging the overlay first, if any), else on the key's copy in the overlay.
+    /// Runs `run` on the slot of `key` as [`KeyTable::change`] does: on the table if there is no
+    /// overlay and no frozen state holds the table, else on the key's copy in the overlay.
+    ///
+    /// Once an overlay exists, every change goes to it until [`Self::settle`] merges it: the
+    /// frozen states release the table on another thread at any instant, and a change written to
+    /// the table while the overlay still held a newer copy of its key would be lost at the merge.
     pub(crate) fn change<R>(
         &mut self,
         sides: &[ResolvedSide],
@@ -129,14 +133,15 @@ impl KeyGroupState {
         create: bool,
         run: impl FnOnce(&mut KeySlot) -> R,
     ) -> Option<(R, i64)> {
-        self.settle(sides);
-        match Arc::get_mut(&mut self.table) {
-            Some(table) => table.change(sides, hash, key, create, run),
-            None => self.change_shared(sides, hash, key, create, run),
+        if self.overlay.is_none() {
+            if let Some(table) = Arc::get_mut(&mut self.table) {
+                return table.change(sides, hash, key, create, run);
+            }
         }
+        self.change_shared(sides, hash, key, create, run)
     }
 
-    /// [`Self::change`] while frozen states hold the table.
+    /// [`Self::change`] while frozen states hold the table, or an overlay is not merged yet.
     fn change_shared<R>(
         &mut self,
         sides: &[ResolvedSide],
@@ -239,5 +244,58 @@ fn apply(
             }
             None => entry.insert(shadow.slot),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::hash_key;
+    use crate::state::tests::{key, row, sides};
+
+    /// Adds a right row `(k)` to the slot of `k` (creating it).
+    fn add(kg: &mut KeyGroupState, sides: &[ResolvedSide; 2], k: i32) -> i64 {
+        let key = key(sides, k);
+        let push = |slot: &mut KeySlot| {
+            let g = &mut slot.sides[1];
+            g.push(sides[1].entry, &sides[1].identity(), &row(k), (1, 0), 0);
+        };
+        kg.change(sides, hash_key(&key), &key, true, push)
+            .unwrap()
+            .1
+    }
+
+    fn rows(kg: &KeyGroupState, sides: &[ResolvedSide; 2], k: i32) -> usize {
+        let key = key(sides, k);
+        let table = kg.merged(sides);
+        table
+            .find(sides, hash_key(&key), &key)
+            .map_or(0, |slot| slot.sides[1].rows(sides[1].entry) as usize)
+    }
+
+    /// A key written while a frozen state held the table goes to the overlay, and so does every
+    /// later change until the overlay is merged, even once the table is released: a change
+    /// written to the table then would be lost when the overlay's older copy is merged over it.
+    #[test]
+    fn the_overlay_takes_every_change_until_it_is_merged() {
+        let sides = sides();
+        let mut kg = KeyGroupState::default();
+        assert_eq!(add(&mut kg, &sides, 1), 1);
+        let frozen = Arc::clone(kg.table());
+        assert_eq!(add(&mut kg, &sides, 1), 0);
+        assert!(kg.has_overlay() && kg.masked_bytes() > 0);
+        drop(frozen);
+        assert_eq!(add(&mut kg, &sides, 1), 0);
+        assert!(
+            kg.has_overlay(),
+            "released, but not merged before the overlay is settled"
+        );
+        assert_eq!((rows(&kg, &sides, 1), kg.len()), (3, 1));
+        kg.settle(&sides);
+        assert!(!kg.has_overlay());
+        assert_eq!(
+            (rows(&kg, &sides, 1), kg.len(), kg.masked_bytes()),
+            (3, 1, 0)
+        );
     }
 }

@@ -389,7 +389,7 @@ fn prefetch_range(ptr: *const u8, len: usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
     use cdcjoin_model::{DataType, Field, Schema};
@@ -397,7 +397,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// Both sides `(k INT NOT NULL)`, joined and keyed on `k`.
-    fn sides() -> [ResolvedSide; 2] {
+    pub(crate) fn sides() -> [ResolvedSide; 2] {
         let side = || SideSpec {
             schema: Schema::new(vec![Field::not_null("k", DataType::Int)]),
             join_key: vec!["k".into()],
@@ -415,13 +415,13 @@ mod tests {
         spec.resolve().unwrap()
     }
 
-    fn row(k: i32) -> Vec<u8> {
+    pub(crate) fn row(k: i32) -> Vec<u8> {
         let mut v = vec![0];
         v.extend_from_slice(&k.to_le_bytes());
         v
     }
 
-    fn key(sides: &[ResolvedSide; 2], k: i32) -> Vec<u8> {
+    pub(crate) fn key(sides: &[ResolvedSide; 2], k: i32) -> Vec<u8> {
         let mut key = Vec::new();
         let r = row(k);
         sides[0]
