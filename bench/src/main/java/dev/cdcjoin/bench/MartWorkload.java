@@ -134,7 +134,19 @@ final class MartWorkload {
     private MartWorkload(Workload.Config cfg, Path dir) throws IOException {
         this.cfg = cfg;
         this.rng = new SplittableRandom(cfg.seed);
-        this.mix = new Workload.Mix(cfg.mix);
+        this.mix =
+                new Workload.Mix(
+                        cfg.mix,
+                        Map.of(
+                                "insert_user", () -> insertUser("c"),
+                                "rename_user", this::renameUser,
+                                "delete_user", this::deleteUser,
+                                "insert_profile", this::insertMissingProfile,
+                                "update_profile", this::updateProfile,
+                                "delete_profile", this::deleteProfile,
+                                "insert_setting", this::insertMissingSetting,
+                                "update_setting", this::updateSetting,
+                                "delete_setting", this::deleteSetting));
         this.out =
                 new TraceWriter(
                         dir,
@@ -170,42 +182,7 @@ final class MartWorkload {
             }
         }
         while (out.emitted() < cfg.events) {
-            change();
-        }
-    }
-
-    private void change() throws IOException {
-        String kind = mix.pick(rng);
-        switch (kind) {
-            case "insert_user":
-                insertUser("c");
-                break;
-            case "rename_user":
-                renameUser();
-                break;
-            case "delete_user":
-                deleteUser();
-                break;
-            case "insert_profile":
-                insertMissingProfile();
-                break;
-            case "update_profile":
-                updateProfile();
-                break;
-            case "delete_profile":
-                deleteProfile();
-                break;
-            case "insert_setting":
-                insertMissingSetting();
-                break;
-            case "update_setting":
-                updateSetting();
-                break;
-            case "delete_setting":
-                deleteSetting();
-                break;
-            default:
-                throw new IllegalArgumentException("unknown change kind " + kind);
+            mix.change(rng);
         }
     }
 

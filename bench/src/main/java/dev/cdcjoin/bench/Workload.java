@@ -239,32 +239,41 @@ public final class Workload {
         }
     }
 
-    /** Change kinds drawn by weight ({@code kind=weight,…}). */
+    /** One change of a mix: writes its messages (none when it does not apply). */
+    interface Change {
+        void apply() throws IOException;
+    }
+
+    /** Change kinds drawn by weight ({@code kind=weight,…}), each with the change it makes. */
     static final class Mix {
-        private final String[] kinds;
+        private final Change[] changes;
         private final int[] cumulative;
 
-        Mix(String mix) {
+        Mix(String mix, Map<String, Change> byKind) {
             String[] parts = mix.split(",");
-            kinds = new String[parts.length];
+            changes = new Change[parts.length];
             cumulative = new int[parts.length];
             int sum = 0;
             for (int i = 0; i < parts.length; i++) {
                 String[] kv = parts[i].trim().split("=");
-                kinds[i] = kv[0];
+                changes[i] = byKind.get(kv[0]);
+                if (changes[i] == null) {
+                    throw new IllegalArgumentException(
+                            "unknown change kind " + kv[0] + ", not in " + byKind.keySet());
+                }
                 sum += Integer.parseInt(kv[1]);
                 cumulative[i] = sum;
             }
         }
 
-        /** A kind, each with the probability of its weight. */
-        String pick(SplittableRandom rng) {
+        /** Makes one change, each with the probability of its weight. */
+        void change(SplittableRandom rng) throws IOException {
             int dice = rng.nextInt(cumulative[cumulative.length - 1]);
             int k = 0;
             while (dice >= cumulative[k]) {
                 k++;
             }
-            return kinds[k];
+            changes[k].apply();
         }
     }
 
@@ -282,7 +291,18 @@ public final class Workload {
     private Workload(Config cfg, Path dir) throws IOException {
         this.cfg = cfg;
         this.rng = new SplittableRandom(cfg.seed);
-        this.mix = new Mix(cfg.mix);
+        this.mix =
+                new Mix(
+                        cfg.mix,
+                        Map.of(
+                                "insert_user", () -> insertUser("c"),
+                                "insert_domain", () -> insertDomain("c"),
+                                "rename_user", this::renameUser,
+                                "rename_domain", this::renameDomain,
+                                "move_domain", this::moveDomain,
+                                "renumber_domain", this::renumberDomain,
+                                "delete_domain", this::deleteDomain,
+                                "delete_user", this::deleteUser));
         out = new TraceWriter(dir, List.of(0, 1), cfg.partitions, cfg.tombstones);
     }
 
@@ -313,39 +333,7 @@ public final class Workload {
             insertDomain("r");
         }
         while (out.emitted() < cfg.events) {
-            change();
-        }
-    }
-
-    private void change() throws IOException {
-        String kind = mix.pick(rng);
-        switch (kind) {
-            case "insert_user":
-                insertUser("c");
-                break;
-            case "insert_domain":
-                insertDomain("c");
-                break;
-            case "rename_user":
-                renameUser();
-                break;
-            case "rename_domain":
-                renameDomain();
-                break;
-            case "move_domain":
-                moveDomain();
-                break;
-            case "renumber_domain":
-                renumberDomain();
-                break;
-            case "delete_domain":
-                deleteDomain();
-                break;
-            case "delete_user":
-                deleteUser();
-                break;
-            default:
-                throw new IllegalArgumentException("unknown change kind " + kind);
+            mix.change(rng);
         }
     }
 
