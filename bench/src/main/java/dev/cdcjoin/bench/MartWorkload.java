@@ -72,17 +72,8 @@ final class MartWorkload {
     private static final int PROFILES_TOPIC = TraceFiles.topic("profiles");
     private static final int SETTINGS_TOPIC = TraceFiles.topic("settings");
 
-    private static final class Profile {
-        final int userId;
-        final String city;
-        final String plan;
-
-        Profile(int userId, String city, String plan) {
-            this.userId = userId;
-            this.city = city;
-            this.plan = plan;
-        }
-
+    /** A profile row. */
+    private record Profile(int userId, String city, String plan) {
         String json() {
             return "{\"user_id\":"
                     + userId
@@ -94,19 +85,8 @@ final class MartWorkload {
         }
     }
 
-    private static final class Setting {
-        final int id;
-        final int userId;
-        final String key;
-        final String value;
-
-        Setting(int id, int userId, String key, String value) {
-            this.id = id;
-            this.userId = userId;
-            this.key = key;
-            this.value = value;
-        }
-
+    /** A setting row. */
+    private record Setting(int id, int userId, String key, String value) {
         String json() {
             return "{\"id\":"
                     + id
@@ -252,9 +232,9 @@ final class MartWorkload {
         if (b == null) {
             return;
         }
-        Profile a = new Profile(b.userId, any(CITIES), b.plan);
-        profiles.replace(b.userId, a);
-        out.emit(PROFILES_TOPIC, b.userId, "u", b.json(), a.json());
+        Profile a = new Profile(b.userId(), any(CITIES), b.plan());
+        profiles.replace(b.userId(), a);
+        out.emit(PROFILES_TOPIC, b.userId(), "u", b.json(), a.json());
     }
 
     private void deleteProfile() throws IOException {
@@ -265,15 +245,15 @@ final class MartWorkload {
     }
 
     private void deleteProfile(Profile p) throws IOException {
-        profiles.remove(p.userId, x -> x.userId);
-        out.emit(PROFILES_TOPIC, p.userId, "d", p.json(), null);
+        profiles.remove(p.userId(), x -> x.userId());
+        out.emit(PROFILES_TOPIC, p.userId(), "d", p.json(), null);
     }
 
     private void insertSetting(int userId, String key, String op) throws IOException {
         Setting s = new Setting(nextSetting++, userId, key, "v" + rng.nextInt(1000));
-        settings.insert(s.id, s);
+        settings.insert(s.id(), s);
         settingsOf.computeIfAbsent(userId, x -> new ArrayList<>()).add(s);
-        out.emit(SETTINGS_TOPIC, s.id, op, null, s.json());
+        out.emit(SETTINGS_TOPIC, s.id(), op, null, s.json());
     }
 
     /** A setting key the picked user does not have yet (nothing if it has them all). */
@@ -284,7 +264,7 @@ final class MartWorkload {
         }
         List<Setting> has = settingsOf.getOrDefault(u.id, List.of());
         String key = any(SETTING_KEYS);
-        if (has.stream().noneMatch(s -> s.key.equals(key))) {
+        if (has.stream().noneMatch(s -> s.key().equals(key))) {
             insertSetting(u.id, key, "c");
         }
     }
@@ -294,11 +274,11 @@ final class MartWorkload {
         if (b == null) {
             return;
         }
-        Setting a = new Setting(b.id, b.userId, b.key, "v" + rng.nextInt(1000));
-        settings.replace(b.id, a);
-        List<Setting> of = settingsOf.get(b.userId);
+        Setting a = new Setting(b.id(), b.userId(), b.key(), "v" + rng.nextInt(1000));
+        settings.replace(b.id(), a);
+        List<Setting> of = settingsOf.get(b.userId());
         of.set(of.indexOf(b), a);
-        out.emit(SETTINGS_TOPIC, b.id, "u", b.json(), a.json());
+        out.emit(SETTINGS_TOPIC, b.id(), "u", b.json(), a.json());
     }
 
     private void deleteSetting() throws IOException {
@@ -309,9 +289,9 @@ final class MartWorkload {
     }
 
     private void deleteSetting(Setting s) throws IOException {
-        settings.remove(s.id, x -> x.id);
-        settingsOf.get(s.userId).remove(s);
-        out.emit(SETTINGS_TOPIC, s.id, "d", s.json(), null);
+        settings.remove(s.id(), x -> x.id());
+        settingsOf.get(s.userId()).remove(s);
+        out.emit(SETTINGS_TOPIC, s.id(), "d", s.json(), null);
     }
 
     private Properties finish() throws IOException {
@@ -348,11 +328,11 @@ final class MartWorkload {
                                 u.id,
                                 u.first,
                                 u.last,
-                                pr == null ? null : pr.city,
-                                pr == null ? null : pr.plan,
-                                s == null ? null : s.id,
-                                s == null ? null : s.key,
-                                s == null ? null : s.value);
+                                pr == null ? null : pr.city(),
+                                pr == null ? null : pr.plan(),
+                                s == null ? null : s.id(),
+                                s == null ? null : s.key(),
+                                s == null ? null : s.value());
                 left[0]++;
                 left[1] += h;
                 if (pr != null && s != null) {
