@@ -2,6 +2,7 @@ package dev.cdcjoin.bench;
 
 import dev.cdcjoin.bench.Runner.Variant;
 import dev.cdcjoin.flink.CdcJoin;
+import dev.cdcjoin.flink.CdcMultiJoin;
 import dev.cdcjoin.flink.JoinType;
 import java.util.List;
 import java.util.function.IntFunction;
@@ -20,6 +21,7 @@ import org.apache.flink.types.Row;
  * <ul>
  *   <li>the {@code CdcJoin} variants (native, pure Java): a chain of two joins, the first's rows
  *       (projected to what the mart needs, keyed by the user id) the left input of the second;
+ *   <li>{@code NATIVE_MULTIWAY}: the native multi-way join ({@code CdcMultiJoin}), one operator;
  *   <li>{@code SQL_HEAP}, {@code SQL_ROCKSDB}: Flink SQL's chained regular joins, one operator per
  *       join, the second holding the first's result in its state;
  *   <li>{@code SQL_MULTIJOIN_HEAP}: the same query with Flink's multi-way join ({@code
@@ -81,6 +83,45 @@ final class MartJob {
         DataStream<byte[]> profiles = topics.apply(TraceFiles.topic("profiles"));
         DataStream<byte[]> settings = topics.apply(TraceFiles.topic("settings"));
         return mart.joinJson(first.joinJson(users, profiles), settings).rows();
+    }
+
+    /**
+     * The mart's changelog by the native multi-way join ({@code CdcMultiJoin}): one operator, each
+     * input's rows stored once under the user id, no intermediate result.
+     *
+     * @param topics the byte[] messages of a topic, by index of {@link TraceFiles#TOPICS}
+     */
+    static DataStream<Row> multiway(IntFunction<DataStream<byte[]>> topics, JoinType join) {
+        CdcMultiJoin mart =
+                CdcMultiJoin.builder()
+                        .input("users", Workload.USERS, List.of("id"), List.of("id"))
+                        .input(
+                                "profiles",
+                                MartWorkload.PROFILES,
+                                List.of("user_id"),
+                                List.of("user_id"),
+                                join)
+                        .input(
+                                "settings",
+                                MartWorkload.SETTINGS,
+                                List.of("user_id"),
+                                List.of("id"),
+                                join)
+                        .select("users.id", "id")
+                        .select("firstname")
+                        .select("lastname")
+                        .select("city")
+                        .select("plan")
+                        .select("settings.id", "setting_id")
+                        .select("setting_key")
+                        .select("setting_value")
+                        .build();
+        return mart.joinJson(
+                        List.of(
+                                topics.apply(TraceFiles.topic("users")),
+                                topics.apply(TraceFiles.topic("profiles")),
+                                topics.apply(TraceFiles.topic("settings"))))
+                .rows();
     }
 
     /**

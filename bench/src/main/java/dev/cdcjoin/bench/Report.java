@@ -21,6 +21,7 @@ final class Report {
     static {
         NAMES.put("NATIVE", "native (CdcJoin)");
         NAMES.put("NATIVE_5MS", "native, 5 ms flush");
+        NAMES.put("NATIVE_MULTIWAY", "native multi-way join (CdcMultiJoin)");
         NAMES.put("JAVA_HEAP", "pure Java, heap");
         NAMES.put("JAVA_ROCKSDB", "pure Java, RocksDB");
         NAMES.put("SQL_HEAP", "Flink SQL, heap");
@@ -43,7 +44,9 @@ final class Report {
                     "NATIVE_5MS",
                     "#ff9896",
                     "SQL_MULTIJOIN_HEAP",
-                    "#9467bd");
+                    "#9467bd",
+                    "NATIVE_MULTIWAY",
+                    "#ff7f0e");
 
     private final Path dir;
     private final Suite.Options o;

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.JobID;
@@ -84,7 +85,12 @@ public final class Runner {
          * Flink SQL with its multi-way join ({@code table.optimizer.multi-join.enabled}, Flink
          * 2.1+), HashMapStateBackend: the three-table mart only ({@link MartJob}).
          */
-        SQL_MULTIJOIN_HEAP("hashmap");
+        SQL_MULTIJOIN_HEAP("hashmap"),
+        /**
+         * The native multi-way join ({@code CdcMultiJoin}), HashMapStateBackend: the three-table
+         * mart only ({@link MartJob}).
+         */
+        NATIVE_MULTIWAY("hashmap");
 
         final String backend;
 
@@ -344,9 +350,9 @@ public final class Runner {
 
     /** The users/domains join's changelog. */
     private DataStream<Row> pairRows(StreamExecutionEnvironment env, TraceSource.Spec spec) {
-        if (o.variant == Variant.SQL_MULTIJOIN_HEAP) {
+        if (o.variant == Variant.SQL_MULTIJOIN_HEAP || o.variant == Variant.NATIVE_MULTIWAY) {
             throw new IllegalArgumentException(
-                    "SQL_MULTIJOIN_HEAP joins three tables: run it on --config mart3");
+                    o.variant + " joins three tables: run it on --config mart3");
         }
         if (o.variant.sql()) {
             StreamTableEnvironment t = tableEnv(env);
@@ -386,10 +392,12 @@ public final class Runner {
         if (o.variant.sql()) {
             return MartJob.sql(tableEnv(env), t -> tableOptions(spec, t), o.variant, o.join);
         }
-        return MartJob.chain(
-                t -> source(env, spec.copyForTopic(t), TraceFiles.TOPICS.get(t)),
-                o.variant,
-                o.join);
+        IntFunction<DataStream<byte[]>> topics =
+                t -> source(env, spec.copyForTopic(t), TraceFiles.TOPICS.get(t));
+        if (o.variant == Variant.NATIVE_MULTIWAY) {
+            return MartJob.multiway(topics, o.join);
+        }
+        return MartJob.chain(topics, o.variant, o.join);
     }
 
     private StreamTableEnvironment tableEnv(StreamExecutionEnvironment env) {

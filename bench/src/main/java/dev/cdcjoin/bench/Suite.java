@@ -62,11 +62,11 @@ public final class Suite {
 
     /**
      * The variants of {@code --config mart3} unless {@code --variants} says otherwise: the {@code
-     * CdcJoin} chain on each engine, Flink SQL's chained joins and its multi-way join. (A native
-     * multi-way join variant belongs here once the product has one.)
+     * CdcJoin} chain on each engine, the native multi-way join, Flink SQL's chained joins and its
+     * multi-way join.
      */
     static final List<String> MART_VARIANTS =
-            List.of("NATIVE", "JAVA_HEAP", "SQL_HEAP", "SQL_MULTIJOIN_HEAP");
+            List.of("NATIVE", "NATIVE_MULTIWAY", "JAVA_HEAP", "SQL_HEAP", "SQL_MULTIJOIN_HEAP");
 
     /**
      * {@link #MART_VARIANTS} on Flink {@code version}: without Flink SQL's multi-way join on the
