@@ -5,6 +5,7 @@ import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.CdcMultiJoin;
 import dev.cdcjoin.flink.JoinType;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.api.Table;
@@ -65,24 +66,31 @@ final class MartJob {
                         .select("city")
                         .select("plan")
                         .build();
-        CdcJoin mart =
+        CdcJoin.Builder second =
                 variant.configure(CdcJoin.builder())
                         .left("users_profiles", first, List.of("id"), List.of("id"))
                         .right("settings", MartWorkload.SETTINGS, List.of("user_id"), List.of("id"))
-                        .joinType(join)
-                        .select("users_profiles.id", "id")
-                        .select("firstname")
-                        .select("lastname")
-                        .select("city")
-                        .select("plan")
-                        .select("settings.id", "setting_id")
-                        .select("setting_key")
-                        .select("setting_value")
-                        .build();
+                        .joinType(join);
+        selectMart("users_profiles.id", second::select);
+        CdcJoin mart = second.build();
         DataStream<byte[]> users = topics.apply(TraceFiles.topic("users"));
         DataStream<byte[]> profiles = topics.apply(TraceFiles.topic("profiles"));
         DataStream<byte[]> settings = topics.apply(TraceFiles.topic("settings"));
         return mart.joinJson(first.joinJson(users, profiles), settings).rows();
+    }
+
+    /**
+     * Selects the mart's output columns ({@code select(column, outputName)} of a builder), the user
+     * id from {@code idColumn}.
+     */
+    private static void selectMart(String idColumn, BiConsumer<String, String> select) {
+        select.accept(idColumn, "id");
+        for (String c : List.of("firstname", "lastname", "city", "plan")) {
+            select.accept(c, c);
+        }
+        select.accept("settings.id", "setting_id");
+        select.accept("setting_key", "setting_key");
+        select.accept("setting_value", "setting_value");
     }
 
     /**
@@ -92,7 +100,7 @@ final class MartJob {
      * @param topics the byte[] messages of a topic, by index of {@link TraceFiles#TOPICS}
      */
     static DataStream<Row> multiway(IntFunction<DataStream<byte[]>> topics, JoinType join) {
-        CdcMultiJoin mart =
+        CdcMultiJoin.Builder b =
                 CdcMultiJoin.builder()
                         .input("users", Workload.USERS, List.of("id"), List.of("id"))
                         .input(
@@ -106,17 +114,10 @@ final class MartJob {
                                 MartWorkload.SETTINGS,
                                 List.of("user_id"),
                                 List.of("id"),
-                                join)
-                        .select("users.id", "id")
-                        .select("firstname")
-                        .select("lastname")
-                        .select("city")
-                        .select("plan")
-                        .select("settings.id", "setting_id")
-                        .select("setting_key")
-                        .select("setting_value")
-                        .build();
-        return mart.joinJson(
+                                join);
+        selectMart("users.id", b::select);
+        return b.build()
+                .joinJson(
                         List.of(
                                 topics.apply(TraceFiles.topic("users")),
                                 topics.apply(TraceFiles.topic("profiles")),
