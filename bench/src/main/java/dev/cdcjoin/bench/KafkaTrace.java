@@ -146,7 +146,8 @@ final class KafkaTrace {
                 Map<Integer, Long> want = new HashMap<>();
                 for (int k = 0; k < partitions; k++) {
                     want.put(
-                            k, Long.parseLong(meta.getProperty("messages." + Workload.file(t, k))));
+                            k,
+                            Long.parseLong(meta.getProperty("messages." + TraceFiles.file(t, k))));
                 }
                 if (want.equals(offsets(admin, topic))) {
                     log.accept("kafka: " + topic + " already holds the trace " + want);
@@ -241,7 +242,7 @@ final class KafkaTrace {
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
             for (int k = 0; k < partitions; k++) {
-                try (InputStream f = Files.newInputStream(trace.resolve(Workload.file(t, k)))) {
+                try (InputStream f = Files.newInputStream(trace.resolve(TraceFiles.file(t, k)))) {
                     DataInputStream in = new DataInputStream(new BufferedInputStream(f, 1 << 20));
                     byte[] key = null;
                     for (int length; (length = readLength(in)) != -2; ) {

@@ -21,10 +21,12 @@ final class Report {
     static {
         NAMES.put("NATIVE", "native (CdcJoin)");
         NAMES.put("NATIVE_5MS", "native, 5 ms flush");
+        NAMES.put("NATIVE_MULTIWAY", "native multi-way join (CdcMultiJoin)");
         NAMES.put("JAVA_HEAP", "pure Java, heap");
         NAMES.put("JAVA_ROCKSDB", "pure Java, RocksDB");
         NAMES.put("SQL_HEAP", "Flink SQL, heap");
         NAMES.put("SQL_ROCKSDB", "Flink SQL, RocksDB");
+        NAMES.put("SQL_MULTIJOIN_HEAP", "Flink SQL multi-way join, heap");
     }
 
     static final Map<String, String> COLORS =
@@ -40,7 +42,11 @@ final class Report {
                     "SQL_ROCKSDB",
                     "#98df8a",
                     "NATIVE_5MS",
-                    "#ff9896");
+                    "#ff9896",
+                    "SQL_MULTIJOIN_HEAP",
+                    "#9467bd",
+                    "NATIVE_MULTIWAY",
+                    "#ff7f0e");
 
     private final Path dir;
     private final Suite.Options o;
@@ -236,6 +242,34 @@ final class Report {
                 trace.getProperty(big + ".final"));
     }
 
+    /** Whether the run is the three-table mart's ({@code --config mart3}). */
+    private boolean mart() {
+        return Workload.Shape.MART3.name().equals(trace.getProperty("shape"));
+    }
+
+    /** The trace line's tables and snapshot. */
+    private String tables() {
+        if (!mart()) {
+            return "users/domains Debezium JSON, "
+                    + trace.getProperty("users")
+                    + " users + "
+                    + trace.getProperty("domains")
+                    + " domains snapshot, ";
+        }
+        return String.format(
+                Locale.ROOT,
+                "the three-table mart on one key (`MartWorkload`): users/profiles/settings Debezium"
+                        + " JSON, a snapshot of %s users (a profile for %.0f%%, each of %d setting"
+                        + " keys at %.0f%%), %s/%s/%s rows at the end, ",
+                trace.getProperty("users"),
+                MartWorkload.PROFILE_SHARE * 100,
+                MartWorkload.SETTING_KEYS_COUNT,
+                MartWorkload.SETTING_SHARE * 100,
+                trace.getProperty("final.users"),
+                trace.getProperty("final.profiles"),
+                trace.getProperty("final.settings"));
+    }
+
     private static String thousands(String n) {
         return String.format(Locale.ROOT, "%,d", Long.parseLong(n));
     }
@@ -244,6 +278,7 @@ final class Report {
         StringBuilder md = new StringBuilder();
         String date = String.valueOf(machine.getOrDefault("date", "?"));
         md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL")
+                .append(mart() ? ", the three-table mart" : "")
                 .append(kafka() ? ", through a Kafka broker" : "")
                 .append("\n\n");
         md.append("- **Date:** ").append(date).append("\n");
@@ -263,11 +298,8 @@ final class Report {
         md.append("- **Command:** `")
                 .append(machine.getOrDefault("command", o.command))
                 .append("`\n");
-        md.append("- **Trace:** users/domains Debezium JSON, ")
-                .append(trace.getProperty("users"))
-                .append(" users + ")
-                .append(trace.getProperty("domains"))
-                .append(" domains snapshot, ")
+        md.append("- **Trace:** ")
+                .append(tables())
                 .append(trace.getProperty("events"))
                 .append(" change events in all (")
                 .append(
@@ -318,7 +350,13 @@ final class Report {
         md.append("\n![throughput and memory](chart.svg)\n\n");
 
         headline(md);
-        targets(md);
+        if (mart()) {
+            md.append(
+                    "## Targets\n\nNone here: the targets of the comparison benchmark are the"
+                            + " two-table join's. The mart's ratios are in the table above.\n\n");
+        } else {
+            targets(md);
+        }
         details(md);
         latencySection(md);
         xmxSection(md);
@@ -891,6 +929,14 @@ final class Report {
 
     private void method(StringBuilder md) throws IOException {
         md.append("## How it was run\n\n");
+        if (mart()) {
+            md.append(
+                    "- Three-table mart (`MartJob`): `"
+                            + MartJob.QUERY.replace("%1$s", "[LEFT] JOIN")
+                            + "`; native and pure Java = a chain of two `CdcJoin`s (users ⋈ profiles projected to the mart's columns, keyed by the user id, then ⋈ settings); Flink SQL = that query (chained regular joins), multi-way join = the same with `"
+                            + MartJob.MULTI_JOIN_OPTION
+                            + " = true` (the run fails if the optimized plan has no `MultiJoin`). The two-table descriptions below apply per join.\n");
+        }
         md.append(
                         "- Variants: `native (CdcJoin)` = `CdcJoin.builder()…build().joinJson(users, domains)` (native decode, keyBy, native join; batch 1024, max flush delay 100 ms); ")
                 .append(

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.JobID;
@@ -79,12 +80,38 @@ public final class Runner {
         /** Flink SQL regular join over debezium-json tables, HashMapStateBackend. */
         SQL_HEAP("hashmap"),
         /** Flink SQL on RocksDB. */
-        SQL_ROCKSDB("rocksdb");
+        SQL_ROCKSDB("rocksdb"),
+        /**
+         * Flink SQL with its multi-way join ({@code table.optimizer.multi-join.enabled}, Flink
+         * 2.1+), HashMapStateBackend: the three-table mart only ({@link MartJob}).
+         */
+        SQL_MULTIJOIN_HEAP("hashmap"),
+        /**
+         * The native multi-way join ({@code CdcMultiJoin}), HashMapStateBackend: the three-table
+         * mart only ({@link MartJob}).
+         */
+        NATIVE_MULTIWAY("hashmap");
 
         final String backend;
 
         Variant(String backend) {
             this.backend = backend;
+        }
+
+        /** Sets a {@code CdcJoin} variant's engine and flush delay on {@code b}. */
+        CdcJoin.Builder configure(CdcJoin.Builder b) {
+            if (this == NATIVE_5MS) {
+                b.maxFlushDelay(Duration.ofMillis(5));
+            }
+            if (this == JAVA_HEAP || this == JAVA_ROCKSDB) {
+                b.engine(Engine.JAVA);
+            }
+            return b;
+        }
+
+        /** Whether the variant is a Flink SQL query (else a {@code CdcJoin} job). */
+        boolean sql() {
+            return this == SQL_HEAP || this == SQL_ROCKSDB || this == SQL_MULTIJOIN_HEAP;
         }
     }
 
@@ -184,6 +211,10 @@ public final class Runner {
 
     private final Options o;
     private final Properties trace;
+
+    /** Whether the trace is the three-table mart's ({@link MartWorkload}). */
+    private final boolean mart;
+
     private final MiniCluster cluster;
     private final Metrics.HeapSampler sampler = new Metrics.HeapSampler();
     private final Path checkpoints;
@@ -191,6 +222,7 @@ public final class Runner {
     Runner(Options o) throws Exception {
         this.o = o;
         this.trace = TraceFiles.load(Path.of(o.trace));
+        this.mart = Workload.Shape.MART3.name().equals(trace.getProperty("shape"));
         this.checkpoints =
                 Files.createTempDirectory(
                         Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
@@ -312,10 +344,18 @@ public final class Runner {
 
     /** Builds the job: sources → variant → checksum sink. */
     private void build(StreamExecutionEnvironment env, TraceSource.Spec spec, boolean probes) {
-        ChecksumSink sink = new ChecksumSink(probes);
-        if (o.variant == Variant.SQL_HEAP || o.variant == Variant.SQL_ROCKSDB) {
-            StreamTableEnvironment t = StreamTableEnvironment.create(env);
-            t.getConfig().set("table.exec.resource.default-parallelism", "" + o.parallelism);
+        DataStream<Row> rows = mart ? martRows(env, spec) : pairRows(env, spec);
+        rows.sinkTo(new ChecksumSink(probes)).name("checksum sink");
+    }
+
+    /** The users/domains join's changelog. */
+    private DataStream<Row> pairRows(StreamExecutionEnvironment env, TraceSource.Spec spec) {
+        if (o.variant == Variant.SQL_MULTIJOIN_HEAP || o.variant == Variant.NATIVE_MULTIWAY) {
+            throw new IllegalArgumentException(
+                    o.variant + " joins three tables: run it on --config mart3");
+        }
+        if (o.variant.sql()) {
+            StreamTableEnvironment t = tableEnv(env);
             t.executeSql(
                     "CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
                             + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
@@ -333,30 +373,43 @@ public final class Runner {
                                     + " FROM users AS u "
                                     + join
                                     + " domains AS d ON u.id = d.user_id");
-            t.toChangelogStream(joined).sinkTo(sink).name("checksum sink");
-            return;
+            return t.toChangelogStream(joined);
         }
         DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
         DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
-        CdcJoin.Builder b =
-                CdcJoin.builder()
-                        .left("users", Workload.USERS, List.of("id"), List.of("id"))
-                        .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
-                        .joinType(o.join);
-        if (o.variant == Variant.NATIVE_5MS) {
-            b.maxFlushDelay(Duration.ofMillis(5));
+        return o.variant
+                .configure(CdcJoin.builder())
+                .left("users", Workload.USERS, List.of("id"), List.of("id"))
+                .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
+                .joinType(o.join)
+                .build()
+                .joinJson(users, domains)
+                .rows();
+    }
+
+    /** The three-table mart's changelog ({@link MartJob}). */
+    private DataStream<Row> martRows(StreamExecutionEnvironment env, TraceSource.Spec spec) {
+        if (o.variant.sql()) {
+            return MartJob.sql(tableEnv(env), t -> tableOptions(spec, t), o.variant, o.join);
         }
-        if (o.variant == Variant.JAVA_HEAP || o.variant == Variant.JAVA_ROCKSDB) {
-            b.engine(Engine.JAVA);
+        IntFunction<DataStream<byte[]>> topics =
+                t -> source(env, spec.copyForTopic(t), TraceFiles.TOPICS.get(t));
+        if (o.variant == Variant.NATIVE_MULTIWAY) {
+            return MartJob.multiway(topics, o.join);
         }
-        DataStream<Row> rows = b.build().joinJson(users, domains).rows();
-        rows.sinkTo(sink).name("checksum sink");
+        return MartJob.chain(topics, o.variant, o.join);
+    }
+
+    private StreamTableEnvironment tableEnv(StreamExecutionEnvironment env) {
+        StreamTableEnvironment t = StreamTableEnvironment.create(env);
+        t.getConfig().set("table.exec.resource.default-parallelism", "" + o.parallelism);
+        return t;
     }
 
     /**
-     * The {@code WITH} options of the SQL table of topic {@code topic} (0 = users, 1 = domains):
-     * the Kafka connector's, or the trace connector's ({@link TraceTableFactory}) with the run's
-     * source settings.
+     * The {@code WITH} options of the SQL table of topic {@code topic} (of {@link
+     * TraceFiles#TOPICS}): the Kafka connector's, or the trace connector's ({@link
+     * TraceTableFactory}) with the run's source settings.
      */
     private String tableOptions(TraceSource.Spec spec, int topic) {
         if (o.kafka != null) {
@@ -377,7 +430,7 @@ public final class Runner {
                 + "', 'fraction' = '"
                 + spec.fraction
                 + "', 'topic' = '"
-                + (topic == 0 ? "users" : "domains")
+                + TraceFiles.TOPICS.get(topic)
                 + "'";
     }
 
@@ -417,8 +470,10 @@ public final class Runner {
         m.put("trace", o.trace);
         m.put(
                 "storedRows",
-                Long.parseLong(trace.getProperty("final.users", "0"))
-                        + Long.parseLong(trace.getProperty("final.domains", "0")));
+                trace.stringPropertyNames().stream()
+                        .filter(k -> k.startsWith("final."))
+                        .mapToLong(k -> Long.parseLong(trace.getProperty(k)))
+                        .sum());
         m.put("checkpointIntervalMs", o.checkpointIntervalMs);
         m.put("managedMemory", o.managedMemory);
         m.put("xmx", Runtime.getRuntime().maxMemory());
@@ -438,7 +493,7 @@ public final class Runner {
         JobID job = submit(env);
         CompletableFuture<JobResult> result = cluster.requestJobResult(job);
         // A Kafka job's input ends once (KafkaInput.Progress), a trace's once per source subtask.
-        int sources = o.kafka != null ? 1 : 2 * o.parallelism;
+        int sources = o.kafka != null ? 1 : TraceFiles.topics(trace).size() * o.parallelism;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
         while (RunControl.exhausted.get() < sources) {
             if (result.isDone()) {

@@ -60,6 +60,27 @@ public final class Suite {
                     "--add-opens=java.base/java.text=ALL-UNNAMED",
                     "--add-opens=java.sql/java.sql=ALL-UNNAMED");
 
+    /**
+     * The variants of {@code --config mart3} unless {@code --variants} says otherwise: the {@code
+     * CdcJoin} chain on each engine, the native multi-way join, Flink SQL's chained joins and its
+     * multi-way join.
+     */
+    static final List<String> MART_VARIANTS =
+            List.of("NATIVE", "NATIVE_MULTIWAY", "JAVA_HEAP", "SQL_HEAP", "SQL_MULTIJOIN_HEAP");
+
+    /**
+     * {@link #MART_VARIANTS} on Flink {@code version}: without Flink SQL's multi-way join on the
+     * 1.x line, which does not have it (FLIP-516 came with 2.1).
+     */
+    static List<String> martVariants(String version) {
+        if (!version.startsWith("1.")) {
+            return MART_VARIANTS;
+        }
+        return MART_VARIANTS.stream()
+                .filter(v -> !v.equals("SQL_MULTIJOIN_HEAP"))
+                .collect(Collectors.toList());
+    }
+
     /** The mix of {@code --config hot}: the default one without user deletes. */
     static final String HOT_MIX =
             "insert_user=10,insert_domain=20,rename_user=15,rename_domain=15,move_domain=15,"
@@ -73,6 +94,7 @@ public final class Suite {
         double skew = 1.0;
         Workload.SkewPicks skewPicks = Workload.SkewPicks.ALL;
         String mix = Workload.DEFAULT_MIX;
+        Workload.Shape shape = Workload.Shape.USERS_DOMAINS;
         int partitions = 4;
         boolean tombstones;
         int rounds = 3;
@@ -122,6 +144,7 @@ public final class Suite {
             Options o = new Options();
             String config = null;
             boolean shapeGiven = false;
+            boolean variantsGiven = false;
             for (int i = 0; i < args.length; i += 2) {
                 String v = args[i + 1];
                 switch (args[i]) {
@@ -169,6 +192,7 @@ public final class Suite {
                         break;
                     case "--variants":
                         o.variants = List.of(v.split(","));
+                        variantsGiven = true;
                         break;
                     case "--latency-variants":
                         o.latencyVariants = List.of(v.split(","));
@@ -250,8 +274,27 @@ public final class Suite {
                 }
                 o.applyConfig(config);
             }
+            if (o.shape == Workload.Shape.MART3) {
+                o.checkMart(variantsGiven);
+            }
             o.checkSource();
             return o;
+        }
+
+        /**
+         * {@code --config mart3}: throughput and report phases on the trace files; by default the
+         * variants that build the three-table mart.
+         */
+        private void checkMart(boolean variantsGiven) {
+            if (!variantsGiven) {
+                variants = martVariants(EnvironmentInformation.getVersion());
+            }
+            if (!source.equals("trace")
+                    || !phases.stream()
+                            .allMatch(p -> p.equals("throughput") || p.equals("report"))) {
+                throw new IllegalArgumentException(
+                        "--config mart3 runs the phases throughput and report on --source trace");
+            }
         }
 
         /** {@code --source kafka} runs the throughput phase (and the report) only. */
@@ -277,7 +320,8 @@ public final class Suite {
          * 4}: hot users, which are also the most renamed and deleted, so their groups are big for a
          * while and then deleted whole), {@code hot} ({@code --skew 4 --skew-picks owners} and
          * {@link #HOT_MIX}: the big customers stay, each hot user keeps its domains to the end; at
-         * 1M events the hottest holds 14.8k rows at the end).
+         * 1M events the hottest holds 14.8k rows at the end), {@code mart3} (the three-table mart
+         * on one key, {@link MartWorkload}: users, profiles and settings, events/10 users).
          */
         private void applyConfig(String name) {
             switch (name) {
@@ -294,9 +338,13 @@ public final class Suite {
                     skewPicks = Workload.SkewPicks.OWNERS;
                     mix = HOT_MIX;
                     break;
+                case "mart3":
+                    shape = Workload.Shape.MART3;
+                    mix = MartWorkload.DEFAULT_MIX;
+                    break;
                 default:
                     throw new IllegalArgumentException(
-                            "--config must be uniform, skewed or hot, not '" + name + "'");
+                            "--config must be uniform, skewed, hot or mart3, not '" + name + "'");
             }
         }
 
@@ -370,8 +418,10 @@ public final class Suite {
 
         Workload.Config workload(long events, Integer users, Integer domains) {
             Workload.Config c = new Workload.Config();
+            c.shape = shape;
             c.events = events;
-            c.users = users != null ? users : (int) Math.max(1, events / 25);
+            int perUser = shape == Workload.Shape.MART3 ? 10 : 25;
+            c.users = users != null ? users : (int) Math.max(1, events / perUser);
             c.domains = domains != null ? domains : (int) Math.max(1, events / 5);
             c.seed = seed;
             c.skew = skew;
@@ -602,10 +652,15 @@ public final class Suite {
         return p.exitValue();
     }
 
-    /** A Runner's arguments on the suite's trace, managed memory sized for its snapshot. */
+    /**
+     * A Runner's arguments on the suite's trace, managed memory sized for its snapshot (the mart's:
+     * about 3.6 rows a user, see {@link MartWorkload}).
+     */
     private List<String> runner(String variant, int parallelism, String join) {
         Workload.Config c = o.workload();
-        return runner(variant, parallelism, join, trace, c.users + (long) c.domains);
+        long rows =
+                c.shape == Workload.Shape.MART3 ? c.users * 36L / 10 : c.users + (long) c.domains;
+        return runner(variant, parallelism, join, trace, rows);
     }
 
     /** A Runner's arguments on {@code trace}, managed memory sized for {@code rows}. */

@@ -53,7 +53,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         /** Trace directory. */
         public String dir;
 
-        /** 0 = users, 1 = domains. */
+        /** The topic: an index of {@link TraceFiles#TOPICS} (0 = users, 1 = domains). */
         public int topic;
 
         /** Messages per second over both topics; 0 = unlimited. */
@@ -154,7 +154,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
 
         @Override
         public String splitId() {
-            return Workload.file(topic, partition);
+            return TraceFiles.file(topic, partition);
         }
     }
 
@@ -396,7 +396,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
 
         Open(String dir, Split split) throws IOException {
             this.split = split;
-            String name = Workload.file(split.topic, split.partition);
+            String name = TraceFiles.file(split.topic, split.partition);
             this.count =
                     Long.parseLong(TraceFiles.load(Path.of(dir)).getProperty("messages." + name));
             this.in =

@@ -66,7 +66,7 @@ public final class TraceTableFactory implements DynamicTableSourceFactory {
         ReadableConfig o = helper.getOptions();
         TraceSource.Spec spec = new TraceSource.Spec();
         spec.dir = o.get(TRACE);
-        spec.topic = o.get(TOPIC).equals("users") ? 0 : 1;
+        spec.topic = TraceFiles.topic(o.get(TOPIC));
         spec.rate = o.get(RATE);
         spec.maxSeconds = o.get(MAX_SECONDS);
         spec.pauseAtEnd = o.get(PAUSE);

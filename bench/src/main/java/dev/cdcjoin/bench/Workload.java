@@ -2,18 +2,11 @@ package dev.cdcjoin.bench;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
-import java.io.BufferedOutputStream;
-import java.io.DataOutputStream;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -76,10 +69,8 @@ public final class Workload {
             "insert_user=10,insert_domain=20,rename_user=15,rename_domain=15,move_domain=15,"
                     + "renumber_domain=5,delete_domain=15,delete_user=5";
 
-    private static final String[] FIRST = {
-        "Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"
-    };
-    private static final String[] LAST = {
+    static final String[] FIRST = {"Ana", "Bo", "Chen", "Dara", "Eli", "Farah", "Goran", "Hiro"};
+    static final String[] LAST = {
         "Garcia", "Kim", "Novak", "Okafor", "Park", "Rossi", "Silva", "Weber"
     };
     private static final String[] TLD = {"com", "org", "net", "io"};
@@ -112,8 +103,17 @@ public final class Workload {
         }
     }
 
+    /** The tables a trace holds and how they join. */
+    enum Shape {
+        /** users and domains, joined on {@code users.id = domains.user_id} (this class). */
+        USERS_DOMAINS,
+        /** users, profiles and settings on one key, the user id ({@link MartWorkload}). */
+        MART3
+    }
+
     /** Generator options. */
     public static final class Config {
+        Shape shape = Shape.USERS_DOMAINS;
         int users = 200_000;
         int domains = 1_000_000;
         long events = 5_000_000;
@@ -165,7 +165,8 @@ public final class Workload {
 
         /** A directory name that identifies the trace. */
         String id() {
-            return "u"
+            return (shape == Shape.MART3 ? "mart3-" : "")
+                    + "u"
                     + users
                     + "-d"
                     + domains
@@ -183,7 +184,7 @@ public final class Workload {
         }
     }
 
-    private static final class User {
+    static final class User {
         final int id;
         final String first;
         final String last;
@@ -210,7 +211,7 @@ public final class Workload {
     }
 
     /** Rows by position (uniform or skewed picks) and by id. */
-    private static final class Table<T> {
+    static final class Table<T> {
         final List<T> rows = new ArrayList<>();
         final Map<Integer, Integer> pos = new HashMap<>();
 
@@ -238,121 +239,101 @@ public final class Workload {
         }
     }
 
+    /** One change of a mix: writes its messages (none when it does not apply). */
+    interface Change {
+        void apply() throws IOException;
+    }
+
+    /** Change kinds drawn by weight ({@code kind=weight,…}), each with the change it makes. */
+    static final class Mix {
+        private final Change[] changes;
+        private final int[] cumulative;
+
+        Mix(String mix, Map<String, Change> byKind) {
+            String[] parts = mix.split(",");
+            changes = new Change[parts.length];
+            cumulative = new int[parts.length];
+            int sum = 0;
+            for (int i = 0; i < parts.length; i++) {
+                String[] kv = parts[i].trim().split("=");
+                changes[i] = byKind.get(kv[0]);
+                if (changes[i] == null) {
+                    throw new IllegalArgumentException(
+                            "unknown change kind " + kv[0] + ", not in " + byKind.keySet());
+                }
+                sum += Integer.parseInt(kv[1]);
+                cumulative[i] = sum;
+            }
+        }
+
+        /** Makes one change, each with the probability of its weight. */
+        void change(SplittableRandom rng) throws IOException {
+            int dice = rng.nextInt(cumulative[cumulative.length - 1]);
+            int k = 0;
+            while (dice >= cumulative[k]) {
+                k++;
+            }
+            changes[k].apply();
+        }
+    }
+
     private final Config cfg;
     private final SplittableRandom rng;
-    private final String[] kinds;
-    private final int[] cumulative;
+    private final Mix mix;
     private final Table<User> users = new Table<>();
     private final Table<Domain> domains = new Table<>();
     private final Map<Integer, List<Integer>> byUser = new HashMap<>();
     private final KeySizes keySizes = new KeySizes();
     private int nextUser = 1;
     private int nextDomain = 1;
-    private long ts = 1_700_000_000_000L;
-    private long emitted;
-    private final long[] lsn = new long[2];
-    private final DataOutputStream[][] out;
-    private final long[][] counts;
-    private final long[][] bytes;
-    private final Map<String, Long> ops = new LinkedHashMap<>();
+    private final TraceWriter out;
 
     private Workload(Config cfg, Path dir) throws IOException {
         this.cfg = cfg;
         this.rng = new SplittableRandom(cfg.seed);
-        String[] parts = cfg.mix.split(",");
-        kinds = new String[parts.length];
-        cumulative = new int[parts.length];
-        int sum = 0;
-        for (int i = 0; i < parts.length; i++) {
-            String[] kv = parts[i].trim().split("=");
-            kinds[i] = kv[0];
-            sum += Integer.parseInt(kv[1]);
-            cumulative[i] = sum;
-        }
-        out = new DataOutputStream[2][cfg.partitions];
-        counts = new long[2][cfg.partitions];
-        bytes = new long[2][cfg.partitions];
-        for (int t = 0; t < 2; t++) {
-            for (int p = 0; p < cfg.partitions; p++) {
-                OutputStream f = new FileOutputStream(dir.resolve(file(t, p)).toFile());
-                out[t][p] = new DataOutputStream(new BufferedOutputStream(f, 1 << 20));
-            }
-        }
-    }
-
-    static String file(int topic, int partition) {
-        return (topic == 0 ? "users" : "domains") + "-" + partition + ".bin";
+        this.mix =
+                new Mix(
+                        cfg.mix,
+                        Map.of(
+                                "insert_user", () -> insertUser("c"),
+                                "insert_domain", () -> insertDomain("c"),
+                                "rename_user", this::renameUser,
+                                "rename_domain", this::renameDomain,
+                                "move_domain", this::moveDomain,
+                                "renumber_domain", this::renumberDomain,
+                                "delete_domain", this::deleteDomain,
+                                "delete_user", this::deleteUser));
+        out = new TraceWriter(dir, List.of(0, 1), cfg.partitions, cfg.tombstones);
     }
 
     /**
-     * Generates a trace into {@code dir} unless {@code dir/trace.properties} exists.
+     * Generates a trace of {@code cfg}'s shape into {@code dir} unless {@code dir/trace.properties}
+     * exists.
      *
      * @return the trace's properties
      */
     public static Properties generate(Config cfg, Path dir) throws IOException {
-        Path meta = dir.resolve("trace.properties");
-        if (Files.exists(meta)) {
-            return TraceFiles.load(dir);
+        if (cfg.shape == Shape.MART3) {
+            return MartWorkload.generate(cfg, dir);
         }
-        Files.createDirectories(dir);
-        long t0 = System.nanoTime();
-        Workload w = new Workload(cfg, dir);
-        w.run();
-        Properties p = w.finish();
-        p.setProperty("generate.seconds", String.format("%.1f", (System.nanoTime() - t0) / 1e9));
-        Path tmp = dir.resolve("trace.properties.tmp");
-        try (OutputStream o = Files.newOutputStream(tmp)) {
-            p.store(o, "cdcjoin bench trace");
-        }
-        Files.move(tmp, meta);
-        return p;
+        return TraceWriter.generate(
+                dir,
+                d -> {
+                    Workload w = new Workload(cfg, d);
+                    w.run();
+                    return w.finish();
+                });
     }
 
     private void run() throws IOException {
         for (int i = 0; i < Math.min(cfg.users, cfg.events); i++) {
             insertUser("r");
         }
-        while (emitted < Math.min(cfg.events, (long) cfg.users + cfg.domains)) {
+        while (out.emitted() < Math.min(cfg.events, (long) cfg.users + cfg.domains)) {
             insertDomain("r");
         }
-        while (emitted < cfg.events) {
-            change();
-        }
-    }
-
-    private void change() throws IOException {
-        int dice = rng.nextInt(cumulative[cumulative.length - 1]);
-        int k = 0;
-        while (dice >= cumulative[k]) {
-            k++;
-        }
-        switch (kinds[k]) {
-            case "insert_user":
-                insertUser("c");
-                break;
-            case "insert_domain":
-                insertDomain("c");
-                break;
-            case "rename_user":
-                renameUser();
-                break;
-            case "rename_domain":
-                renameDomain();
-                break;
-            case "move_domain":
-                moveDomain();
-                break;
-            case "renumber_domain":
-                renumberDomain();
-                break;
-            case "delete_domain":
-                deleteDomain();
-                break;
-            case "delete_user":
-                deleteUser();
-                break;
-            default:
-                throw new IllegalArgumentException("unknown change kind " + kinds[k]);
+        while (out.emitted() < cfg.events) {
+            mix.change(rng);
         }
     }
 
@@ -386,7 +367,7 @@ public final class Workload {
     private void insertUser(String op) throws IOException {
         User u = new User(nextUser++, FIRST[rng.nextInt(8)], LAST[rng.nextInt(8)]);
         users.insert(u.id, u);
-        emit(0, u.id, op, null, json(u));
+        out.emit(0, u.id, op, null, json(u));
     }
 
     private void insertDomain(String op) throws IOException {
@@ -399,7 +380,7 @@ public final class Workload {
         Domain d = new Domain(id, id, u.id, "site" + id + "." + TLD[id % 4]);
         domains.insert(id, d);
         link(u.id, id);
-        emit(1, d.lineage, op, null, json(d));
+        out.emit(1, d.lineage, op, null, json(d));
     }
 
     private void renameUser() throws IOException {
@@ -409,7 +390,7 @@ public final class Workload {
         }
         User after = new User(before.id, before.first, LAST[rng.nextInt(8)]);
         users.replace(before.id, after);
-        emit(0, before.id, "u", json(before), json(after));
+        out.emit(0, before.id, "u", json(before), json(after));
     }
 
     private void updateDomain(Domain before, Domain after) throws IOException {
@@ -417,7 +398,7 @@ public final class Workload {
         unlink(before.userId, before.id);
         link(after.userId, after.id);
         domains.insert(after.id, after);
-        emit(1, before.lineage, "u", json(before), json(after));
+        out.emit(1, before.lineage, "u", json(before), json(after));
     }
 
     private void link(int userId, int domainId) {
@@ -466,7 +447,7 @@ public final class Workload {
         }
         domains.remove(d.id, x -> x.id);
         unlink(d.userId, d.id);
-        emit(1, d.lineage, "d", json(d), null);
+        out.emit(1, d.lineage, "d", json(d), null);
     }
 
     private void deleteUser() throws IOException {
@@ -479,15 +460,15 @@ public final class Workload {
             for (int id : owned) {
                 Domain d = domains.remove(id, x -> x.id);
                 if (d != null) {
-                    emit(1, d.lineage, "d", json(d), null);
+                    out.emit(1, d.lineage, "d", json(d), null);
                 }
             }
         }
         users.remove(u.id, x -> x.id);
-        emit(0, u.id, "d", json(u), null);
+        out.emit(0, u.id, "d", json(u), null);
     }
 
-    private static String json(User u) {
+    static String json(User u) {
         return "{\"id\":"
                 + u.id
                 + ",\"firstname\":\""
@@ -505,48 +486,6 @@ public final class Workload {
                 + ",\"domain_name\":\""
                 + d.name
                 + "\"}";
-    }
-
-    private void emit(int topic, int lineage, String op, String before, String after)
-            throws IOException {
-        ts++;
-        String table = topic == 0 ? "users" : "domains";
-        String json =
-                "{\"before\":"
-                        + (before == null ? "null" : before)
-                        + ",\"after\":"
-                        + (after == null ? "null" : after)
-                        + ",\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
-                        + "\"name\":\"shop\",\"ts_ms\":"
-                        + ts
-                        + ",\"snapshot\":\""
-                        + op.equals("r")
-                        + "\",\"db\":\"shop\",\"sequence\":\"[\\\"24023928\\\",\\\"24023928\\\"]\","
-                        + "\"schema\":\"public\",\"table\":\""
-                        + table
-                        + "\",\"txId\":"
-                        + (500 + ts % 100_000)
-                        + ",\"lsn\":"
-                        + (24_023_928 + lsn[topic] * 64)
-                        + ",\"xmin\":null},\"op\":\""
-                        + op
-                        + "\",\"ts_ms\":"
-                        + (ts + 3)
-                        + ",\"transaction\":null}";
-        lsn[topic]++;
-        int p = partition(lineage, cfg.partitions);
-        byte[] b = json.getBytes(StandardCharsets.UTF_8);
-        out[topic][p].writeInt(b.length);
-        out[topic][p].write(b);
-        counts[topic][p]++;
-        bytes[topic][p] += b.length;
-        emitted++;
-        ops.merge(table + "." + op, 1L, Long::sum);
-        if (cfg.tombstones && op.equals("d")) {
-            out[topic][p].writeInt(-1);
-            counts[topic][p]++;
-            ops.merge(table + ".tombstone", 1L, Long::sum);
-        }
     }
 
     /**
@@ -597,11 +536,6 @@ public final class Workload {
     }
 
     private Properties finish() throws IOException {
-        for (DataOutputStream[] t : out) {
-            for (DataOutputStream o : t) {
-                o.close();
-            }
-        }
         Properties p = new Properties();
         p.setProperty("users", "" + cfg.users);
         p.setProperty("domains", "" + cfg.domains);
@@ -612,19 +546,7 @@ public final class Workload {
         p.setProperty("mix", cfg.mix);
         p.setProperty("partitions", "" + cfg.partitions);
         p.setProperty("tombstones", "" + cfg.tombstones);
-        long messages = 0;
-        long total = 0;
-        for (int t = 0; t < 2; t++) {
-            for (int k = 0; k < cfg.partitions; k++) {
-                p.setProperty("messages." + file(t, k), "" + counts[t][k]);
-                p.setProperty("bytes." + file(t, k), "" + bytes[t][k]);
-                messages += counts[t][k];
-                total += bytes[t][k];
-            }
-        }
-        p.setProperty("messages", "" + messages);
-        p.setProperty("bytes", "" + total);
-        ops.forEach((k, v) -> p.setProperty("ops." + k, "" + v));
+        out.finish(p);
         p.setProperty("final.users", "" + users.rows.size());
         p.setProperty("final.domains", "" + domains.rows.size());
         keySizes.write(p, byUser);
