@@ -227,7 +227,7 @@ pub struct MultiwayStats {
 /// Names of the values [`MultiwayJoin::counters`] returns, in its order: the changes taken per
 /// input (all [`MAX_INPUTS`], the inputs the join does not have at 0), then the two-table join's
 /// names for the same counters and state sizes ([`crate::COUNTER_NAMES`]).
-pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 7] = [
+pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 8] = [
     "records_in_0",
     "records_in_1",
     "records_in_2",
@@ -243,6 +243,7 @@ pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 7] = [
     "state_keys",
     "state_row_bytes",
     "state_heap_bytes",
+    "state_frozen_bytes",
 ];
 
 /// The rows of one join key: one group per input.
@@ -333,6 +334,7 @@ impl MultiwayJoin {
             z.keys,
             z.group_bytes,
             z.heap_bytes,
+            z.frozen_bytes,
         ]);
         values
     }

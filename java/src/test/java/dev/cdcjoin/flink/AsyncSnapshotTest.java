@@ -223,7 +223,7 @@ class AsyncSnapshotTest {
     }
 
     /** Checkpoint streams in memory, counting those opened, or streams whose writes fail. */
-    private static final class TestStreams implements CheckpointStreamFactory {
+    static final class TestStreams implements CheckpointStreamFactory {
         private final MemCheckpointStreamFactory memory = new MemCheckpointStreamFactory(64 << 20);
         private final boolean failing;
         int opened;
