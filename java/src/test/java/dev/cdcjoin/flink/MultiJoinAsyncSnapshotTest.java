@@ -10,13 +10,10 @@ import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
-import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
 import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
@@ -66,10 +63,7 @@ class MultiJoinAsyncSnapshotTest {
     @Test
     void theSynchronousPhaseWritesNothingAndTheStateOfTheFreezeIsWritten() throws Exception {
         AsyncSnapshotTest.TestStreams streams = new AsyncSnapshotTest.TestStreams(false);
-        op.prepareSnapshotPreBarrier(1);
-        OperatorSnapshotFutures futures =
-                op.snapshotState(
-                        1, 1, CheckpointOptions.forCheckpointWithDefaultLocation(), streams);
+        OperatorSnapshotFutures futures = AsyncSnapshotTest.checkpoint(op, 1, streams);
         assertEquals(0, streams.opened, "a stream was opened in the synchronous phase");
         assertFalse(futures.getKeyedStateRawFuture().isDone());
 
@@ -78,12 +72,7 @@ class MultiJoinAsyncSnapshotTest {
         addUsers(0, USERS / 2, "renamed "); // upserts of keys checkpoint 1 holds
         assertTrue(frozenBytes() > 0, "a key written after the freeze is copied");
 
-        ExecutorService asyncPhase = Executors.newSingleThreadExecutor();
-        try {
-            asyncPhase.submit(futures.getKeyedStateRawFuture()).get();
-        } finally {
-            asyncPhase.shutdown();
-        }
+        AsyncSnapshotTest.runAsyncPhase(futures);
         assertEquals(1, streams.opened);
         OperatorSubtaskState state = TestLine.jobManagerOwnedState(futures);
         addUsers(2 * USERS, 2 * USERS + 1, "user ");
