@@ -1,5 +1,6 @@
-//! One key group of a join (two-table or multi-way, generic over the [`Slot`]): its table, and while a snapshot being written still holds
-//! that table, the join keys changed since, copied on their first write (copy on write per key).
+//! One key group of a join (the two-table join's or the multi-way join's: generic over the
+//! [`Slot`]): its table, and while a snapshot being written still holds that table, the join keys
+//! changed since, copied on their first write (copy on write per key).
 //!
 //! Why per key: [`crate::snapshot`] freezes the state by sharing each key group's table with the
 //! frozen state, so the engine may not change a shared table. Any coarser unit of copy is written
@@ -7,9 +8,9 @@
 //! few keys, receives changes within the first milliseconds after a freeze; bench/README.md), so
 //! copying or serializing the unit on the task thread made every checkpoint cost the task thread
 //! a pass over the whole state. Here the engine writes to an *overlay*: a small table of the keys
-//! changed since the freeze, each a copy of the key's slot (both sides' groups) taken at its first
-//! write, or a *tombstone* when the change removed the key (all inputs' groups). Reads look in the overlay first, then
-//! in the shared table. The task thread's cost of a checkpoint is then a copy of the slots it
+//! changed since the freeze, each a copy of the key's slot (every input's group) taken at its
+//! first write, or a *tombstone* when the change removed the key. Reads look in the overlay first,
+//! then in the shared table. The task thread's cost of a checkpoint is then a copy of the slots it
 //! writes to while the snapshot is written, and the extra memory is the versions of those slots
 //! the snapshot keeps (counted as frozen bytes). Once no frozen state holds the table, the overlay
 //! is merged into it (after the next batch, or before anything that walks the whole table).

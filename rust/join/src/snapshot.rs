@@ -37,7 +37,8 @@
 //! side | side)`. It is still restored, checked as it was then, by each side's entry layout only.
 //!
 //! A checkpoint must not stop the join for a time that grows with the state. So a snapshot is
-//! taken in two steps: [`JoinEngine::freeze`] makes a [`FrozenState`], the state as it is at that
+//! taken in two steps: [`JoinEngine::freeze`] (and [`MultiwayJoin::freeze`], with the same code
+//! over its slots of one group per input) makes a [`FrozenState`], the state as it is at that
 //! instant, in O(key groups) (it shares each key group's table); the sections are then written
 //! from it, on any thread, while the engine goes on. While a frozen state holds a key group's
 //! table, the engine writes each key it changes to a copy of the key's slot taken at its first
@@ -541,8 +542,9 @@ impl<S: Slot> FrozenState<S> {
     }
 
     /// Appends the section of key group `kg` as it was when frozen to `out`: byte for byte what
-    /// [`JoinEngine::snapshot_key_group`] (or [`MultiwayJoin::snapshot_key_group`]) wrote then. A key group's section is handed out once
-    /// (and released then); asking again, or for a key group that held no state, is an error.
+    /// [`JoinEngine::snapshot_key_group`] (or [`MultiwayJoin::snapshot_key_group`]) wrote then.
+    /// A key group's section is handed out once (and released then); asking again, or for a key
+    /// group that held no state, is an error.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
         let frozen = &self.frozen;
         out_of_range(frozen.range, kg)?;
