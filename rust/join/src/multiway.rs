@@ -66,7 +66,7 @@
 //! taken as the two-table join takes them: [`MultiwayJoin::freeze`] shares each key group's table
 //! with a [`crate::FrozenState`] written while the join goes on, and a key changed meanwhile is
 //! written to a copy of its slot (all inputs' groups) taken at its first write
-//! ([`crate::overlay`]), merged back once the frozen state is done with its key group.
+//! (`crate::overlay`), merged back once the frozen state is done with its key group.
 //!
 //! Batches ([`MultiwayJoin::process_batch`]) are the two-table join's input frames of
 //! [`crate::batch`] with the input's index as the byte in front of each block. Emitted rows use
