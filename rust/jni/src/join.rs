@@ -1,5 +1,6 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
 
+use cdcjoin_join::state::{KeySlot, Slot};
 use cdcjoin_join::{
     ChainSpec, Compression, FrozenState, JoinEngine, JoinSpec, Rekeyer, COUNTER_NAMES,
 };
@@ -24,9 +25,10 @@ struct NativeJoin {
 static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
 
 /// A join's state frozen for a snapshot written on another thread, and the buffer its last chunk
-/// was written to.
-struct FrozenJoin {
-    state: FrozenState,
+/// was written to. `S` is the join's slot: [`KeySlot`] here, `MultiSlot` for the multi-way join
+/// (`crate::multiway`), which shares these calls.
+pub(crate) struct FrozenJoin<S = KeySlot> {
+    state: FrozenState<S>,
     out: Vec<u8>,
 }
 
@@ -48,7 +50,7 @@ impl Output for NativeJoin {
     }
 }
 
-impl Output for FrozenJoin {
+impl<S> Output for FrozenJoin<S> {
     fn output(&self) -> &[u8] {
         &self.out
     }
@@ -72,7 +74,7 @@ impl Sections for JoinEngine {
     }
 }
 
-impl Sections for FrozenState {
+impl<S: Slot> Sections for FrozenState<S> {
     fn with_state(&self) -> Vec<u16> {
         self.key_groups_with_state()
     }
@@ -255,13 +257,45 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_freeze<'local
     _class: JClass<'local>,
     handle: jlong,
 ) -> jlong {
-    jni_entry(&mut env, "NativeJoin.freeze", |_| {
-        let state = JOINS.with(handle, |j| Ok(j.engine.freeze()))?;
-        Ok(FROZEN.insert(FrozenJoin {
-            state,
-            out: Vec::new(),
-        }))
+    FROZEN.freeze(&mut env, "NativeJoin.freeze", || {
+        JOINS.with(handle, |j| Ok(j.engine.freeze()))
     })
+}
+
+/// The frozen states of one kind of join, behind the `freeze` and `snapshotFrozen` calls of
+/// both joins.
+impl<S: Slot> Registry<FrozenJoin<S>> {
+    /// `freeze(long handle)`: a handle for the state `freeze` freezes.
+    pub(crate) fn freeze(
+        &self,
+        env: &mut EnvUnowned<'_>,
+        context: &'static str,
+        freeze: impl FnOnce() -> NativeResult<FrozenState<S>>,
+    ) -> jlong {
+        jni_entry(env, context, |_| {
+            let state = freeze()?;
+            Ok(self.insert(FrozenJoin {
+                state,
+                out: Vec::new(),
+            }))
+        })
+    }
+
+    /// `snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes)`: a chunk of
+    /// the frozen state of `frozen` ([`snapshot_chunk`]), each key group's section handed out
+    /// once.
+    pub(crate) fn snapshot_frozen(
+        &self,
+        env: &mut EnvUnowned<'_>,
+        context: &'static str,
+        frozen: jlong,
+        out: &JByteBuffer<'_>,
+        (from_key_group, max_bytes): (i32, i32),
+    ) -> jlong {
+        self.with_output(env, context, frozen, out, |f| {
+            snapshot_chunk(&f.state, &mut f.out, from_key_group, max_bytes)
+        })
+    }
 }
 
 /// `static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int
@@ -276,9 +310,8 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshotFroze
     from_key_group: i32,
     max_bytes: i32,
 ) -> jlong {
-    FROZEN.with_output(&mut env, "NativeJoin.snapshotFrozen", frozen, &out, |f| {
-        snapshot_chunk(&f.state, &mut f.out, from_key_group, max_bytes)
-    })
+    let chunk = (from_key_group, max_bytes);
+    FROZEN.snapshot_frozen(&mut env, "NativeJoin.snapshotFrozen", frozen, &out, chunk)
 }
 
 /// `static native long takeFrozenOutput(long frozen, ByteBuffer out)`: copies the last chunk.

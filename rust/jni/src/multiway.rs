@@ -3,10 +3,11 @@
 //!
 //! The calls are the two-table join's (`crate::join`) with the multi-way join's formats: a batch
 //! is the join's input frames with each block behind its input's index, the output is the join's
-//! output entries with one row per input. Snapshots are written synchronously from the live state
-//! (the multi-way join has no frozen state yet).
+//! output entries with one row per input. Snapshots are written from the live state, or from a
+//! state frozen at an instant (`freeze`, `snapshotFrozen`, `takeFrozenOutput`, `releaseFrozen`)
+//! while the join goes on, through the two-table join's frozen-state calls.
 
-use cdcjoin_join::{MultiwayJoin, MultiwaySpec, MULTIWAY_COUNTER_NAMES};
+use cdcjoin_join::{MultiSlot, MultiwayJoin, MultiwaySpec, MULTIWAY_COUNTER_NAMES};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
@@ -14,7 +15,9 @@ use jni::EnvUnowned;
 use crate::calls::Output;
 use crate::errors::{jni_entry, NativeResult};
 use crate::handles::Registry;
-use crate::join::{compression, failed, invalid, snapshot_chunk, write_counters, Sections};
+use crate::join::{
+    compression, failed, invalid, snapshot_chunk, write_counters, FrozenJoin, Sections,
+};
 
 /// A multi-way join and the buffer its last output (or snapshot chunk) was written to.
 struct NativeMultiJoin {
@@ -23,6 +26,8 @@ struct NativeMultiJoin {
 }
 
 static JOINS: Registry<NativeMultiJoin> = Registry::new("NativeMultiJoin");
+
+static FROZEN: Registry<FrozenJoin<MultiSlot>> = Registry::new("NativeMultiJoin.Frozen");
 
 impl Output for NativeMultiJoin {
     fn output(&self) -> &[u8] {
@@ -105,8 +110,66 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_snapshot
     })
 }
 
+/// `static native long freeze(long handle)`: the join's state as it is now, for a snapshot written
+/// while the join goes on (in O(key groups)); a handle for `snapshotFrozen`, to be released with
+/// `releaseFrozen`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_freeze<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    FROZEN.freeze(&mut env, "NativeMultiJoin.freeze", || {
+        JOINS.with(handle, |j| Ok(j.join.freeze()))
+    })
+}
+
+/// `static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int
+/// maxBytes)`: a chunk of a frozen state, as `snapshot` writes one of the live state, each key
+/// group's section handed out once; may run on another thread than the join's calls.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_snapshotFrozen<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+    out: JByteBuffer<'local>,
+    from_key_group: i32,
+    max_bytes: i32,
+) -> jlong {
+    let chunk = (from_key_group, max_bytes);
+    FROZEN.snapshot_frozen(
+        &mut env,
+        "NativeMultiJoin.snapshotFrozen",
+        frozen,
+        &out,
+        chunk,
+    )
+}
+
+/// `static native long takeFrozenOutput(long frozen, ByteBuffer out)`: copies the last chunk.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_takeFrozenOutput<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    FROZEN.take_output(&mut env, "NativeMultiJoin.takeFrozenOutput", frozen, &out)
+}
+
+/// `static native void releaseFrozen(long frozen)`: drops a frozen state (its snapshot was written
+/// or aborted), freeing what only it still held; unknown handles are ignored.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_releaseFrozen<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    frozen: jlong,
+) {
+    FROZEN.free(&mut env, "NativeMultiJoin.releaseFrozen", frozen)
+}
+
 /// `static native void setSnapshotCompression(long handle, boolean lz4)`: whether later snapshots
-/// write LZ4-compressed sections; either restores whatever the setting.
+/// (and states frozen later) write LZ4-compressed sections; either restores whatever the setting.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_setSnapshotCompression<
     'local,

@@ -36,7 +36,7 @@ pub use batch::{
 pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
 pub use multiway::{
-    MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats, MULTIWAY_COUNTER_NAMES,
+    MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats, MULTIWAY_COUNTER_NAMES,
 };
 pub use snapshot::{Compression, FrozenState};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

@@ -63,28 +63,32 @@
 //! rows keeps (O(1), so a hot key does not make such a change cost the rows of its key).
 //!
 //! Snapshots are the two-table join's sections ([`crate::snapshot`]) with one side per input,
-//! written synchronously per key group (no frozen state written while the join goes on yet).
+//! taken as the two-table join takes them: [`MultiwayJoin::freeze`] shares each key group's table
+//! with a [`crate::FrozenState`] written while the join goes on, and a key changed meanwhile is
+//! written to a copy of its slot (all inputs' groups) taken at its first write
+//! (`crate::overlay`), merged back once the frozen state is done with its key group.
 //!
 //! Batches ([`MultiwayJoin::process_batch`]) are the two-table join's input frames of
 //! [`crate::batch`] with the input's index as the byte in front of each block. Emitted rows use
 //! the output format of [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read
 //! by [`crate::batch::WideEntries`]).
 //!
-//! Not yet: TTL (a declaration with `ttl_ms` is refused) and snapshots taken while the join goes
-//! on.
+//! Not yet: TTL (a declaration with `ttl_ms` is refused).
 
 use crate::batch::{BatchReader, OutputWriter};
 use crate::engine::{Applied, JoinError, StateSize};
 use crate::group::{Entry, Group};
+use crate::overlay::KeyGroupState;
 use crate::reject::{self, print_row, Refusal};
-use crate::snapshot::{Compression, Definition};
+use crate::snapshot::{Compression, Definition, Frozen};
 use crate::spec::{
     resolve_side, same_key_types, JoinType, KeyGroupRange, ResolvedSide, RetractionPolicy, Side,
     SideSpec, StateLayout,
 };
-use crate::state::{hash_key, KeyTable, Slot};
+use crate::state::{hash_key, Slot};
 use cdcjoin_model::{RowKind, RowRef};
 use serde::{Deserialize, Serialize};
+use std::sync::Weak;
 
 /// Most inputs a multi-way join takes.
 pub const MAX_INPUTS: usize = 8;
@@ -223,7 +227,7 @@ pub struct MultiwayStats {
 /// Names of the values [`MultiwayJoin::counters`] returns, in its order: the changes taken per
 /// input (all [`MAX_INPUTS`], the inputs the join does not have at 0), then the two-table join's
 /// names for the same counters and state sizes ([`crate::COUNTER_NAMES`]).
-pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 7] = [
+pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 8] = [
     "records_in_0",
     "records_in_1",
     "records_in_2",
@@ -239,6 +243,7 @@ pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 7] = [
     "state_keys",
     "state_row_bytes",
     "state_heap_bytes",
+    "state_frozen_bytes",
 ];
 
 /// The rows of one join key: one group per input.
@@ -273,8 +278,11 @@ pub struct MultiwayJoin {
     pub(crate) inputs: Vec<ResolvedSide>,
     steps: Vec<JoinType>,
     pub(crate) range: KeyGroupRange,
-    /// One table per key group of the range.
-    pub(crate) tables: Vec<KeyTable<MultiSlot>>,
+    /// One table per key group of the range, with the keys changed while a frozen state holds it.
+    pub(crate) tables: Vec<KeyGroupState<MultiSlot>>,
+    /// The frozen states taken ([`Self::freeze`]), to hand a table over before it is changed as a
+    /// whole (a restore).
+    pub(crate) freezes: Vec<Weak<Frozen<MultiSlot>>>,
     /// What the state depends on, written into and checked against every snapshot section.
     pub(crate) definition: Definition,
     /// How snapshot sections are written.
@@ -299,8 +307,9 @@ impl MultiwayJoin {
             steps: spec.steps.clone(),
             range: spec.key_groups,
             tables: (0..spec.key_groups.len())
-                .map(|_| KeyTable::default())
+                .map(|_| KeyGroupState::default())
                 .collect(),
+            freezes: Vec::new(),
             policy: spec.absent_retraction,
             stats: MultiwayStats::default(),
             key: Vec::new(),
@@ -325,20 +334,21 @@ impl MultiwayJoin {
             z.keys,
             z.group_bytes,
             z.heap_bytes,
+            z.frozen_bytes,
         ]);
         values
     }
 
     /// Size of the state, kept up to date per change (cheap to read).
     pub fn state_size(&self) -> StateSize {
-        let tables: usize = self.tables.iter().map(|t| t.table_bytes()).sum();
-        let s = self.stats;
+        let tables: usize = self.tables.iter().map(KeyGroupState::table_bytes).sum();
+        let (s, frozen) = (self.stats, self.frozen_bytes());
         StateSize {
             rows: s.stored_rows,
             keys: s.stored_keys,
             group_bytes: s.group_bytes,
-            heap_bytes: s.group_bytes + s.overhead_bytes + tables as u64,
-            frozen_bytes: 0,
+            heap_bytes: s.group_bytes + s.overhead_bytes + tables as u64 + frozen,
+            frozen_bytes: frozen,
         }
     }
 
@@ -404,12 +414,21 @@ impl MultiwayJoin {
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
         let mut w = OutputWriter::new(out);
-        for rec in BatchReader::<u8>::new(batch) {
+        let applied = BatchReader::<u8>::new(batch).try_for_each(|rec| {
             let (_, rec) = rec.map_err(MultiwayError::Batch)?;
             w.set_input(&rec);
-            self.apply(rec.side as usize, rec.kind, rec.key_group, rec.row, &mut w)?;
+            self.apply(rec.side as usize, rec.kind, rec.key_group, rec.row, &mut w)
+        });
+        self.settle();
+        applied.map(|()| w.rows())
+    }
+
+    /// Merges the keys changed while frozen states held their key groups back into the tables
+    /// the frozen states are done with, so that the next freeze finds nothing to merge.
+    fn settle(&mut self) {
+        for kg in &mut self.tables {
+            kg.settle(&self.inputs);
         }
-        Ok(w.rows())
     }
 
     /// Refuses a change this join cannot apply: an unknown input, an invalid row, a key group not
@@ -486,30 +505,21 @@ struct Delta {
 }
 
 impl Change<'_> {
-    /// Applies the change to the rows of its join key `key` in `table`, a key's slot taking
-    /// `slot_heap` heap bytes.
+    /// Applies the change to the rows of its join key `key` in `table` (through its overlay while
+    /// a frozen state holds it), a key's slot taking `slot_heap` heap bytes.
     fn apply_in(
         &self,
-        table: &mut KeyTable<MultiSlot>,
+        table: &mut KeyGroupState<MultiSlot>,
         key: &[u8],
         slot_heap: i64,
         row: &[u8],
         out: &mut OutputWriter<'_>,
     ) -> Delta {
-        let mut entry = table.entry(self.inputs, hash_key(key), key);
-        let d = match entry.occupied() {
-            Some(slot) => {
-                let mut d = self.apply(slot, row, out);
-                if entry.remove_if_empty() {
-                    (d.keys, d.overhead) = (-1, d.overhead - slot_heap);
-                }
-                d
-            }
-            None if self.kind.is_accumulate() && !self.fill => {
-                let mut slot = MultiSlot::with_inputs(self.inputs.len());
-                let mut d = self.apply(&mut slot, row, out);
-                entry.insert(slot);
-                (d.keys, d.overhead) = (1, d.overhead + slot_heap);
+        let create = self.kind.is_accumulate() && !self.fill;
+        let run = |slot: &mut MultiSlot| self.apply(slot, row, out);
+        match table.change(self.inputs, hash_key(key), key, create, run) {
+            Some((mut d, keys)) => {
+                (d.keys, d.overhead) = (keys, d.overhead + keys * slot_heap);
                 d
             }
             None => Delta {
@@ -521,8 +531,7 @@ impl Change<'_> {
                 bytes: 0,
                 overhead: 0,
             },
-        };
-        d
+        }
     }
 
     /// Applies the change to `slot`: emits, then adds or removes the input's row as

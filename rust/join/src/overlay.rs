@@ -1,5 +1,6 @@
-//! One key group of the two-table join: its table, and while a snapshot being written still holds
-//! that table, the join keys changed since, copied on their first write (copy on write per key).
+//! One key group of a join (the two-table join's or the multi-way join's: generic over the
+//! [`Slot`]): its table, and while a snapshot being written still holds that table, the join keys
+//! changed since, copied on their first write (copy on write per key).
 //!
 //! Why per key: [`crate::snapshot`] freezes the state by sharing each key group's table with the
 //! frozen state, so the engine may not change a shared table. Any coarser unit of copy is written
@@ -7,9 +8,9 @@
 //! few keys, receives changes within the first milliseconds after a freeze; bench/README.md), so
 //! copying or serializing the unit on the task thread made every checkpoint cost the task thread
 //! a pass over the whole state. Here the engine writes to an *overlay*: a small table of the keys
-//! changed since the freeze, each a copy of the key's slot (both sides' groups) taken at its first
-//! write, or a *tombstone* when the change removed the key. Reads look in the overlay first, then
-//! in the shared table. The task thread's cost of a checkpoint is then a copy of the slots it
+//! changed since the freeze, each a copy of the key's slot (every input's group) taken at its
+//! first write, or a *tombstone* when the change removed the key. Reads look in the overlay first,
+//! then in the shared table. The task thread's cost of a checkpoint is then a copy of the slots it
 //! writes to while the snapshot is written, and the extra memory is the versions of those slots
 //! the snapshot keeps (counted as frozen bytes). Once no frozen state holds the table, the overlay
 //! is merged into it (after the next batch, or before anything that walks the whole table).
@@ -23,17 +24,17 @@ use std::sync::{Arc, Weak};
 
 /// One key group's state (see the module docs).
 #[derive(Default)]
-pub(crate) struct KeyGroupState {
+pub(crate) struct KeyGroupState<S = KeySlot> {
     /// The table, shared with the frozen states that have not written the key group yet.
-    table: Arc<KeyTable>,
+    table: Arc<KeyTable<S>>,
     /// The keys changed while the table was shared; `None` when nothing was.
-    overlay: Option<Box<Overlay>>,
+    overlay: Option<Box<Overlay<S>>>,
 }
 
 /// The keys of a shared table changed since, and what they cost.
 #[derive(Default)]
-struct Overlay {
-    shadows: KeyTable<Shadow>,
+struct Overlay<S> {
+    shadows: KeyTable<Shadow<S>>,
     /// Keys the overlay adds to the table's, net of those it removes.
     keys: i64,
     /// Heap bytes of the table's slots the overlay masks: kept alive only for the frozen states.
@@ -42,18 +43,22 @@ struct Overlay {
 
 /// A key's slot as changed since the freeze, or its tombstone.
 #[derive(Default, Clone)]
-struct Shadow {
-    /// Both sides' rows now; empty for a tombstone.
-    slot: KeySlot,
+struct Shadow<S> {
+    /// Every input's rows now; empty for a tombstone.
+    slot: S,
     /// The join key's bytes (a tombstone has no row to project it from).
     key: Box<[u8]>,
     /// Whether the shared table holds the key: an emptied slot then stays as a tombstone.
     in_table: bool,
 }
 
-impl Slot for Shadow {
-    fn with_inputs(_: usize) -> Shadow {
-        Shadow::default()
+impl<S: Slot> Slot for Shadow<S> {
+    fn with_inputs(n: usize) -> Shadow<S> {
+        Shadow {
+            slot: S::with_inputs(n),
+            key: Box::default(),
+            in_table: false,
+        }
     }
 
     fn groups(&self) -> &[Group] {
@@ -65,7 +70,7 @@ impl Slot for Shadow {
     }
 
     fn heap_bytes(&self) -> u64 {
-        self.key.len() as u64
+        self.key.len() as u64 + self.slot.heap_bytes()
     }
 
     /// A tombstone is not empty: it masks the shared table's slot.
@@ -78,18 +83,18 @@ impl Slot for Shadow {
     }
 }
 
-/// Heap bytes of a slot's groups.
-fn slot_bytes(slot: &KeySlot) -> u64 {
-    slot.groups()
-        .iter()
+/// Heap bytes of a slot: its groups', and its own.
+fn slot_bytes<S: Slot>(slot: &S) -> u64 {
+    let groups: u64 = (slot.groups().iter())
         .map(|g| (g.stored_bytes() + g.overhead_bytes()) as u64)
-        .sum()
+        .sum();
+    groups + slot.heap_bytes()
 }
 
-impl KeyGroupState {
+impl<S: Slot + Clone> KeyGroupState<S> {
     /// The table as frozen states share it (for freezing, prefetching and whole-table reads of a
     /// key group without an overlay).
-    pub(crate) fn table(&self) -> &Arc<KeyTable> {
+    pub(crate) fn table(&self) -> &Arc<KeyTable<S>> {
         &self.table
     }
 
@@ -131,7 +136,7 @@ impl KeyGroupState {
         hash: u64,
         key: &[u8],
         create: bool,
-        run: impl FnOnce(&mut KeySlot) -> R,
+        run: impl FnOnce(&mut S) -> R,
     ) -> Option<(R, i64)> {
         if self.overlay.is_none() {
             if let Some(table) = Arc::get_mut(&mut self.table) {
@@ -148,7 +153,7 @@ impl KeyGroupState {
         hash: u64,
         key: &[u8],
         create: bool,
-        run: impl FnOnce(&mut KeySlot) -> R,
+        run: impl FnOnce(&mut S) -> R,
     ) -> Option<(R, i64)> {
         let overlay = self.overlay.get_or_insert_with(Box::default);
         let mut entry = overlay.shadows.entry(sides, hash, key);
@@ -173,7 +178,7 @@ impl KeyGroupState {
                 }
                 None if create => Shadow {
                     key: key.into(),
-                    ..Shadow::default()
+                    ..Shadow::with_inputs(sides.len())
                 },
                 None => return None,
             };
@@ -203,9 +208,9 @@ impl KeyGroupState {
     pub(crate) fn own(
         &mut self,
         sides: &[ResolvedSide],
-        freezes: &mut Vec<Weak<Frozen>>,
+        freezes: &mut Vec<Weak<Frozen<S>>>,
         offset: usize,
-    ) -> &mut KeyTable {
+    ) -> &mut KeyTable<S> {
         let table = own_table(&mut self.table, freezes, offset);
         if let Some(overlay) = self.overlay.take() {
             apply(table, overlay.shadows.into_entries(), sides);
@@ -215,7 +220,7 @@ impl KeyGroupState {
 
     /// The key group's state as one table: the table itself, or without a frozen state's help a
     /// copy of it with the overlay merged (a snapshot of the live state while one is written).
-    pub(crate) fn merged(&self, sides: &[ResolvedSide]) -> Cow<'_, KeyTable> {
+    pub(crate) fn merged(&self, sides: &[ResolvedSide]) -> Cow<'_, KeyTable<S>> {
         match &self.overlay {
             None => Cow::Borrowed(&self.table),
             Some(overlay) => {
@@ -230,9 +235,9 @@ impl KeyGroupState {
 
 /// Writes the `shadows` (hash and shadow) into `table`: a slot replaces the key's, a tombstone
 /// removes it.
-fn apply(
-    table: &mut KeyTable,
-    shadows: impl Iterator<Item = (u64, Shadow)>,
+fn apply<S: Slot>(
+    table: &mut KeyTable<S>,
+    shadows: impl Iterator<Item = (u64, Shadow<S>)>,
     sides: &[ResolvedSide],
 ) {
     for (hash, shadow) in shadows {

@@ -37,7 +37,8 @@
 //! side | side)`. It is still restored, checked as it was then, by each side's entry layout only.
 //!
 //! A checkpoint must not stop the join for a time that grows with the state. So a snapshot is
-//! taken in two steps: [`JoinEngine::freeze`] makes a [`FrozenState`], the state as it is at that
+//! taken in two steps: [`JoinEngine::freeze`] (and [`MultiwayJoin::freeze`], with the same code
+//! over its slots of one group per input) makes a [`FrozenState`], the state as it is at that
 //! instant, in O(key groups) (it shares each key group's table); the sections are then written
 //! from it, on any thread, while the engine goes on. While a frozen state holds a key group's
 //! table, the engine writes each key it changes to a copy of the key's slot taken at its first
@@ -53,10 +54,11 @@
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
-use crate::multiway::{MultiwayError, MultiwayJoin, MultiwaySpec};
+use crate::multiway::{MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec};
+use crate::overlay::KeyGroupState;
 use crate::spec::SideSpec;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
-use crate::state::{hash_key, KeyTable, Slot};
+use crate::state::{hash_key, KeySlot, KeyTable, Slot};
 use bincode::BorrowDecode;
 use cdcjoin_model::{RowRef, Schema};
 use std::fmt::Write;
@@ -458,10 +460,10 @@ fn compress_section(out: &mut Vec<u8>, at: usize) {
 }
 
 /// What a frozen state holds of one key group.
-enum Pending {
+enum Pending<S> {
     /// The key group's table as it was frozen, shared with the engine, which writes the keys it
     /// changes meanwhile to copies ([`crate::overlay`]).
-    Table(Arc<KeyTable>),
+    Table(Arc<KeyTable<S>>),
     /// The key group's section, written by the engine before a change of the whole table (or the
     /// error writing it failed with).
     Section(Result<Vec<u8>, JoinError>),
@@ -470,20 +472,21 @@ enum Pending {
 }
 
 /// The part of a frozen state the engine reaches too: the key groups not handed out yet, and
-/// what their sections are written with.
-pub(crate) struct Frozen {
+/// what their sections are written with. `S` is the join's [`Slot`]: [`KeySlot`] for the
+/// two-table join, [`MultiSlot`] for the multi-way join.
+pub(crate) struct Frozen<S = KeySlot> {
     range: KeyGroupRange,
-    sides: [ResolvedSide; 2],
+    sides: Vec<ResolvedSide>,
     definition: Definition,
     compression: Compression,
     /// One per key group of `range`: locked by whichever writes its section (the engine before
     /// its first write to the key group, or the snapshot's writer), so it is written once.
-    key_groups: Vec<Mutex<Pending>>,
+    key_groups: Vec<Mutex<Pending<S>>>,
     /// Heap bytes of the sections in [`Pending::Section`].
     held: AtomicU64,
 }
 
-impl Frozen {
+impl<S: Slot> Frozen<S> {
     fn context(&self) -> SectionContext<'_> {
         SectionContext {
             sides: &self.sides,
@@ -492,7 +495,7 @@ impl Frozen {
         }
     }
 
-    fn slot(&self, offset: usize) -> MutexGuard<'_, Pending> {
+    fn slot(&self, offset: usize) -> MutexGuard<'_, Pending<S>> {
         // A panic while a slot was locked left it as it was: still consistent.
         self.key_groups[offset]
             .lock()
@@ -523,24 +526,25 @@ impl Frozen {
     }
 }
 
-/// The state of an engine at the instant [`JoinEngine::freeze`] was called, written as sections
-/// while the engine goes on (see the module docs). It may be used on another thread than the
-/// engine's. Each key group's section is handed out once: what it holds of a key group is
-/// released as soon as the section is written.
-pub struct FrozenState {
-    frozen: Arc<Frozen>,
+/// The state of a join at the instant [`JoinEngine::freeze`] (or [`MultiwayJoin::freeze`], then
+/// `S` is [`MultiSlot`]) was called, written as sections while the join goes on (see the module
+/// docs). It may be used on another thread than the join's. Each key group's section is handed
+/// out once: what it holds of a key group is released as soon as the section is written.
+pub struct FrozenState<S = KeySlot> {
+    frozen: Arc<Frozen<S>>,
     with_state: Vec<u16>,
 }
 
-impl FrozenState {
+impl<S: Slot> FrozenState<S> {
     /// Key groups that held any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
         self.with_state.clone()
     }
 
     /// Appends the section of key group `kg` as it was when frozen to `out`: byte for byte what
-    /// [`JoinEngine::snapshot_key_group`] wrote then. A key group's section is handed out once
-    /// (and released then); asking again, or for a key group that held no state, is an error.
+    /// [`JoinEngine::snapshot_key_group`] (or [`MultiwayJoin::snapshot_key_group`]) wrote then.
+    /// A key group's section is handed out once (and released then); asking again, or for a key
+    /// group that held no state, is an error.
     pub fn snapshot_key_group(&self, kg: u16, out: &mut Vec<u8>) -> Result<(), JoinError> {
         let frozen = &self.frozen;
         out_of_range(frozen.range, kg)?;
@@ -569,11 +573,11 @@ impl FrozenState {
 /// every frozen state of `freezes` still holding it writes the key group's section from it first
 /// and lets it go, so that the engine writes in place. Cheap when no frozen state holds it. For
 /// whole-table changes (a record's change goes through [`crate::overlay`] instead).
-pub(crate) fn own_table<'t>(
-    table: &'t mut Arc<KeyTable>,
-    freezes: &mut Vec<Weak<Frozen>>,
+pub(crate) fn own_table<'t, S: Slot + Clone>(
+    table: &'t mut Arc<KeyTable<S>>,
+    freezes: &mut Vec<Weak<Frozen<S>>>,
     offset: usize,
-) -> &'t mut KeyTable {
+) -> &'t mut KeyTable<S> {
     if Arc::get_mut(table).is_none() {
         freezes.retain(|f| f.strong_count() > 0);
         for frozen in freezes.iter().filter_map(Weak::upgrade) {
@@ -594,6 +598,60 @@ fn holding_state(range: KeyGroupRange, empty: impl Iterator<Item = bool>) -> Vec
         .collect()
 }
 
+/// The state of `key_groups` (the key groups of `range`, whose frozen states are `freezes`) as it
+/// is now, written with `cx`: O(key groups), no row is copied (see the module docs). The key
+/// groups written to while an earlier frozen state still holds them are merged first.
+fn freeze_key_groups<S: Slot + Clone>(
+    key_groups: &mut [KeyGroupState<S>],
+    freezes: &mut Vec<Weak<Frozen<S>>>,
+    range: KeyGroupRange,
+    cx: &SectionContext<'_>,
+) -> FrozenState<S> {
+    freezes.retain(|f| f.strong_count() > 0);
+    for (offset, kg) in key_groups.iter_mut().enumerate() {
+        // Nothing to do unless an earlier frozen state still holds a key group written since.
+        kg.settle(cx.sides);
+        if kg.has_overlay() {
+            kg.own(cx.sides, freezes, offset);
+        }
+    }
+    let with_state = holding_state(range, key_groups.iter().map(KeyGroupState::is_empty));
+    let pending = (key_groups.iter())
+        .map(|kg| match kg.is_empty() {
+            true => Pending::Done,
+            false => Pending::Table(Arc::clone(kg.table())),
+        })
+        .map(Mutex::new)
+        .collect();
+    let frozen = Arc::new(Frozen {
+        range,
+        sides: cx.sides.to_vec(),
+        definition: cx.definition.clone(),
+        compression: cx.compression,
+        key_groups: pending,
+        held: AtomicU64::new(0),
+    });
+    freezes.push(Arc::downgrade(&frozen));
+    FrozenState { frozen, with_state }
+}
+
+/// Heap bytes held only by the frozen states of `freezes` not dropped yet: the frozen versions
+/// of the keys of `key_groups` written to since, and the sections written for them before a
+/// whole-table change.
+fn held_by_freezes<S: Slot + Clone>(
+    key_groups: &[KeyGroupState<S>],
+    freezes: &[Weak<Frozen<S>>],
+) -> u64 {
+    let sections: u64 = (freezes.iter().filter_map(Weak::upgrade))
+        .map(|f| f.held_bytes())
+        .sum();
+    sections
+        + key_groups
+            .iter()
+            .map(KeyGroupState::masked_bytes)
+            .sum::<u64>()
+}
+
 /// An error unless `kg` lies in `range`.
 fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
     if range.contains(kg) {
@@ -611,7 +669,10 @@ fn out_of_range(range: KeyGroupRange, kg: u16) -> Result<(), JoinError> {
 impl JoinEngine {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        holding_state(self.range, self.key_groups.iter().map(|kg| kg.is_empty()))
+        holding_state(
+            self.range,
+            self.key_groups.iter().map(KeyGroupState::is_empty),
+        )
     }
 
     /// Appends the section of key group `kg` to `out`.
@@ -634,52 +695,19 @@ impl JoinEngine {
     /// The state as it is now, to be written while the engine goes on: O(key groups), no row is
     /// copied here (see the module docs).
     pub fn freeze(&mut self) -> FrozenState {
-        self.freezes.retain(|f| f.strong_count() > 0);
-        for (offset, kg) in self.key_groups.iter_mut().enumerate() {
-            // Nothing to do unless an earlier frozen state still holds a key group written since.
-            kg.settle(&self.sides);
-            if kg.has_overlay() {
-                kg.own(&self.sides, &mut self.freezes, offset);
-            }
-        }
-        let with_state = self.key_groups_with_state();
-        let key_groups = self
-            .key_groups
-            .iter()
-            .map(|kg| match kg.is_empty() {
-                true => Pending::Done,
-                false => Pending::Table(Arc::clone(kg.table())),
-            })
-            .map(Mutex::new)
-            .collect();
-        let frozen = Arc::new(Frozen {
-            range: self.range,
-            sides: self.sides.clone(),
-            definition: self.definition.clone(),
+        let cx = SectionContext {
+            sides: &self.sides,
+            definition: &self.definition,
             compression: self.compression,
-            key_groups,
-            held: AtomicU64::new(0),
-        });
-        self.freezes.push(Arc::downgrade(&frozen));
-        FrozenState { frozen, with_state }
+        };
+        freeze_key_groups(&mut self.key_groups, &mut self.freezes, self.range, &cx)
     }
 
     /// Heap bytes held only by frozen states not dropped yet: the frozen versions of the keys
     /// the engine wrote to since (and the sections it wrote for them before a whole-table
     /// change).
     pub fn frozen_bytes(&self) -> u64 {
-        let sections: u64 = self
-            .freezes
-            .iter()
-            .filter_map(Weak::upgrade)
-            .map(|f| f.held_bytes())
-            .sum();
-        sections
-            + self
-                .key_groups
-                .iter()
-                .map(|kg| kg.masked_bytes())
-                .sum::<u64>()
+        held_by_freezes(&self.key_groups, &self.freezes)
     }
 
     /// Restores one section (format 3 or 2, or 1 of release 0.1.0) from the start of `bytes`,
@@ -742,12 +770,12 @@ impl JoinEngine {
     }
 }
 
-/// A multi-way join's snapshot: the same sections, one side per input, written synchronously
-/// (no [`FrozenState`] yet).
+/// A multi-way join's snapshot: the same sections, one side per input, written from the live
+/// state or from a [`FrozenState`] of [`MultiSlot`]s while the join goes on.
 impl MultiwayJoin {
     /// Key groups of this instance that hold any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
-        holding_state(self.range, self.tables.iter().map(KeyTable::is_empty))
+        holding_state(self.range, self.tables.iter().map(KeyGroupState::is_empty))
     }
 
     /// Appends the section of key group `kg` to `out`: format 2 (3 when compressed), `side`
@@ -759,13 +787,29 @@ impl MultiwayJoin {
             definition: &self.definition,
             compression: self.compression,
         };
-        let table = &self.tables[self.range.offset(kg)];
-        Ok(write_section(kg, table, &cx, out)?)
+        let table = self.tables[self.range.offset(kg)].merged(&self.inputs);
+        Ok(write_section(kg, &table, &cx, out)?)
     }
 
-    /// Writes the sections of later snapshots with `compression`.
+    /// Writes the sections of later snapshots (and of states frozen later) with `compression`.
     pub fn set_snapshot_compression(&mut self, compression: Compression) {
         self.compression = compression;
+    }
+
+    /// The state as it is now, to be written while the join goes on: O(key groups), no row is
+    /// copied here ([`JoinEngine::freeze`], with one group per input).
+    pub fn freeze(&mut self) -> FrozenState<MultiSlot> {
+        let cx = SectionContext {
+            sides: &self.inputs,
+            definition: &self.definition,
+            compression: self.compression,
+        };
+        freeze_key_groups(&mut self.tables, &mut self.freezes, self.range, &cx)
+    }
+
+    /// Heap bytes held only by frozen states not dropped yet ([`JoinEngine::frozen_bytes`]).
+    pub fn frozen_bytes(&self) -> u64 {
+        held_by_freezes(&self.tables, &self.freezes)
     }
 
     /// Restores one section (format 3 or 2) from the start of `bytes`, adding to whatever state
@@ -803,7 +847,8 @@ impl MultiwayJoin {
             at += used;
         }
         out_of_range(self.range, kg)?;
-        let table = &mut self.tables[self.range.offset(kg)];
+        let offset = self.range.offset(kg);
+        let table = self.tables[offset].own(&self.inputs, &mut self.freezes, offset);
         let r = restore_groups(kg, table, &self.inputs, |i| format!("input {i}"), &sides)?;
         let s = &mut self.stats;
         s.stored_keys += r.keys;

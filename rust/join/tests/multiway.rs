@@ -29,7 +29,7 @@ use cdcjoin_model::value::format_row;
 use cdcjoin_model::{DataType, Field, RowKind, RowLayout, RowRef, RowWriter, Schema, Value};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use support::{encode, join_type, key_group, keys, materialize, schema, Keys, Row};
+use support::{canonical, encode, join_type, key_group, keys, materialize, schema, Keys, Row};
 
 const ALL: KeyGroupRange = KeyGroupRange { start: 0, end: 127 };
 
@@ -557,6 +557,70 @@ proptest! {
         let rows = parts.iter().map(|p| p.stats().stored_rows).sum::<u64>();
         prop_assert_eq!(rows, whole.stats().stored_rows);
         prop_assert_eq!(restored.stats().stored_rows, whole.stats().stored_rows);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// The two-table join's property (`tests/properties.rs`) on three and four inputs: a frozen
+    /// state writes the sections of the state at its freeze while the join goes on (a second one
+    /// aborted after a few sections), the join meanwhile emitting and holding what a twin without
+    /// freezes does; once the sections are handed out the copies go back into the tables.
+    #[test]
+    fn a_frozen_state_is_the_state_of_its_instant(
+        (shape, steps) in shape_and_trace(3..=4),
+        cut in any::<prop::sample::Index>(),
+        mid in any::<prop::sample::Index>(),
+        abort_after in 0..4usize,
+    ) {
+        let mut tables = vec![Vec::new(); shape.n()];
+        let mut trace: Vec<Input> = steps.iter().flat_map(|s| changes(&shape, s, &mut tables)).collect();
+        // Everything deleted at the end, so that the state ends empty.
+        for (i, table) in tables.iter().enumerate() {
+            trace.extend(table.iter().map(|r| Input { input: i, kind: RowKind::Delete, row: r.clone(), unavailable: &[] }));
+        }
+        let cut = cut.index(trace.len() + 1);
+        let (head, tail) = trace.split_at(cut);
+        let (early, late) = tail.split_at(mid.index(tail.len() + 1));
+        let run = |j: &mut MultiwayJoin, cs: &[Input]| cs.iter().map(|c| run_multiway(j, &shape, c)).collect::<Vec<_>>();
+        let (mut join, mut twin) = (shape.multiway(), shape.multiway());
+        run(&mut join, head);
+        run(&mut twin, head);
+        let sections = |kgs: &[u16], write: &dyn Fn(u16, &mut Vec<u8>)| {
+            kgs.iter().map(|&kg| { let mut out = Vec::new(); write(kg, &mut out); out }).collect::<Vec<_>>()
+        };
+        let live = |j: &MultiwayJoin| canonical(shape.n(), &sections(&j.key_groups_with_state(), &|kg, out| j.snapshot_key_group(kg, out).unwrap()));
+        let want = sections(&join.key_groups_with_state(), &|kg, out| join.snapshot_key_group(kg, out).unwrap());
+        let at_freeze = join.state_size().heap_bytes;
+        let frozen = join.freeze();
+        let aborted = join.freeze();
+        prop_assert_eq!(join.frozen_bytes(), 0, "freezing copies nothing");
+        prop_assert_eq!(run(&mut join, early), run(&mut twin, early));
+        prop_assert_eq!(join.key_groups_with_state(), twin.key_groups_with_state());
+        prop_assert!(live(&join) == live(&twin), "the live state differs from the twin's");
+        prop_assert!(join.frozen_bytes() <= at_freeze, "{} frozen bytes", join.frozen_bytes());
+        prop_assert_eq!(join.state_size().frozen_bytes, join.frozen_bytes());
+        let kgs = frozen.key_groups_with_state();
+        let abort_after = abort_after.min(kgs.len());
+        let partial = sections(&kgs[..abort_after], &|kg, out| aborted.snapshot_key_group(kg, out).unwrap());
+        prop_assert!(partial[..] == want[..abort_after], "the aborted state differs");
+        drop(aborted);
+        let half = kgs.len() / 2;
+        let mut got = sections(&kgs[..half], &|kg, out| frozen.snapshot_key_group(kg, out).unwrap());
+        prop_assert_eq!(run(&mut join, late), run(&mut twin, late));
+        got.extend(sections(&kgs[half..], &|kg, out| frozen.snapshot_key_group(kg, out).unwrap()));
+        prop_assert!(got == want, "the frozen state differs from the state at its instant");
+        if let Some(&kg) = kgs.first() {
+            prop_assert!(frozen.snapshot_key_group(kg, &mut Vec::new()).is_err(), "handed out once");
+        }
+        // Once every section is handed out, the next batch puts the copies back into the tables.
+        join.process_batch(&[], &mut Vec::new()).unwrap();
+        prop_assert_eq!(join.frozen_bytes(), 0);
+        prop_assert!(live(&join) == live(&twin), "the live state differs from the twin's");
+        drop(frozen);
+        prop_assert!(join.key_groups_with_state().is_empty());
+        prop_assert_eq!(join.state_size(), twin.state_size());
     }
 }
 

@@ -617,7 +617,7 @@ proptest! {
         };
         // The live state as each side's groups, sorted: a table's bucket order depends on the
         // order its keys came and went in, which copies merged back into it change.
-        let live = |e: &JoinEngine| canonical(&sections(&e.key_groups_with_state(), &|kg, out| e.snapshot_key_group(kg, out).unwrap()));
+        let live = |e: &JoinEngine| canonical(2, &sections(&e.key_groups_with_state(), &|kg, out| e.snapshot_key_group(kg, out).unwrap()));
         let want = sections(&engine.key_groups_with_state(), &|kg, out| engine.snapshot_key_group(kg, out).unwrap());
         let at_freeze = engine.state_size().heap_bytes;
         let frozen = engine.freeze();
@@ -651,32 +651,4 @@ proptest! {
         drop(frozen);
         prop_assert!(engine.key_groups_with_state().is_empty());
     }
-}
-
-/// The groups of format-2 `sections` (`len u32 | version u32 | crc u32 | body`, the body in
-/// bincode's fixed-width encoding: `kg u16 | fingerprint u64 | definition (u64 len | bytes) |
-/// (entry layout u8 | groups (u64 len | (group_len u32 | group)*))` per side), as (side, group)
-/// pairs sorted, whatever order the tables held them in.
-fn canonical(sections: &[Vec<u8>]) -> Vec<(usize, Vec<u8>)> {
-    let u64_at =
-        |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
-    let mut groups = Vec::new();
-    for section in sections {
-        let body = &section[12..];
-        let mut at = 2 + 8;
-        at += 8 + u64_at(body, at);
-        for side in 0..2 {
-            let len = u64_at(body, at + 1);
-            let mut bytes = &body[at + 9..at + 9 + len];
-            while !bytes.is_empty() {
-                let n = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
-                groups.push((side, bytes[4..4 + n].to_vec()));
-                bytes = &bytes[4 + n..];
-            }
-            at += 9 + len;
-        }
-        assert_eq!(at, body.len(), "a section's body read to its end");
-    }
-    groups.sort();
-    groups
 }

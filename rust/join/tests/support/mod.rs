@@ -279,3 +279,31 @@ pub fn join_type() -> impl Strategy<Value = JoinType> {
 pub fn keys() -> impl Strategy<Value = Keys> {
     prop_oneof![Just(Keys::JoinOnPk), Just(Keys::Pk), Just(Keys::NoPk)]
 }
+
+/// The groups of format-2 `sections` (`len u32 | version u32 | crc u32 | body`, the body in
+/// bincode's fixed-width encoding: `kg u16 | fingerprint u64 | definition (u64 len | bytes) |
+/// (entry layout u8 | groups (u64 len | (group_len u32 | group)*))` per side, `sides` of them),
+/// as (side, group) pairs sorted, whatever order the tables held them in.
+pub fn canonical(sides: usize, sections: &[Vec<u8>]) -> Vec<(usize, Vec<u8>)> {
+    let u64_at =
+        |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let mut groups = Vec::new();
+    for section in sections {
+        let body = &section[12..];
+        let mut at = 2 + 8;
+        at += 8 + u64_at(body, at);
+        for side in 0..sides {
+            let len = u64_at(body, at + 1);
+            let mut bytes = &body[at + 9..at + 9 + len];
+            while !bytes.is_empty() {
+                let n = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
+                groups.push((side, bytes[4..4 + n].to_vec()));
+                bytes = &bytes[4 + n..];
+            }
+            at += 9 + len;
+        }
+        assert_eq!(at, body.len(), "a section's body read to its end");
+    }
+    groups.sort();
+    groups
+}

@@ -24,6 +24,7 @@ import org.apache.flink.runtime.state.CheckpointedStateScope;
 import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.api.operators.StreamOperator;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -75,12 +76,7 @@ class AsyncSnapshotTest {
         addUsers(0, 1); // user 0 again: an upsert of a key checkpoint 1 holds
         assertTrue(frozenBytes() > 0, "a key written after the freeze is copied");
 
-        ExecutorService asyncPhase = Executors.newSingleThreadExecutor();
-        try {
-            asyncPhase.submit(futures.getKeyedStateRawFuture()).get();
-        } finally {
-            asyncPhase.shutdown();
-        }
+        runAsyncPhase(futures);
         assertEquals(1, streams.opened);
         OperatorSubtaskState state = TestLine.jobManagerOwnedState(futures);
         addUsers(2 * USERS, 2 * USERS + 1);
@@ -134,9 +130,25 @@ class AsyncSnapshotTest {
     /** The operator's part of checkpoint {@code id}, as the task thread takes it. */
     private OperatorSnapshotFutures checkpoint(long id, CheckpointStreamFactory streams)
             throws Exception {
+        return checkpoint(op, id, streams);
+    }
+
+    /** {@code op}'s part of checkpoint {@code id}, as the task thread takes it. */
+    static OperatorSnapshotFutures checkpoint(
+            StreamOperator<?> op, long id, CheckpointStreamFactory streams) throws Exception {
         op.prepareSnapshotPreBarrier(id);
         return op.snapshotState(
                 id, id, CheckpointOptions.forCheckpointWithDefaultLocation(), streams);
+    }
+
+    /** Writes the raw keyed state of {@code futures} on another thread, as Flink's async phase. */
+    static void runAsyncPhase(OperatorSnapshotFutures futures) throws Exception {
+        ExecutorService asyncPhase = Executors.newSingleThreadExecutor();
+        try {
+            asyncPhase.submit(futures.getKeyedStateRawFuture()).get();
+        } finally {
+            asyncPhase.shutdown();
+        }
     }
 
     /**
@@ -223,7 +235,7 @@ class AsyncSnapshotTest {
     }
 
     /** Checkpoint streams in memory, counting those opened, or streams whose writes fail. */
-    private static final class TestStreams implements CheckpointStreamFactory {
+    static final class TestStreams implements CheckpointStreamFactory {
         private final MemCheckpointStreamFactory memory = new MemCheckpointStreamFactory(64 << 20);
         private final boolean failing;
         int opened;

@@ -9,6 +9,7 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.DirectBuffers;
+import dev.cdcjoin.flink.nativelib.FrozenState;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
@@ -441,7 +442,7 @@ class NativeBridgeTest {
         try (NativeJoin j = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 127))) {
             j.processBatch(b.buffer(), b.length(), 0);
             byte[] before = bytes(j.snapshot(0, Integer.MAX_VALUE));
-            NativeJoin.Frozen frozen = j.freeze();
+            FrozenState frozen = j.freeze();
             b.clear();
             for (int kg = 0; kg < 100; kg += 2) {
                 record(b, 0, 3, kg, u.encode(new Object[] {(long) kg, "user " + kg}));

@@ -10,12 +10,19 @@ import java.nio.ByteBuffer;
  * it: Rust {@code cdcjoin_join::batch}, mirrored by {@code dev.cdcjoin.flink.runtime.JoinBatches}.
  *
  * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
- * state; any later call throws {@link IllegalStateException}. A {@link Frozen} state taken with
+ * state; any later call throws {@link IllegalStateException}. A {@link FrozenState} taken with
  * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
  */
 public final class NativeJoin extends NativeHandle {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
+
+    private static final FrozenState.Calls FROZEN =
+            new FrozenState.Calls(
+                    "NativeJoin.Frozen",
+                    NativeJoin::snapshotFrozen,
+                    NativeJoin::takeFrozenOutput,
+                    NativeJoin::releaseFrozen);
 
     /**
      * Creates an engine. Loads the native library if needed.
@@ -88,13 +95,13 @@ public final class NativeJoin extends NativeHandle {
      * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
      * another thread: takes time proportional to the key groups, not to the state. While a frozen
      * state shares a key group, the join copies each key of it before its first write to it; {@link
-     * Frozen#close()} frees what only the frozen state holds (counted meanwhile as {@link
+     * FrozenState#close()} frees what only the frozen state holds (counted meanwhile as {@link
      * NativeCounters#STATE_FROZEN_BYTES}).
      *
      * @return the frozen state, to be closed when its snapshot is written or aborted
      */
-    public Frozen freeze() {
-        return new Frozen(freeze(open()));
+    public FrozenState freeze() {
+        return new FrozenState(FROZEN, freeze(open()));
     }
 
     /**
@@ -116,50 +123,6 @@ public final class NativeJoin extends NativeHandle {
      */
     public void stats(NativeCounters into) {
         stats(open(), into.values);
-    }
-
-    /**
-     * The state of a join at the instant {@link #freeze()} was called. Thread-safe against the
-     * join's own calls; one thread at a time writes it.
-     */
-    public static final class Frozen implements StateChunks {
-        private long handle;
-        private ByteBuffer output = DirectBuffers.allocate(INITIAL_OUTPUT);
-
-        private Frozen(long handle) {
-            this.handle = handle;
-        }
-
-        /**
-         * A chunk of the frozen state, in the format and with the contract of {@link
-         * NativeJoin#snapshot(int, int)}, except that each key group's section is handed out once
-         * (what the frozen state held of it is released then): a chunk asking for a key group again
-         * fails with {@link IllegalStateException}.
-         *
-         * @param fromKeyGroup the first key group to look at
-         * @param maxBytes the size after which no further section is added
-         * @return the chunk, valid until the next call
-         */
-        @Override
-        public synchronized ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
-            if (handle == 0) {
-                throw new IllegalStateException("NativeJoin.Frozen is closed");
-            }
-            long h = handle;
-            long r = snapshotFrozen(h, output, fromKeyGroup, maxBytes);
-            output = DirectBuffers.result(r, output, out -> takeFrozenOutput(h, out));
-            return output;
-        }
-
-        /** Releases the frozen state and what only it holds; idempotent. */
-        @Override
-        public synchronized void close() {
-            if (handle != 0) {
-                long h = handle;
-                handle = 0;
-                releaseFrozen(h);
-            }
-        }
     }
 
     private ByteBuffer collect(long h, long result) {

@@ -14,13 +14,21 @@ import java.util.List;
  * rejections naming the input by its index: {@code dev.cdcjoin.flink.runtime.JoinBatches} reads
  * both.
  *
- * <p>Not thread-safe: one instance per operator instance. Its state has no frozen form: {@link
- * #snapshot(int, int)} reads the live state, so a checkpoint writes it while the task waits. {@link
- * #close()} frees the native state; any later call throws {@link IllegalStateException}.
+ * <p>Not thread-safe: one instance per operator instance. {@link #close()} frees the native state;
+ * any later call throws {@link IllegalStateException}. A {@link FrozenState} taken with {@link
+ * #freeze()} is the exception: it may be written on another thread while the join goes on, as the
+ * two-table join's.
  */
 public final class NativeMultiJoin extends NativeHandle {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
+
+    private static final FrozenState.Calls FROZEN =
+            new FrozenState.Calls(
+                    "NativeMultiJoin.Frozen",
+                    NativeMultiJoin::snapshotFrozen,
+                    NativeMultiJoin::takeFrozenOutput,
+                    NativeMultiJoin::releaseFrozen);
 
     /**
      * Creates a join. Loads the native library if needed.
@@ -59,7 +67,21 @@ public final class NativeMultiJoin extends NativeHandle {
     }
 
     /**
-     * Chooses whether later snapshots write LZ4-compressed sections; a restore reads either.
+     * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
+     * another thread, as {@link NativeJoin#freeze()} does: in time proportional to the key groups,
+     * each key the join writes to meanwhile copied first (all inputs' rows of the key), what only
+     * the frozen state holds counted as {@code state_frozen_bytes} (and in {@code
+     * state_heap_bytes}).
+     *
+     * @return the frozen state, to be closed when its snapshot is written or aborted
+     */
+    public FrozenState freeze() {
+        return new FrozenState(FROZEN, freeze(open()));
+    }
+
+    /**
+     * Chooses whether later snapshots (and states frozen later) write LZ4-compressed sections; a
+     * restore reads either.
      *
      * @param lz4 whether to compress
      */
@@ -131,6 +153,14 @@ public final class NativeMultiJoin extends NativeHandle {
     static native int restore(long handle, ByteBuffer in, int length);
 
     static native void setSnapshotCompression(long handle, boolean lz4);
+
+    static native long freeze(long handle);
+
+    static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes);
+
+    static native long takeFrozenOutput(long frozen, ByteBuffer out);
+
+    static native void releaseFrozen(long frozen);
 
     static native void stats(long handle, long[] into);
 

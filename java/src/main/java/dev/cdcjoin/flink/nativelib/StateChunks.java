@@ -5,8 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * A native state that a checkpoint takes in chunks: {@code (keyGroup u32 | len u32 | payload)*},
  * one section per key group holding state, in key group order (see {@link NativeJoin#snapshot(int,
- * int)} for the contract). A {@link NativeJoin.Frozen} state, or a live one written while the task
- * waits (as {@link NativeMultiJoin#snapshot(int, int)}, whose {@code close} does nothing).
+ * int)} for the contract): a {@link FrozenState}.
  */
 public interface StateChunks extends AutoCloseable {
 
@@ -21,7 +20,7 @@ public interface StateChunks extends AutoCloseable {
      */
     ByteBuffer snapshot(int fromKeyGroup, int maxBytes);
 
-    /** Releases what only this state holds; by default nothing (a live state stays). */
+    /** Releases what only this state holds. */
     @Override
-    default void close() {}
+    void close();
 }

@@ -1,7 +1,7 @@
 package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.codec.ByteBuffers;
-import dev.cdcjoin.flink.nativelib.NativeJoin;
+import dev.cdcjoin.flink.nativelib.FrozenState;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,10 +24,9 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 
 /**
- * The asynchronous phase of the native join's checkpoint: writes a {@link NativeJoin.Frozen} state
- * as Flink raw keyed state, one section per key group with state, while the join goes on. (The
- * multi-way join, which has no frozen state, runs it at once in the synchronous phase over its live
- * state, see {@link NativeMultiJoinOperator}: the same bytes and handle.)
+ * The asynchronous phase of a native join's checkpoint (two-table or multi-way): writes a {@link
+ * FrozenState} as Flink raw keyed state, one section per key group with state, while the join goes
+ * on.
  *
  * <p>Why not {@code StateSnapshotContext#getRawKeyedOperatorStateOutput()}: Flink completes that
  * stream in the synchronous phase (the operator writes it on the task thread, and the future only
@@ -70,18 +69,15 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
 
     /**
      * Replaces the raw keyed state future of an operator's checkpoint {@code futures} by one that
-     * writes the native state {@code state} gives: asynchronously (a frozen state, written while
-     * the operator goes on) or, with {@code now}, at once on the calling thread (a live state,
-     * which the operator must not change meanwhile). On failure the checkpoint's futures are
-     * cancelled and the state closed.
+     * writes the frozen native state {@code state} gives, asynchronously, while the operator goes
+     * on. On failure the checkpoint's futures are cancelled and the state closed.
      *
      * @param futures the futures {@code AbstractStreamOperator#snapshotState} returned
-     * @param state takes the state to write (freezes it, or returns the live one)
+     * @param state takes the state to write (freezes it)
      * @param streams the checkpoint's stream factory
      * @param keyGroups the operator's key groups
      * @param chunkBytes bytes of state taken from the engine at a time
      * @param cancelables the task's cancelables, which cancel the write with the checkpoint
-     * @param now whether to write the state before returning
      * @return {@code futures}
      * @throws Exception if the state cannot be taken
      */
@@ -91,8 +87,7 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
             CheckpointStreamFactory streams,
             KeyGroupRange keyGroups,
             int chunkBytes,
-            CloseableRegistry cancelables,
-            boolean now)
+            CloseableRegistry cancelables)
             throws Exception {
         RunnableFuture<SnapshotResult<KeyedStateHandle>> unopened =
                 futures.getKeyedStateRawFuture();
@@ -102,9 +97,6 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
             RunnableFuture<SnapshotResult<KeyedStateHandle>> write =
                     new FrozenStateSnapshot(chunks, streams, keyGroups, chunkBytes)
                             .toAsyncSnapshotFutureTask(cancelables);
-            if (now) {
-                write.run();
-            }
             futures.setKeyedStateRawFuture(write);
         } catch (Throwable t) {
             if (chunks != null) {

@@ -69,18 +69,12 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     abstract int restoreSection(ByteBuffer in, int length);
 
     /**
-     * What a checkpoint writes, taken on the task thread: a frozen state, or the live one.
+     * What a checkpoint writes, taken on the task thread: the native state frozen (in time
+     * proportional to the key groups), written while the join goes on.
      *
      * @return the state's chunks
      */
     abstract StateChunks checkpointState();
-
-    /**
-     * Whether {@link #checkpointState()} is the live state, to be written before the task goes on.
-     *
-     * @return {@code true} for a live state
-     */
-    abstract boolean checkpointsLiveState();
 
     @Override
     protected boolean isUsingCustomRawKeyedState() {
@@ -138,10 +132,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     /**
      * Takes the operator's part of a checkpoint or savepoint as Flink does, except its raw keyed
      * state: the synchronous phase (this call, on the task thread) takes {@link
-     * #checkpointState()}, and {@link FrozenStateSnapshot} writes it, in the asynchronous phase
-     * while the join goes on for a frozen state, at once for a live one. The bytes and the handle
-     * are those the synchronous raw keyed state stream would give, so restore and rescaling are
-     * unchanged.
+     * #checkpointState()}, and {@link FrozenStateSnapshot} writes it in the asynchronous phase
+     * while the join goes on. The bytes and the handle are those the synchronous raw keyed state
+     * stream would give, so restore and rescaling are unchanged.
      */
     @Override
     public OperatorSnapshotFutures snapshotState(
@@ -159,8 +152,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
                 factory,
                 keyGroups,
                 SNAPSHOT_CHUNK_BYTES,
-                getContainingTask().getCancelables(),
-                checkpointsLiveState());
+                getContainingTask().getCancelables());
     }
 
     @Override

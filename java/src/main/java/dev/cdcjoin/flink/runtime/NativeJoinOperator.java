@@ -213,11 +213,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     }
 
     @Override
-    boolean checkpointsLiveState() {
-        return false;
-    }
-
-    @Override
     public void open() throws Exception {
         super.open();
         leftCodec = new RowCodec(definition.left().schema());

@@ -33,9 +33,10 @@ import org.apache.flink.types.RowKind;
  * in {@link NativeJoinOperator}.
  *
  * <p>The native state is Flink raw keyed state, one section per key group with state, the same
- * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. The
- * multi-way join has no frozen state: a checkpoint writes the live state in its synchronous phase,
- * while the task waits ({@link #checkpointsLiveState()}).
+ * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. As the
+ * two-table join's, a checkpoint freezes the state in its synchronous phase, in time proportional
+ * to the key groups, and writes it in the asynchronous phase while the join goes on ({@link
+ * FrozenStateSnapshot}).
  *
  * @param <OUT> {@link Row} or {@code byte[]}
  */
@@ -119,15 +120,10 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         return join.restore(in, length);
     }
 
-    /** The live state (closing it leaves the join): the multi-way join has no frozen state. */
+    /** The state frozen in time proportional to the key groups, written while the join goes on. */
     @Override
     StateChunks checkpointState() {
-        return join::snapshot;
-    }
-
-    @Override
-    boolean checkpointsLiveState() {
-        return true;
+        return join.freeze();
     }
 
     @Override
@@ -202,6 +198,21 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     private void updateStats() {
         join.stats(stats);
         memory.track(stats[heapBytes]);
+    }
+
+    /**
+     * A native counter after the last batch, for tests and summaries.
+     *
+     * @param name one of {@link NativeMultiJoin#counters()}, such as {@code state_frozen_bytes}
+     * @return its value
+     * @throws IllegalArgumentException if no counter has that name
+     */
+    public long nativeStat(String name) {
+        int at = NativeMultiJoin.counters().indexOf(name);
+        if (at < 0) {
+            throw new IllegalArgumentException("no native counter " + name);
+        }
+        return stats[at];
     }
 
     @SuppressWarnings("unchecked")
