@@ -374,7 +374,7 @@ impl JoinEngine {
     ///
     /// The batch is read twice: first every record is validated and its join key projected and
     /// hashed, then the records are applied in order while the table buckets of the record
-    /// [`PREFETCH_BUCKET`] places ahead, and the groups of the one [`PREFETCH_GROUPS`] ahead, are
+    /// `PREFETCH_BUCKET` places ahead, and the groups of the one `PREFETCH_GROUPS` ahead, are
     /// prefetched, so the cache misses of several records overlap instead of following each other.
     pub fn process_batch(
         &mut self,

@@ -37,7 +37,7 @@
 //! [`RetractionPolicy::Fail`]), and `exact_retractions` is honoured.
 //!
 //! A change carrying *unavailable* columns (such as Debezium's placeholder for an unchanged
-//! TOASTed value) follows the two-table join's rules with the same code ([`crate::reject`]): on an
+//! TOASTed value) follows the two-table join's rules with the same code (`crate::reject`): on an
 //! input with a primary key a `+I`/`+U` takes them from the stored row of its primary key and goes
 //! on as a replacement, and a `-U`/`-D` retracts the stored row; otherwise (an unavailable join or
 //! primary key column, an input without a primary key, nothing stored to fill from) the change is

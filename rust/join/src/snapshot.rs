@@ -42,7 +42,7 @@
 //! instant, in O(key groups) (it shares each key group's table); the sections are then written
 //! from it, on any thread, while the engine goes on. While a frozen state holds a key group's
 //! table, the engine writes each key it changes to a copy of the key's slot taken at its first
-//! write ([`crate::overlay`]: copy on write per join key), merged back into the table once no
+//! write (`crate::overlay`: copy on write per join key), merged back into the table once no
 //! frozen state holds it. The extra memory is the frozen versions of the keys written to
 //! meanwhile, released when the snapshots are done with their key groups (written, or dropped
 //! when aborted); [`JoinEngine::frozen_bytes`] counts it. Whole-table changes (TTL sweeps,
