@@ -314,6 +314,25 @@ class ChainedJoinTest {
         }
     }
 
+    /**
+     * Waits until {@code earlier} and the output of {@code run} materialize to {@code expected} (60
+     * s at most; the caller's assertion then shows what differs). Waiting for the output to stop
+     * growing instead guessed: on a loaded machine a join can pause longer than any quiet window (a
+     * 500 ms one once ended a run before its last rows, on the 1.20 line).
+     */
+    static void awaitMart(List<String> earlier, String run, Map<String, Integer> expected)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            List<String> changelog = new ArrayList<>(earlier);
+            changelog.addAll(output(run));
+            if (expected.equals(Changelogs.materialize(changelog))) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+    }
+
     static List<String> output(String run) {
         return OUTPUT.getOrDefault(run, List.of());
     }
@@ -337,7 +356,7 @@ class ChainedJoinTest {
         }
         JobClient restored = start(engine, trace.events, trace.events.size(), second, 3, savepoint);
         try {
-            awaitQuiet(second);
+            awaitMart(output(first), second, trace.oracle());
         } finally {
             restored.cancel().get(60, TimeUnit.SECONDS);
         }
@@ -391,7 +410,7 @@ class ChainedJoinTest {
         wiring.apply(tables).rows().map(new Recorder(run));
         JobClient job = env.executeAsync(run);
         try {
-            awaitQuiet(run);
+            awaitMart(List.of(), run, trace.oracle());
         } finally {
             job.cancel().get(60, TimeUnit.SECONDS);
         }

@@ -219,7 +219,7 @@ class MultiJoinTest {
         }
         JobClient restored = start(engine, trace.events, trace.events.size(), second, 3, savepoint);
         try {
-            ChainedJoinTest.awaitQuiet(second);
+            ChainedJoinTest.awaitMart(ChainedJoinTest.output(first), second, trace.oracle());
         } finally {
             restored.cancel().get(60, TimeUnit.SECONDS);
         }
