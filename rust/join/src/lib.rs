@@ -17,6 +17,7 @@
 //!   chain of binary joins and without its intermediate results.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
 //!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
+//! - `restore`: sections restored on several threads, one key group's table each.
 
 pub mod batch;
 pub mod chain;
@@ -25,6 +26,7 @@ pub mod group;
 pub mod multiway;
 mod overlay;
 mod reject;
+mod restore;
 pub mod snapshot;
 pub mod spec;
 pub mod state;
@@ -38,5 +40,5 @@ pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
 pub use multiway::{
     MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats, MULTIWAY_COUNTER_NAMES,
 };
-pub use snapshot::{Compression, FrozenState};
+pub use snapshot::{Compression, FrozenState, StoredSection};
 pub use spec::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec, StateLayout};

@@ -98,6 +98,11 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         &self.table
     }
 
+    /// Makes `table` the key group's table: a restore into a key group that holds nothing.
+    pub(crate) fn replace_table(&mut self, table: KeyTable<S>) {
+        self.table = Arc::new(table);
+    }
+
     /// Number of join keys stored.
     pub(crate) fn len(&self) -> u64 {
         let extra = self.overlay.as_ref().map_or(0, |o| o.keys);

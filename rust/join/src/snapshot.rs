@@ -56,6 +56,8 @@ use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
 use crate::multiway::{MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec};
 use crate::overlay::KeyGroupState;
+pub use crate::restore::StoredSection;
+use crate::restore::{check_key_group, decode_all, install, named, Decoded, Restored};
 use crate::spec::SideSpec;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
 use crate::state::{hash_key, KeySlot, KeyTable, Slot};
@@ -715,59 +717,146 @@ impl JoinEngine {
     /// group must be in this instance's range, its checksum must hold and its join definition must
     /// be this engine's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, JoinError> {
-        let (payload, used) = payload_of(bytes)?;
-        match u32_at(payload, 0) {
-            Some(FORMAT_V3) => self.restore_v3(payload)?,
-            Some(FORMAT_VERSION) => self.restore_v2(payload)?,
-            Some(FORMAT_V1) => self.restore_v1(payload)?,
-            Some(v) => {
-                return Err(unreadable(format!(
-                    "format version {v} is not one this build reads \
-                     ({FORMAT_V1}, {FORMAT_VERSION} or {FORMAT_V3})"
-                )))
-            }
-            None => return Err(unreadable("no format version".into())),
-        }
+        let used = payload_of(bytes)?.1;
+        let section = StoredSection {
+            key_group: None,
+            bytes: &bytes[..used],
+        };
+        self.restore_sections(&[section], 1)?;
         Ok(used)
     }
 
-    fn restore_v2(&mut self, payload: &[u8]) -> Result<(), JoinError> {
-        self.restore_body(checked(payload)?)
+    /// Restores `sections` ([`restore_key_group`](Self::restore_key_group) for each, each
+    /// section exactly its bytes, checked against the key group it was stored under), decoding
+    /// them on up to `threads` threads (`crate::restore`).
+    pub fn restore_sections(
+        &mut self,
+        sections: &[StoredSection<'_>],
+        threads: usize,
+    ) -> Result<(), JoinError> {
+        let reader = self.reader();
+        let decoded = decode_all(sections, threads, |s| {
+            let mut table = KeyTable::default();
+            let (key_group, restored) = reader.restore_into(s, &mut table)?;
+            Ok(Decoded {
+                key_group,
+                table,
+                restored,
+            })
+        })?;
+        for (section, d) in sections.iter().zip(decoded) {
+            let offset = self.range.offset(d.key_group);
+            let restored = match install(&mut self.key_groups[offset], d.table) {
+                Ok(()) => d.restored,
+                Err(_) => {
+                    let reader = SectionReader {
+                        sides: &self.sides,
+                        definition: &self.definition,
+                        range: self.range,
+                    };
+                    let own = self.key_groups[offset].own(reader.sides, &mut self.freezes, offset);
+                    reader.restore_into(section, own)?.1
+                }
+            };
+            let s = &mut self.stats;
+            s.stored_keys += restored.keys;
+            s.stored_rows += restored.rows;
+            s.group_bytes += restored.group_bytes;
+            s.index_bytes += restored.overhead_bytes;
+        }
+        Ok(())
     }
 
-    fn restore_v3(&mut self, payload: &[u8]) -> Result<(), JoinError> {
-        self.restore_body(&unpacked(checked(payload)?)?)
+    /// What a section is read against: this engine's sides, definition and range.
+    fn reader(&self) -> SectionReader<'_> {
+        SectionReader {
+            sides: &self.sides,
+            definition: &self.definition,
+            range: self.range,
+        }
+    }
+}
+
+/// What a section of a two-table join is read against.
+struct SectionReader<'a> {
+    sides: &'a [ResolvedSide],
+    definition: &'a Definition,
+    range: KeyGroupRange,
+}
+
+impl SectionReader<'_> {
+    /// Restores `section` (format 3, 2 or 1) into `table`, its key group's table (or a fresh
+    /// one); the section's key group and what it added.
+    fn restore_into(
+        &self,
+        section: &StoredSection<'_>,
+        table: &mut KeyTable,
+    ) -> Result<(u16, Restored), JoinError> {
+        self.read(section, table).map_err(|e| named(e, section))
+    }
+
+    fn read(
+        &self,
+        section: &StoredSection<'_>,
+        table: &mut KeyTable,
+    ) -> Result<(u16, Restored), JoinError> {
+        let (payload, used) = payload_of(section.bytes)?;
+        trailing(section, used)?;
+        match u32_at(payload, 0) {
+            Some(FORMAT_V3) => self.restore_body(section, &unpacked(checked(payload)?)?, table),
+            Some(FORMAT_VERSION) => self.restore_body(section, checked(payload)?, table),
+            Some(FORMAT_V1) => {
+                let (snap, _): (SectionV1, usize) =
+                    bincode::borrow_decode_from_slice(&payload[4..], config())
+                        .map_err(|e| unreadable(format!("undecodable format-1 section: {e}")))?;
+                self.restore_sides(section, snap.key_group, &snap.sides, table)
+            }
+            Some(v) => Err(unreadable(format!(
+                "format version {v} is not one this build reads \
+                 ({FORMAT_V1}, {FORMAT_VERSION} or {FORMAT_V3})"
+            ))),
+            None => Err(unreadable("no format version".into())),
+        }
     }
 
     /// Restores a format-2 body (also the decompressed body of format 3).
-    fn restore_body(&mut self, body: &[u8]) -> Result<(), JoinError> {
+    fn restore_body(
+        &self,
+        section: &StoredSection<'_>,
+        body: &[u8],
+        table: &mut KeyTable,
+    ) -> Result<(u16, Restored), JoinError> {
         let (snap, _): (SectionBody, usize) = bincode::borrow_decode_from_slice(body, config())
             .map_err(|e| unreadable(format!("undecodable section: {e}")))?;
         self.definition
             .check(snap.key_group, snap.fingerprint, snap.definition)?;
-        self.restore_sides(snap.key_group, snap.sides)
+        self.restore_sides(section, snap.key_group, &snap.sides, table)
     }
 
-    fn restore_v1(&mut self, payload: &[u8]) -> Result<(), JoinError> {
-        let (snap, _): (SectionV1, usize) =
-            bincode::borrow_decode_from_slice(&payload[4..], config())
-                .map_err(|e| unreadable(format!("undecodable format-1 section: {e}")))?;
-        self.restore_sides(snap.key_group, snap.sides)
-    }
-
-    fn restore_sides(&mut self, kg: u16, sides: [SideSnapshot; 2]) -> Result<(), JoinError> {
+    fn restore_sides(
+        &self,
+        section: &StoredSection<'_>,
+        kg: u16,
+        sides: &[SideSnapshot; 2],
+        table: &mut KeyTable,
+    ) -> Result<(u16, Restored), JoinError> {
+        check_key_group(section, kg)?;
         out_of_range(self.range, kg)?;
-        let offset = self.range.offset(kg);
-        let table = self.key_groups[offset].own(&self.sides, &mut self.freezes, offset);
         let names = |i: usize| ["the left side", "the right side"][i].to_string();
-        let r = restore_groups(kg, table, &self.sides, names, &sides)?;
-        let s = &mut self.stats;
-        s.stored_keys += r.keys;
-        s.stored_rows += r.rows;
-        s.group_bytes += r.group_bytes;
-        s.index_bytes += r.overhead_bytes;
-        Ok(())
+        let restored = restore_groups(kg, table, self.sides, names, sides)?;
+        Ok((kg, restored))
     }
+}
+
+/// Refuses bytes of a section beyond its payload (`used` bytes).
+fn trailing(section: &StoredSection<'_>, used: usize) -> Result<(), JoinError> {
+    if used == section.bytes.len() {
+        return Ok(());
+    }
+    Err(unreadable(format!(
+        "{} bytes follow the section's {used}",
+        section.bytes.len() - used
+    )))
 }
 
 /// A multi-way join's snapshot: the same sections, one side per input, written from the live
@@ -816,7 +905,89 @@ impl MultiwayJoin {
     /// this instance has; returns the bytes consumed. The section's key group must be in this
     /// instance's range, its checksum must hold and its definition must be this join's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, MultiwayError> {
-        let (payload, used) = payload_of(bytes)?;
+        let used = payload_of(bytes)?.1;
+        let section = StoredSection {
+            key_group: None,
+            bytes: &bytes[..used],
+        };
+        self.restore_sections(&[section], 1)?;
+        Ok(used)
+    }
+
+    /// Restores `sections` on up to `threads` threads ([`JoinEngine::restore_sections`]).
+    pub fn restore_sections(
+        &mut self,
+        sections: &[StoredSection<'_>],
+        threads: usize,
+    ) -> Result<(), MultiwayError> {
+        let reader = self.reader();
+        let decoded = decode_all(sections, threads, |s| {
+            let mut table = KeyTable::default();
+            let (key_group, restored) = reader.restore_into(s, &mut table)?;
+            Ok(Decoded {
+                key_group,
+                table,
+                restored,
+            })
+        })?;
+        for (section, d) in sections.iter().zip(decoded) {
+            let offset = self.range.offset(d.key_group);
+            let restored = match install(&mut self.tables[offset], d.table) {
+                Ok(()) => d.restored,
+                Err(_) => {
+                    let reader = MultiSectionReader {
+                        inputs: &self.inputs,
+                        definition: &self.definition,
+                        range: self.range,
+                    };
+                    let own = self.tables[offset].own(reader.inputs, &mut self.freezes, offset);
+                    reader.restore_into(section, own)?.1
+                }
+            };
+            let s = &mut self.stats;
+            s.stored_keys += restored.keys;
+            s.stored_rows += restored.rows;
+            s.group_bytes += restored.group_bytes;
+            s.overhead_bytes += restored.overhead_bytes;
+        }
+        Ok(())
+    }
+
+    /// What a section is read against: this join's inputs, definition and range.
+    fn reader(&self) -> MultiSectionReader<'_> {
+        MultiSectionReader {
+            inputs: &self.inputs,
+            definition: &self.definition,
+            range: self.range,
+        }
+    }
+}
+
+/// What a section of a multi-way join is read against.
+struct MultiSectionReader<'a> {
+    inputs: &'a [ResolvedSide],
+    definition: &'a Definition,
+    range: KeyGroupRange,
+}
+
+impl MultiSectionReader<'_> {
+    /// Restores `section` (format 3 or 2) into `table`, its key group's table (or a fresh one);
+    /// the section's key group and what it added.
+    fn restore_into(
+        &self,
+        section: &StoredSection<'_>,
+        table: &mut KeyTable<MultiSlot>,
+    ) -> Result<(u16, Restored), JoinError> {
+        self.read(section, table).map_err(|e| named(e, section))
+    }
+
+    fn read(
+        &self,
+        section: &StoredSection<'_>,
+        table: &mut KeyTable<MultiSlot>,
+    ) -> Result<(u16, Restored), JoinError> {
+        let (payload, used) = payload_of(section.bytes)?;
+        trailing(section, used)?;
         let body = match u32_at(payload, 0) {
             Some(FORMAT_V3) => unpacked(checked(payload)?)?,
             Some(FORMAT_VERSION) => checked(payload)?.to_vec(),
@@ -824,16 +995,19 @@ impl MultiwayJoin {
                 return Err(unreadable(format!(
                     "format version {v:?} is not one the multi-way join reads \
                      ({FORMAT_VERSION} or {FORMAT_V3})"
-                ))
-                .into())
+                )))
             }
         };
-        self.restore_body(&body)?;
-        Ok(used)
+        self.restore_body(section, &body, table)
     }
 
     /// Restores a section's body: its header, then one side per input.
-    fn restore_body(&mut self, body: &[u8]) -> Result<(), JoinError> {
+    fn restore_body(
+        &self,
+        section: &StoredSection<'_>,
+        body: &[u8],
+        table: &mut KeyTable<MultiSlot>,
+    ) -> Result<(u16, Restored), JoinError> {
         let undecodable =
             |e: bincode::error::DecodeError| unreadable(format!("undecodable section: {e}"));
         let ((kg, fingerprint, definition), mut at): ((u16, u64, &str), usize) =
@@ -846,30 +1020,12 @@ impl MultiwayJoin {
             sides.push(side);
             at += used;
         }
+        check_key_group(section, kg)?;
         out_of_range(self.range, kg)?;
-        let offset = self.range.offset(kg);
-        let table = self.tables[offset].own(&self.inputs, &mut self.freezes, offset);
-        let r = restore_groups(kg, table, &self.inputs, |i| format!("input {i}"), &sides)?;
-        let s = &mut self.stats;
-        s.stored_keys += r.keys;
-        s.stored_rows += r.rows;
-        s.group_bytes += r.group_bytes;
-        s.overhead_bytes += r.overhead_bytes;
-        Ok(())
+        let name = |i| format!("input {i}");
+        let restored = restore_groups(kg, table, self.inputs, name, &sides)?;
+        Ok((kg, restored))
     }
-}
-
-/// What restored groups added to a table.
-#[derive(Default)]
-pub(crate) struct Restored {
-    /// Join keys new to the table.
-    pub keys: u64,
-    /// Rows, with multiplicity.
-    pub rows: u64,
-    /// The groups' stored bytes.
-    pub group_bytes: u64,
-    /// The groups' heap bytes beyond them.
-    pub overhead_bytes: u64,
 }
 
 /// Restores the groups of every side of section `kg` (`snaps`, in the order of `sides`) into
@@ -1147,6 +1303,109 @@ mod tests {
             bincode::borrow_decode_from_slice(body, config()).unwrap();
         assert_eq!(used, body.len());
         assert_eq!(bincode::encode_to_vec(&decoded, config()).unwrap(), body);
+    }
+
+    /// An engine of `spec` holding, in every key group of its range, left rows `(id, id % 5)` and
+    /// right rows `(id, id % 7)` for 60 ids per key group (several keys, some indexed).
+    fn spread(spec: &JoinSpec) -> JoinEngine {
+        let mut e = JoinEngine::new(spec).unwrap();
+        let layout = RowLayout::new(&spec.left.schema);
+        let mut batch = Vec::new();
+        let mut rows = Vec::new();
+        for id in 0..240 {
+            let (side, key) = match id % 2 {
+                0 => (Side::Left, id % 5),
+                _ => (Side::Right, id % 7),
+            };
+            rows.clear();
+            let mut w = RowWriter::new(&layout, &mut rows);
+            w.int(id);
+            w.int(key);
+            w.finish();
+            let rec = InputRecord {
+                side,
+                kind: RowKind::Insert,
+                key_group: (id % 4) as u16,
+                timestamp: None,
+                row: &rows,
+            };
+            write_input(&mut batch, &rec);
+        }
+        e.process_batch(&batch, 0, &mut Vec::new()).unwrap();
+        e
+    }
+
+    /// Every section of `e`, with the key group it is stored under.
+    fn sections(e: &JoinEngine) -> Vec<(u16, Vec<u8>)> {
+        let sections = e.key_groups_with_state().into_iter();
+        sections
+            .map(|kg| {
+                let mut out = Vec::new();
+                e.snapshot_key_group(kg, &mut out).unwrap();
+                (kg, out)
+            })
+            .collect()
+    }
+
+    fn stored(sections: &[(u16, Vec<u8>)]) -> Vec<StoredSection<'_>> {
+        let stored = sections.iter().map(|(kg, bytes)| StoredSection {
+            key_group: Some(*kg),
+            bytes,
+        });
+        stored.collect()
+    }
+
+    /// Sections decoded on several threads restore the state and statistics that restoring them
+    /// one by one does; restored again on top, they are refused as when restored one by one.
+    #[test]
+    fn sections_restored_on_several_threads_are_the_state_restored_one_by_one() {
+        let spec = spec(JoinType::Full);
+        let original = spread(&spec);
+        let taken = sections(&original);
+        assert_eq!(taken.len(), 4);
+        let mut one_by_one = JoinEngine::new(&spec).unwrap();
+        for (_, bytes) in &taken {
+            one_by_one.restore_key_group(bytes).unwrap();
+        }
+        for threads in [2, 3, 8] {
+            let mut e = JoinEngine::new(&spec).unwrap();
+            e.restore_sections(&stored(&taken), threads).unwrap();
+            assert_eq!(sections(&e), taken, "{threads} threads");
+            assert_eq!(e.stats(), one_by_one.stats(), "{threads} threads");
+            let again = e.restore_sections(&stored(&taken[1..]), threads);
+            let msg = again.unwrap_err().to_string();
+            assert!(msg.contains("restored twice"), "{msg}");
+        }
+        assert_eq!(one_by_one.stats().stored_rows, 240);
+    }
+
+    /// A section holds the key group it was stored under, and nothing more; a section unreadable
+    /// before its key group is known is named by the one it was stored under.
+    #[test]
+    fn a_stored_section_is_checked_against_its_key_group() {
+        let spec = spec(JoinType::Left);
+        let bytes = section(&filled(&spec));
+        let restore = |key_group: Option<u16>, bytes: &[u8]| {
+            let mut e = JoinEngine::new(&spec).unwrap();
+            let stored = [StoredSection { key_group, bytes }];
+            e.restore_sections(&stored, 2).unwrap_err().to_string()
+        };
+        let msg = restore(Some(1), &bytes);
+        assert!(
+            msg.contains("stored under key group 1, the section holds key group 2"),
+            "{msg}"
+        );
+        let mut longer = bytes.clone();
+        longer.push(0);
+        let msg = restore(Some(KG), &longer);
+        assert!(msg.contains("1 bytes follow the section's"), "{msg}");
+        let mut flipped = bytes.clone();
+        flipped[HEADER_LEN] ^= 1;
+        let msg = restore(Some(3), &flipped);
+        assert!(
+            msg.starts_with("snapshot of key group 3: checksum mismatch"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -139,17 +139,22 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         return new Reader<>(spec, emitter, context);
     }
 
-    /** One partition file, and how many of its messages were read. */
+    /**
+     * One partition file, how many of its messages were read and the byte position after them (a
+     * restore seeks there, as a Kafka source does, instead of reading the file up to it).
+     */
     public static final class Split implements SourceSplit, Serializable {
-        private static final long serialVersionUID = 1L;
+        private static final long serialVersionUID = 2L;
         final int topic;
         final int partition;
         final long offset;
+        final long position;
 
-        Split(int topic, int partition, long offset) {
+        Split(int topic, int partition, long offset, long position) {
             this.topic = topic;
             this.partition = partition;
             this.offset = offset;
+            this.position = position;
         }
 
         @Override
@@ -187,7 +192,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         public void addReader(int subtask) {
             int p = context.currentParallelism();
             for (int k = subtask; k < partitions; k += p) {
-                context.assignSplit(new Split(topic, k, 0), subtask);
+                context.assignSplit(new Split(topic, k, 0, 0), subtask);
             }
             context.signalNoMoreSplits(subtask);
         }
@@ -363,7 +368,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         public List<Split> snapshotState(long checkpointId) {
             List<Split> state = new ArrayList<>();
             for (Open o : splits) {
-                state.add(new Split(o.split.topic, o.split.partition, o.read));
+                state.add(new Split(o.split.topic, o.split.partition, o.read, o.position));
             }
             return state;
         }
@@ -393,29 +398,30 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         final long count;
         final DataInputStream in;
         long read;
+        long position;
 
         Open(String dir, Split split) throws IOException {
             this.split = split;
             String name = TraceFiles.file(split.topic, split.partition);
             this.count =
                     Long.parseLong(TraceFiles.load(Path.of(dir)).getProperty("messages." + name));
-            this.in =
-                    new DataInputStream(
-                            new BufferedInputStream(
-                                    new FileInputStream(Path.of(dir, name).toFile()), 1 << 20));
-            while (read < split.offset) {
-                readMessage();
-            }
+            FileInputStream file = new FileInputStream(Path.of(dir, name).toFile());
+            file.getChannel().position(split.position);
+            this.in = new DataInputStream(new BufferedInputStream(file, 1 << 20));
+            this.read = split.offset;
+            this.position = split.position;
         }
 
         byte[] readMessage() throws IOException {
             int length = in.readInt();
             read++;
+            position += 4;
             if (length < 0) {
                 return null;
             }
             byte[] b = new byte[length];
             in.readFully(b);
+            position += length;
             return b;
         }
 
@@ -427,7 +433,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
     static final class SplitSerializer implements SimpleVersionedSerializer<Split> {
         @Override
         public int getVersion() {
-            return 1;
+            return 2;
         }
 
         @Override
@@ -437,6 +443,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
                 o.writeInt(s.topic);
                 o.writeInt(s.partition);
                 o.writeLong(s.offset);
+                o.writeLong(s.position);
             }
             return b.toByteArray();
         }
@@ -444,7 +451,7 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         @Override
         public Split deserialize(int version, byte[] bytes) throws IOException {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
-                return new Split(in.readInt(), in.readInt(), in.readLong());
+                return new Split(in.readInt(), in.readInt(), in.readLong(), in.readLong());
             } catch (EOFException e) {
                 throw new IOException("truncated split", e);
             }

@@ -90,15 +90,18 @@ public final class NativeMultiJoin extends NativeHandle {
     }
 
     /**
-     * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
-     * prefix).
+     * Restores the sections of a restore chunk: {@code (keyGroup u32 | len u32 | payload)*},
+     * little-endian, the form {@link #snapshot(int, int)} writes its chunks in, each section
+     * checked against the key group it was stored under and decoded on up to {@code threads}
+     * threads.
      *
-     * @param in direct buffer holding the section at positions {@code [0, length)}
+     * @param chunk the chunk, at positions {@code [0, length)}
      * @param length bytes
-     * @return bytes consumed
+     * @param threads threads to decode on (1: the calling thread only)
+     * @return the number of sections restored
      */
-    public int restore(ByteBuffer in, int length) {
-        return restore(open(), in, length);
+    public int restore(byte[] chunk, int length, int threads) {
+        return restore(open(), chunk, length, threads);
     }
 
     /**
@@ -150,7 +153,7 @@ public final class NativeMultiJoin extends NativeHandle {
 
     static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
 
-    static native int restore(long handle, ByteBuffer in, int length);
+    static native int restore(long handle, byte[] chunk, int length, int threads);
 
     static native void setSnapshotCompression(long handle, boolean lz4);
 

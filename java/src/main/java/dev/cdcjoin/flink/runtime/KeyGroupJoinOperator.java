@@ -1,7 +1,6 @@
 package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.nativelib.StateChunks;
-import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -62,11 +61,11 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     abstract AutoCloseable openNativeState(boolean lz4);
 
     /**
-     * Restores one section into the native state.
+     * Restores a chunk of sections into the native state.
      *
      * @see KeyGroupSections.Restore
      */
-    abstract int restoreSection(ByteBuffer in, int length);
+    abstract int restoreChunk(byte[] chunk, int length, int threads);
 
     /**
      * What a checkpoint writes, taken on the task thread: the native state frozen (in time
@@ -97,7 +96,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         nativeState = openNativeState(getExecutionConfig().isUseSnapshotCompression());
         if (context.isRestored()) {
             long start = System.nanoTime();
-            restoredBytes = KeyGroupSections.restore(context, this::restoreSection);
+            restoredBytes = KeyGroupSections.restore(context, this::restoreChunk);
             restoreMillis = (System.nanoTime() - start) / 1_000_000;
         }
     }

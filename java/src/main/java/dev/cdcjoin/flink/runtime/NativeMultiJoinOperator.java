@@ -116,8 +116,8 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     }
 
     @Override
-    int restoreSection(ByteBuffer in, int length) {
-        return join.restore(in, length);
+    int restoreChunk(byte[] chunk, int length, int threads) {
+        return join.restore(chunk, length, threads);
     }
 
     /** The state frozen in time proportional to the key groups, written while the join goes on. */
