@@ -6,12 +6,12 @@
 //! an exported function is its JNI signature plus one call, and every shape catches panics and
 //! errors the same way (see [`crate::errors`]).
 
-use jni::objects::{JByteArray, JByteBuffer, JString};
+use jni::objects::{JByteBuffer, JString};
 use jni::sys::jlong;
 use jni::EnvUnowned;
 
 use crate::buffers::RawEnv;
-use crate::errors::{jni_entry, jni_entry_fast, NativeError, NativeResult};
+use crate::errors::{jni_entry, jni_entry_fast, NativeResult};
 use crate::handles::Registry;
 
 /// A native object whose calls leave bytes for Java to copy into its output buffer.
@@ -60,29 +60,6 @@ impl<T> Registry<T> {
         self.fast(env, context, handle, |object, raw| {
             // SAFETY: the slice is used only during this call, while Java waits for it.
             f(object, unsafe { raw.input(input, len)? })
-        })
-    }
-
-    /// Runs `f` on the object of `handle` and a copy of the first `len` bytes of the Java array
-    /// `input`: for calls off the hot path that take more than a direct buffer should hold (a
-    /// restore chunk of tens of MB would count against the TaskManager's small direct memory).
-    pub fn with_array<R: Default>(
-        &self,
-        env: &mut EnvUnowned<'_>,
-        context: &'static str,
-        handle: jlong,
-        input: &JByteArray<'_>,
-        len: i32,
-        f: impl FnOnce(&mut T, &[u8]) -> NativeResult<R>,
-    ) -> R {
-        jni_entry(env, context, |env| {
-            let len = usize::try_from(len)
-                .map_err(|_| NativeError::IllegalArgument(format!("negative length {len}")))?;
-            let mut copy = vec![0i8; len];
-            input.get_region(env, 0, &mut copy)?;
-            // SAFETY: `i8` and `u8` have the same size and alignment; `copy` outlives the slice.
-            let bytes = unsafe { std::slice::from_raw_parts(copy.as_ptr().cast::<u8>(), len) };
-            self.with(handle, |object| f(object, bytes))
         })
     }
 

@@ -5,7 +5,7 @@ use cdcjoin_join::{
     ChainSpec, Compression, FrozenState, JoinEngine, JoinSpec, Rekeyer, StoredSection,
     COUNTER_NAMES,
 };
-use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JString};
+use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
 
@@ -337,68 +337,33 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_releaseFrozen
     FROZEN.free(&mut env, "NativeJoin.releaseFrozen", frozen)
 }
 
-/// The sections of a restore chunk, `(key_group u32 | section)*` as [`snapshot_chunk`] writes
-/// them (each section `len u32 | payload`, little-endian), with the key groups they were stored
-/// under.
-pub(crate) fn chunk_sections(mut bytes: &[u8]) -> NativeResult<Vec<StoredSection<'_>>> {
-    let mut sections = Vec::new();
-    while !bytes.is_empty() {
-        let field = |at: usize| {
-            bytes
-                .get(at..at + 4)
-                .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-        };
-        let (Some(kg), Some(len)) = (field(0), field(4)) else {
-            return Err(invalid(format!(
-                "restore chunk: truncated header of section {}",
-                sections.len()
-            )));
-        };
-        let key_group = u16::try_from(kg)
-            .map_err(|_| invalid(format!("restore chunk: key group {kg} out of range")))?;
-        let end = 8usize.saturating_add(len as usize);
-        let section = bytes.get(4..end).ok_or_else(|| {
-            invalid(format!(
-                "restore chunk: the section of key group {kg} is truncated"
-            ))
-        })?;
-        sections.push(StoredSection {
-            key_group: Some(key_group),
-            bytes: section,
-        });
-        bytes = &bytes[end..];
-    }
-    Ok(sections)
-}
-
-/// `static native int restore(long handle, byte[] in, int len, int threads)`: restores every
-/// section of the chunk at `in` (see [`chunk_sections`]), decoding on up to `threads` threads;
-/// the number of sections.
+/// `static native void restore(long handle, ByteBuffer in, int len, int keyGroup)`: restores
+/// the one section (`len u32 | payload`) at `[0, len)` of `in`, stored under key group
+/// `keyGroup`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_restore<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
-    input: JByteArray<'local>,
+    input: JByteBuffer<'local>,
     len: i32,
-    threads: i32,
-) -> i32 {
+    key_group: i32,
+) {
     let context = "NativeJoin.restore";
-    JOINS.with_array(&mut env, context, handle, &input, len, |j, chunk| {
-        restore_chunk(chunk, threads, |s, t| j.engine.restore_sections(s, t))
+    JOINS.with_input(&mut env, context, handle, &input, len, |j, bytes| {
+        let section = stored_section(bytes, key_group)?;
+        j.engine.restore_section(&section).map_err(invalid)
     })
 }
 
-/// Restores the sections of `chunk` (see [`chunk_sections`]) with `restore` on up to `threads`
-/// threads; the number of sections.
-pub(crate) fn restore_chunk<E: ToString>(
-    chunk: &[u8],
-    threads: i32,
-    restore: impl FnOnce(&[StoredSection<'_>], usize) -> Result<(), E>,
-) -> NativeResult<i32> {
-    let sections = chunk_sections(chunk)?;
-    restore(&sections, threads.max(1) as usize).map_err(invalid)?;
-    Ok(sections.len() as i32)
+/// The section `bytes` that Flink stored under `key_group`.
+pub(crate) fn stored_section(bytes: &[u8], key_group: i32) -> NativeResult<StoredSection<'_>> {
+    let key_group = u16::try_from(key_group)
+        .map_err(|_| invalid(format!("key group {key_group} is out of range")))?;
+    Ok(StoredSection {
+        key_group: Some(key_group),
+        bytes,
+    })
 }
 
 /// `static native String counterNames()`: the names of the values `stats` writes, in its order,
@@ -456,25 +421,17 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_free<'local>(
 mod tests {
     use super::*;
 
-    fn entry(kg: u32, payload: &[u8]) -> Vec<u8> {
-        let mut e = kg.to_le_bytes().to_vec();
-        e.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        e.extend_from_slice(payload);
-        e
-    }
-
-    /// A chunk splits into its sections (each `len u32 | payload`) with their key groups; a
-    /// truncated chunk or a key group beyond u16 is refused, naming what is wrong.
+    /// A section is named by the key group Java read it from, which must be one.
     #[test]
-    fn a_restore_chunk_splits_into_its_stored_sections() {
-        let chunk = [entry(5, b"abc"), entry(9, b"")].concat();
-        let sections = chunk_sections(&chunk).unwrap();
-        let found: Vec<_> = sections.iter().map(|s| (s.key_group, s.bytes)).collect();
-        let first = [3, 0, 0, 0, b'a', b'b', b'c'];
-        assert_eq!(found, [(Some(5), &first[..]), (Some(9), &[0u8; 4][..])]);
-        let err = |bytes: &[u8]| chunk_sections(bytes).unwrap_err().to_string();
-        assert!(err(&chunk[..chunk.len() - 1]).contains("truncated header of section 1"));
-        assert!(err(&chunk[..10]).contains("section of key group 5 is truncated"));
-        assert!(err(&entry(70_000, b"x")).contains("key group 70000 out of range"));
+    fn a_stored_section_is_named_by_its_key_group() {
+        let section = stored_section(b"abc", 5).unwrap();
+        assert_eq!((section.key_group, section.bytes), (Some(5), &b"abc"[..]));
+        for bad in [-1, 70_000] {
+            let msg = stored_section(b"", bad).unwrap_err().to_string();
+            assert!(
+                msg.contains(&format!("key group {bad} is out of range")),
+                "{msg}"
+            );
+        }
     }
 }

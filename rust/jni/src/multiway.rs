@@ -8,7 +8,7 @@
 //! while the join goes on, through the two-table join's frozen-state calls.
 
 use cdcjoin_join::{MultiSlot, MultiwayJoin, MultiwaySpec, MULTIWAY_COUNTER_NAMES};
-use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JString};
+use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
 
@@ -16,7 +16,7 @@ use crate::calls::Output;
 use crate::errors::{jni_entry, NativeResult};
 use crate::handles::Registry;
 use crate::join::{
-    compression, failed, invalid, restore_chunk, snapshot_chunk, write_counters, FrozenJoin,
+    compression, failed, invalid, snapshot_chunk, stored_section, write_counters, FrozenJoin,
     Sections,
 };
 
@@ -188,20 +188,21 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_setSnaps
     })
 }
 
-/// `static native int restore(long handle, byte[] in, int len, int threads)`: restores every
-/// section of the chunk at `in` as `NativeJoin.restore` does; the number of sections.
+/// `static native void restore(long handle, ByteBuffer in, int len, int keyGroup)`: restores
+/// the one section at `[0, len)` of `in`, stored under key group `keyGroup`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_restore<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
-    input: JByteArray<'local>,
+    input: JByteBuffer<'local>,
     len: i32,
-    threads: i32,
-) -> i32 {
+    key_group: i32,
+) {
     let context = "NativeMultiJoin.restore";
-    JOINS.with_array(&mut env, context, handle, &input, len, |j, chunk| {
-        restore_chunk(chunk, threads, |s, t| j.join.restore_sections(s, t))
+    JOINS.with_input(&mut env, context, handle, &input, len, |j, bytes| {
+        let section = stored_section(bytes, key_group)?;
+        j.join.restore_section(&section).map_err(invalid)
     })
 }
 

@@ -1,19 +1,22 @@
-//! Restoring snapshot sections on several threads.
+//! Restoring snapshot sections, each checked against the key group Flink stored it under.
 //!
-//! A restore is the time a recovering or rescaled job stands still, and it is CPU work: every
-//! group's rows are checked and every join key is hashed into a fresh table (about 65 ns per
-//! stored row on one core, bench/README.md). Key groups are independent, so their sections are
-//! decoded on up to `threads` threads, each into a table of its own, and then installed in the
-//! engine by the calling thread: a key group that holds no state yet takes the decoded table as it
-//! is; one that does (a section restored on top of state) is restored again into its own table, in
-//! order, with the one-section path's checks. The result is the same state and statistics as
-//! restoring the sections one after another; a section that fails fails the restore, named by
-//! its key group.
+//! A section is decoded into a table of its own, which a key group holding no state yet takes as
+//! it is; a key group that does (a section restored on top of state) is restored again into its
+//! own table, with the checks against keys restored twice (a restore at init, the common case,
+//! fills empty key groups). The same reader serves the two-table
+//! and the multi-way join (`SectionRead`).
+//!
+//! Decoding sections on several threads was measured and not kept: twice as fast in criterion
+//! (`benches/snapshot.rs`, 20M rows), but slower inside a 2-core TaskManager, where the restore
+//! competes with the JIT compiling the new job and every page of the new state is faulted in
+//! (bench/README.md, "Restore").
 
 use crate::engine::JoinError;
 use crate::overlay::KeyGroupState;
+use crate::snapshot::Frozen;
+use crate::spec::{KeyGroupRange, ResolvedSide};
 use crate::state::{KeyTable, Slot};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Weak;
 
 /// One stored section (`len u32 | payload`, exactly) and the key group Flink stored it under,
 /// when known: a restore checks that the section holds that key group and names it in errors.
@@ -38,62 +41,41 @@ pub(crate) struct Restored {
     pub overhead_bytes: u64,
 }
 
-/// A section restored into a table of its own, off the engine.
-pub(crate) struct Decoded<S> {
-    /// Its key group.
-    pub key_group: u16,
-    /// The key group's table, holding only this section's groups.
-    pub table: KeyTable<S>,
-    /// What it holds.
-    pub restored: Restored,
+/// Reads the sections of one kind of join into tables.
+pub(crate) trait SectionRead<S>: Sync {
+    /// The join's sides (inputs), in order.
+    fn sides(&self) -> &[ResolvedSide];
+
+    /// Restores `section` into `table` (its key group's table, or a fresh one); the section's key
+    /// group and what it added.
+    fn restore_into(
+        &self,
+        section: &StoredSection<'_>,
+        table: &mut KeyTable<S>,
+    ) -> Result<(u16, Restored), JoinError>;
 }
 
-/// Restores each of `sections` with `decode` into a table of its own, on up to `threads`
-/// threads; the results in the sections' order, or the error of the first section that failed.
-pub(crate) fn decode_all<S: Send>(
-    sections: &[StoredSection<'_>],
-    threads: usize,
-    decode: impl Fn(&StoredSection<'_>) -> Result<Decoded<S>, JoinError> + Sync,
-) -> Result<Vec<Decoded<S>>, JoinError> {
-    let threads = threads.clamp(1, sections.len().max(1));
-    if threads == 1 {
-        return sections.iter().map(&decode).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let worker = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(section) = sections.get(i) else {
-                return done;
-            };
-            done.push((i, decode(section)));
-        }
-    };
-    let mut results: Vec<_> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-        let joined = workers.into_iter().map(|w| w.join());
-        // A worker's panic goes on in the calling thread, where the caller catches panics.
-        joined
-            .flat_map(|r| r.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    });
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
-}
+/// The key group states of a join (one per key group of its range) and its frozen states.
+pub(crate) type States<'a, S> = (&'a mut Vec<KeyGroupState<S>>, &'a mut Vec<Weak<Frozen<S>>>);
 
-/// Gives `table` to a key group that holds no state; a key group that does gives it back (the
-/// caller then restores the section into the key group's own table).
-pub(crate) fn install<S: Slot + Clone>(
-    state: &mut KeyGroupState<S>,
-    table: KeyTable<S>,
-) -> Result<(), KeyTable<S>> {
+/// Restores `section` with `reader` into `states` (the key groups of `range`): into a table of
+/// its own, which a key group holding no state yet takes as it is; what it added.
+pub(crate) fn restore_one<S: Slot + Clone>(
+    reader: &impl SectionRead<S>,
+    (states, freezes): States<'_, S>,
+    range: KeyGroupRange,
+    section: &StoredSection<'_>,
+) -> Result<Restored, JoinError> {
+    let mut table = KeyTable::default();
+    let (key_group, restored) = reader.restore_into(section, &mut table)?;
+    let offset = range.offset(key_group);
+    let state = &mut states[offset];
     if state.is_empty() && !state.has_overlay() {
         state.replace_table(table);
-        Ok(())
-    } else {
-        Err(table)
+        return Ok(restored);
     }
+    let own = state.own(reader.sides(), freezes, offset);
+    Ok(reader.restore_into(section, own)?.1)
 }
 
 /// `error` with the key group of `section` where the section's own was not known yet (a section

@@ -57,7 +57,7 @@ use crate::group::Group;
 use crate::multiway::{MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec};
 use crate::overlay::KeyGroupState;
 pub use crate::restore::StoredSection;
-use crate::restore::{check_key_group, decode_all, install, named, Decoded, Restored};
+use crate::restore::{check_key_group, named, restore_one, Restored, SectionRead};
 use crate::spec::SideSpec;
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide};
 use crate::state::{hash_key, KeySlot, KeyTable, Slot};
@@ -360,6 +360,15 @@ fn payload_of(bytes: &[u8]) -> Result<(&[u8], usize), JoinError> {
     let payload = (bytes.get(4..4 + len))
         .ok_or_else(|| unreadable(format!("section of {len} bytes is truncated")))?;
     Ok((payload, 4 + len))
+}
+
+/// The section at the start of `bytes`, its key group not known.
+fn leading_section(bytes: &[u8]) -> Result<StoredSection<'_>, JoinError> {
+    let used = payload_of(bytes)?.1;
+    Ok(StoredSection {
+        key_group: None,
+        bytes: &bytes[..used],
+    })
 }
 
 /// A snapshot error for a section whose key group is not known (yet).
@@ -717,63 +726,27 @@ impl JoinEngine {
     /// group must be in this instance's range, its checksum must hold and its join definition must
     /// be this engine's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, JoinError> {
-        let used = payload_of(bytes)?.1;
-        let section = StoredSection {
-            key_group: None,
-            bytes: &bytes[..used],
-        };
-        self.restore_sections(&[section], 1)?;
-        Ok(used)
+        let section = leading_section(bytes)?;
+        self.restore_section(&section)?;
+        Ok(section.bytes.len())
     }
 
-    /// Restores `sections` ([`restore_key_group`](Self::restore_key_group) for each, each
-    /// section exactly its bytes, checked against the key group it was stored under), decoding
-    /// them on up to `threads` threads (`crate::restore`).
-    pub fn restore_sections(
-        &mut self,
-        sections: &[StoredSection<'_>],
-        threads: usize,
-    ) -> Result<(), JoinError> {
-        let reader = self.reader();
-        let decoded = decode_all(sections, threads, |s| {
-            let mut table = KeyTable::default();
-            let (key_group, restored) = reader.restore_into(s, &mut table)?;
-            Ok(Decoded {
-                key_group,
-                table,
-                restored,
-            })
-        })?;
-        for (section, d) in sections.iter().zip(decoded) {
-            let offset = self.range.offset(d.key_group);
-            let restored = match install(&mut self.key_groups[offset], d.table) {
-                Ok(()) => d.restored,
-                Err(_) => {
-                    let reader = SectionReader {
-                        sides: &self.sides,
-                        definition: &self.definition,
-                        range: self.range,
-                    };
-                    let own = self.key_groups[offset].own(reader.sides, &mut self.freezes, offset);
-                    reader.restore_into(section, own)?.1
-                }
-            };
-            let s = &mut self.stats;
-            s.stored_keys += restored.keys;
-            s.stored_rows += restored.rows;
-            s.group_bytes += restored.group_bytes;
-            s.index_bytes += restored.overhead_bytes;
-        }
-        Ok(())
-    }
-
-    /// What a section is read against: this engine's sides, definition and range.
-    fn reader(&self) -> SectionReader<'_> {
-        SectionReader {
+    /// Restores `section` ([`restore_key_group`](Self::restore_key_group), the section exactly
+    /// its bytes, checked against the key group it was stored under when that is known).
+    pub fn restore_section(&mut self, section: &StoredSection<'_>) -> Result<(), JoinError> {
+        let reader = SectionReader {
             sides: &self.sides,
             definition: &self.definition,
             range: self.range,
-        }
+        };
+        let states = (&mut self.key_groups, &mut self.freezes);
+        let r = restore_one(&reader, states, self.range, section)?;
+        let s = &mut self.stats;
+        s.stored_keys += r.keys;
+        s.stored_rows += r.rows;
+        s.group_bytes += r.group_bytes;
+        s.index_bytes += r.overhead_bytes;
+        Ok(())
     }
 }
 
@@ -784,9 +757,12 @@ struct SectionReader<'a> {
     range: KeyGroupRange,
 }
 
-impl SectionReader<'_> {
-    /// Restores `section` (format 3, 2 or 1) into `table`, its key group's table (or a fresh
-    /// one); the section's key group and what it added.
+impl SectionRead<KeySlot> for SectionReader<'_> {
+    fn sides(&self) -> &[ResolvedSide] {
+        self.sides
+    }
+
+    /// Format 3, 2 or 1.
     fn restore_into(
         &self,
         section: &StoredSection<'_>,
@@ -794,7 +770,9 @@ impl SectionReader<'_> {
     ) -> Result<(u16, Restored), JoinError> {
         self.read(section, table).map_err(|e| named(e, section))
     }
+}
 
+impl SectionReader<'_> {
     fn read(
         &self,
         section: &StoredSection<'_>,
@@ -905,64 +883,28 @@ impl MultiwayJoin {
     /// this instance has; returns the bytes consumed. The section's key group must be in this
     /// instance's range, its checksum must hold and its definition must be this join's.
     pub fn restore_key_group(&mut self, bytes: &[u8]) -> Result<usize, MultiwayError> {
-        let used = payload_of(bytes)?.1;
-        let section = StoredSection {
-            key_group: None,
-            bytes: &bytes[..used],
-        };
-        self.restore_sections(&[section], 1)?;
-        Ok(used)
+        let section = leading_section(bytes)?;
+        self.restore_section(&section)?;
+        Ok(section.bytes.len())
     }
 
-    /// Restores `sections` on up to `threads` threads ([`JoinEngine::restore_sections`]).
-    pub fn restore_sections(
-        &mut self,
-        sections: &[StoredSection<'_>],
-        threads: usize,
-    ) -> Result<(), MultiwayError> {
-        let reader = self.reader();
-        let decoded = decode_all(sections, threads, |s| {
-            let mut table = KeyTable::default();
-            let (key_group, restored) = reader.restore_into(s, &mut table)?;
-            Ok(Decoded {
-                key_group,
-                table,
-                restored,
-            })
-        })?;
-        for (section, d) in sections.iter().zip(decoded) {
-            let offset = self.range.offset(d.key_group);
-            let restored = match install(&mut self.tables[offset], d.table) {
-                Ok(()) => d.restored,
-                Err(_) => {
-                    let reader = MultiSectionReader {
-                        inputs: &self.inputs,
-                        definition: &self.definition,
-                        range: self.range,
-                    };
-                    let own = self.tables[offset].own(reader.inputs, &mut self.freezes, offset);
-                    reader.restore_into(section, own)?.1
-                }
-            };
-            let s = &mut self.stats;
-            s.stored_keys += restored.keys;
-            s.stored_rows += restored.rows;
-            s.group_bytes += restored.group_bytes;
-            s.overhead_bytes += restored.overhead_bytes;
-        }
-        Ok(())
-    }
-
-    /// What a section is read against: this join's inputs, definition and range.
-    fn reader(&self) -> MultiSectionReader<'_> {
-        MultiSectionReader {
+    /// Restores `section` ([`JoinEngine::restore_section`]).
+    pub fn restore_section(&mut self, section: &StoredSection<'_>) -> Result<(), MultiwayError> {
+        let reader = MultiSectionReader {
             inputs: &self.inputs,
             definition: &self.definition,
             range: self.range,
-        }
+        };
+        let states = (&mut self.tables, &mut self.freezes);
+        let r = restore_one(&reader, states, self.range, section)?;
+        let s = &mut self.stats;
+        s.stored_keys += r.keys;
+        s.stored_rows += r.rows;
+        s.group_bytes += r.group_bytes;
+        s.overhead_bytes += r.overhead_bytes;
+        Ok(())
     }
 }
-
 /// What a section of a multi-way join is read against.
 struct MultiSectionReader<'a> {
     inputs: &'a [ResolvedSide],
@@ -970,9 +912,12 @@ struct MultiSectionReader<'a> {
     range: KeyGroupRange,
 }
 
-impl MultiSectionReader<'_> {
-    /// Restores `section` (format 3 or 2) into `table`, its key group's table (or a fresh one);
-    /// the section's key group and what it added.
+impl SectionRead<MultiSlot> for MultiSectionReader<'_> {
+    fn sides(&self) -> &[ResolvedSide] {
+        self.inputs
+    }
+
+    /// Format 3 or 2.
     fn restore_into(
         &self,
         section: &StoredSection<'_>,
@@ -980,7 +925,9 @@ impl MultiSectionReader<'_> {
     ) -> Result<(u16, Restored), JoinError> {
         self.read(section, table).map_err(|e| named(e, section))
     }
+}
 
+impl MultiSectionReader<'_> {
     fn read(
         &self,
         section: &StoredSection<'_>,
@@ -1355,10 +1302,10 @@ mod tests {
         stored.collect()
     }
 
-    /// Sections decoded on several threads restore the state and statistics that restoring them
-    /// one by one does; restored again on top, they are refused as when restored one by one.
+    /// Sections restored under the key groups they were stored under are the state restored one
+    /// by one, statistics included; restored again on top, they are refused.
     #[test]
-    fn sections_restored_on_several_threads_are_the_state_restored_one_by_one() {
+    fn sections_restored_under_their_key_groups_are_the_state_restored_one_by_one() {
         let spec = spec(JoinType::Full);
         let original = spread(&spec);
         let taken = sections(&original);
@@ -1367,16 +1314,16 @@ mod tests {
         for (_, bytes) in &taken {
             one_by_one.restore_key_group(bytes).unwrap();
         }
-        for threads in [2, 3, 8] {
-            let mut e = JoinEngine::new(&spec).unwrap();
-            e.restore_sections(&stored(&taken), threads).unwrap();
-            assert_eq!(sections(&e), taken, "{threads} threads");
-            assert_eq!(e.stats(), one_by_one.stats(), "{threads} threads");
-            let again = e.restore_sections(&stored(&taken[1..]), threads);
-            let msg = again.unwrap_err().to_string();
-            assert!(msg.contains("restored twice"), "{msg}");
+        let mut e = JoinEngine::new(&spec).unwrap();
+        for section in stored(&taken) {
+            e.restore_section(&section).unwrap();
         }
-        assert_eq!(one_by_one.stats().stored_rows, 240);
+        assert_eq!(sections(&e), taken);
+        assert_eq!(e.stats(), one_by_one.stats());
+        assert_eq!(e.stats().stored_rows, 240);
+        let again = e.restore_section(&stored(&taken)[1]);
+        let msg = again.unwrap_err().to_string();
+        assert!(msg.contains("restored twice"), "{msg}");
     }
 
     /// A section holds the key group it was stored under, and nothing more; a section unreadable
@@ -1387,8 +1334,8 @@ mod tests {
         let bytes = section(&filled(&spec));
         let restore = |key_group: Option<u16>, bytes: &[u8]| {
             let mut e = JoinEngine::new(&spec).unwrap();
-            let stored = [StoredSection { key_group, bytes }];
-            e.restore_sections(&stored, 2).unwrap_err().to_string()
+            let stored = StoredSection { key_group, bytes };
+            e.restore_section(&stored).unwrap_err().to_string()
         };
         let msg = restore(Some(1), &bytes);
         assert!(

@@ -3,8 +3,10 @@ package dev.cdcjoin.flink;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.MetricConfig;
 import org.apache.flink.metrics.MetricGroup;
@@ -15,7 +17,8 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
  * A metric reporter (in the MiniCluster's JVM) that keeps the join operators' input counters
  * ({@code cdcjoinRecordsInLeft/Right}) per job, so a test source can wait until the joins have
  * received every record sent so far: that makes the order in which a two-input operator reads its
- * inputs deterministic.
+ * inputs deterministic. It also keeps the last values of the joins' gauges ({@code cdcjoin*}),
+ * summed over subtasks, as they read when the operators closed.
  */
 public final class JoinInputCounters implements MetricReporter {
 
@@ -23,6 +26,10 @@ public final class JoinInputCounters implements MetricReporter {
     static final String CONFIG_KEY = "metrics.reporter.cdcjoin-test.factory.class";
 
     private static final Map<String, Set<Counter>> BY_JOB = new ConcurrentHashMap<>();
+
+    /** Per job, gauge name and subtask: the gauge's value when it was removed. */
+    private static final Map<String, Map<String, Map<String, Long>>> CLOSED_GAUGES =
+            new ConcurrentHashMap<>();
 
     /** Creates the reporter (found through {@code META-INF/services}). */
     public static final class Factory implements MetricReporterFactory {
@@ -50,6 +57,16 @@ public final class JoinInputCounters implements MetricReporter {
 
     @Override
     public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {
+        if (metric instanceof Gauge
+                && name.startsWith("cdcjoin")
+                && ((Gauge<?>) metric).getValue() instanceof Number value) {
+            CLOSED_GAUGES
+                    .computeIfAbsent(job(group), j -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(name, n -> new ConcurrentHashMap<>())
+                    .put(
+                            String.valueOf(group.getAllVariables().get("<subtask_index>")),
+                            value.longValue());
+        }
         Set<Counter> counters = BY_JOB.get(job(group));
         if (counters != null) {
             counters.remove(metric);
@@ -58,6 +75,24 @@ public final class JoinInputCounters implements MetricReporter {
 
     private static String job(MetricGroup group) {
         return String.valueOf(group.getAllVariables().get("<job_id>"));
+    }
+
+    /**
+     * The join gauges of a finished job, by name: their values when the operators closed, summed
+     * over subtasks.
+     */
+    static Map<String, Long> closedGauges(String jobId) {
+        Map<String, Long> sums = new TreeMap<>();
+        CLOSED_GAUGES
+                .getOrDefault(jobId, Map.of())
+                .forEach(
+                        (name, bySubtask) ->
+                                sums.put(
+                                        name,
+                                        bySubtask.values().stream()
+                                                .mapToLong(Long::longValue)
+                                                .sum()));
+        return sums;
     }
 
     /** Number of join input counters registered by the job. */

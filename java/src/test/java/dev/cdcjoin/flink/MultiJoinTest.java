@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -43,7 +44,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class MultiJoinTest {
 
-    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withInputCounters(4);
 
     static final CdcSchema USERS =
             CdcSchema.of(
@@ -340,8 +342,15 @@ class MultiJoinTest {
             assertThrows(UnsupportedOperationException.class, result::rawRows);
         }
         List<String> out = new ArrayList<>();
-        try (var it = rows.executeAndCollect()) {
+        JobClient job;
+        try (var it = rows.collectAsync()) {
+            job = env.executeAsync();
             it.forEachRemaining(out::add);
+        }
+        // The gauges are read when the tasks close their metric groups, before the job ends.
+        job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        if (engine == Engine.NATIVE) {
+            assertNativeGauges(JoinInputCounters.closedGauges(job.getJobID().toString()));
         }
         Map<String, Integer> expected =
                 new TreeMap<>(
@@ -354,6 +363,28 @@ class MultiJoinTest {
                     Map.of("[row, row, row]", 1, "[row, null, row]", 1, "[null, row, row]", 1));
         }
         assertEquals(expected, Changelogs.materialize(out), "" + out);
+    }
+
+    /**
+     * The native multi-way join's gauges at the end of that job (summed over its two subtasks): one
+     * per native counter but the rows out (a counter), and none for inputs it does not have.
+     */
+    private static void assertNativeGauges(Map<String, Long> gauges) {
+        Map<String, Long> expected =
+                Map.of(
+                        "cdcjoinRecordsIn0", 2L,
+                        "cdcjoinRecordsIn1", 2L,
+                        "cdcjoinRecordsIn2", 3L,
+                        "cdcjoinStateRows", 7L,
+                        "cdcjoinStateKeys", 3L,
+                        "cdcjoinRejected", 0L,
+                        "cdcjoinAbsentRetractions", 0L);
+        for (Map.Entry<String, Long> e : expected.entrySet()) {
+            assertEquals(e.getValue(), gauges.get(e.getKey()), e.getKey() + " in " + gauges);
+        }
+        assertTrue(gauges.get("cdcjoinStateHeapBytes") > 0, "" + gauges);
+        assertFalse(gauges.containsKey("cdcjoinRecordsIn3"), "" + gauges);
+        assertFalse(gauges.containsKey("cdcjoinRowsOut"), "a counter, not a gauge: " + gauges);
     }
 
     /**

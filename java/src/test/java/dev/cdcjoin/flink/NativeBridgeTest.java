@@ -267,10 +267,20 @@ class NativeBridgeTest {
         assertEquals(3, snap.getInt(0));
         int length = snap.getInt(4);
         assertEquals(8 + length, snap.limit());
-        byte[] chunk = new byte[snap.limit()];
-        snap.get(0, chunk);
+        ByteBuffer section = DirectBuffers.allocate(4 + length);
+        for (int i = 0; i < 4 + length; i++) {
+            section.put(i, snap.get(4 + i));
+        }
         NativeJoin restored = new NativeJoin(usersDomains(JoinType.LEFT).specJson(0, 10));
-        assertEquals(1, restored.restore(chunk, chunk.length, 2));
+        IllegalArgumentException moved =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> restored.restore(section, 4 + length, 4));
+        assertTrue(
+                moved.getMessage()
+                        .contains("stored under key group 4, the section holds key group 3"),
+                moved.getMessage());
+        restored.restore(section, 4 + length, 3);
         b.clear();
         record(b, 1, 3, 3, dm.encode(new Object[] {10L, 1L, "a.com"}));
         assertEquals(
@@ -279,26 +289,12 @@ class NativeBridgeTest {
         IllegalArgumentException twice =
                 assertThrows(
                         IllegalArgumentException.class,
-                        () -> restored.restore(chunk, chunk.length, 2));
+                        () -> restored.restore(section, 4 + length, 3));
         assertTrue(twice.getMessage().contains("restored twice"), twice.getMessage());
 
         NativeJoin elsewhere = new NativeJoin(usersDomains(JoinType.LEFT).specJson(50, 60));
-        IllegalArgumentException outside =
-                assertThrows(
-                        IllegalArgumentException.class,
-                        () -> elsewhere.restore(chunk, chunk.length, 2));
-        assertTrue(
-                outside.getMessage().contains("not in this instance's range 50..=60"),
-                outside.getMessage());
-        chunk[0] = 4;
-        IllegalArgumentException moved =
-                assertThrows(
-                        IllegalArgumentException.class,
-                        () -> restored.restore(chunk, chunk.length, 1));
-        assertTrue(
-                moved.getMessage()
-                        .contains("stored under key group 4, the section holds key group 3"),
-                moved.getMessage());
+        assertThrows(
+                IllegalArgumentException.class, () -> elsewhere.restore(section, 4 + length, 3));
         b.clear();
         record(b, 0, 0, 3, new byte[] {1, 2});
         IllegalStateException invalid =
@@ -357,10 +353,13 @@ class NativeBridgeTest {
         assertThrows(IllegalArgumentException.class, () -> j.stats(new long[3]));
 
         ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
-        byte[] chunk = new byte[snap.limit()];
-        snap.get(0, chunk);
+        int length = snap.getInt(4);
+        ByteBuffer section = DirectBuffers.allocate(4 + length);
+        for (int i = 0; i < 4 + length; i++) {
+            section.put(i, snap.get(4 + i));
+        }
         NativeMultiJoin restored = new NativeMultiJoin(spec.specJson(0, 10));
-        assertEquals(1, restored.restore(chunk, chunk.length, 2));
+        restored.restore(section, 4 + length, 3);
         b.clear();
         record(b, 1, 0, 3, dm.encode(new Object[] {10L, 1L, "a.com"}));
         // The chain's transient padding: the LEFT step retracts [alice, null] before it adds

@@ -90,18 +90,16 @@ public final class NativeMultiJoin extends NativeHandle {
     }
 
     /**
-     * Restores the sections of a restore chunk: {@code (keyGroup u32 | len u32 | payload)*},
-     * little-endian, the form {@link #snapshot(int, int)} writes its chunks in, each section
-     * checked against the key group it was stored under and decoded on up to {@code threads}
-     * threads.
+     * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
+     * prefix), which Flink stored under key group {@code keyGroup}: the section must hold that key
+     * group, and errors found before its own is read name it.
      *
-     * @param chunk the chunk, at positions {@code [0, length)}
-     * @param length bytes
-     * @param threads threads to decode on (1: the calling thread only)
-     * @return the number of sections restored
+     * @param in direct buffer holding the section at positions {@code [0, length)}
+     * @param length bytes, the whole section
+     * @param keyGroup the key group it was stored under
      */
-    public int restore(byte[] chunk, int length, int threads) {
-        return restore(open(), chunk, length, threads);
+    public void restore(ByteBuffer in, int length, int keyGroup) {
+        restore(open(), in, length, keyGroup);
     }
 
     /**
@@ -153,7 +151,7 @@ public final class NativeMultiJoin extends NativeHandle {
 
     static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
 
-    static native int restore(long handle, byte[] chunk, int length, int threads);
+    static native void restore(long handle, ByteBuffer in, int length, int keyGroup);
 
     static native void setSnapshotCompression(long handle, boolean lz4);
 

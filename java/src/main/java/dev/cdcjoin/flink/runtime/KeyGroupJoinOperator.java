@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.nativelib.StateChunks;
+import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
@@ -61,11 +62,11 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     abstract AutoCloseable openNativeState(boolean lz4);
 
     /**
-     * Restores a chunk of sections into the native state.
+     * Restores one section into the native state.
      *
      * @see KeyGroupSections.Restore
      */
-    abstract int restoreChunk(byte[] chunk, int length, int threads);
+    abstract void restoreSection(ByteBuffer in, int length, int keyGroup);
 
     /**
      * What a checkpoint writes, taken on the task thread: the native state frozen (in time
@@ -96,7 +97,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         nativeState = openNativeState(getExecutionConfig().isUseSnapshotCompression());
         if (context.isRestored()) {
             long start = System.nanoTime();
-            restoredBytes = KeyGroupSections.restore(context, this::restoreChunk);
+            restoredBytes = KeyGroupSections.restore(context, this::restoreSection);
             restoreMillis = (System.nanoTime() - start) / 1_000_000;
         }
     }

@@ -202,8 +202,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     }
 
     @Override
-    int restoreChunk(byte[] chunk, int length, int threads) {
-        return join.restore(chunk, length, threads);
+    void restoreSection(ByteBuffer in, int length, int keyGroup) {
+        join.restore(in, length, keyGroup);
     }
 
     /** The state frozen in time proportional to the key groups, written while the join goes on. */

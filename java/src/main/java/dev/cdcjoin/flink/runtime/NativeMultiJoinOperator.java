@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.metrics.Counter;
@@ -116,8 +117,8 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     }
 
     @Override
-    int restoreChunk(byte[] chunk, int length, int threads) {
-        return join.restore(chunk, length, threads);
+    void restoreSection(ByteBuffer in, int length, int keyGroup) {
+        join.restore(in, length, keyGroup);
     }
 
     /** The state frozen in time proportional to the key groups, written while the join goes on. */
@@ -143,11 +144,34 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         heapCopy = new HeapCopy();
         entries = new JoinBatches.Entries(codecs.length);
         reuse = new StreamRecord<>(null);
-        stats = new long[NativeMultiJoin.counters().size()];
-        heapBytes = NativeMultiJoin.counters().indexOf("state_heap_bytes");
+        List<String> counters = NativeMultiJoin.counters();
+        stats = new long[counters.size()];
+        heapBytes = counters.indexOf("state_heap_bytes");
         rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
-        getMetricGroup().gauge("cdcjoinStateHeapBytes", () -> stats[heapBytes]);
+        for (int i = 0; i < counters.size(); i++) {
+            gauge(counters.get(i), i);
+        }
         updateStats();
+    }
+
+    /**
+     * A gauge of native counter {@code name} at {@code index}, named {@code cdcjoin} and the name
+     * in camel case ({@code state_rows}: {@code cdcjoinStateRows}, {@code records_in_0}: {@code
+     * cdcjoinRecordsIn0}); not for inputs the join does not have, nor for the rows out (a counter).
+     */
+    private void gauge(String name, int index) {
+        String prefix = "records_in_";
+        boolean absentInput =
+                name.startsWith(prefix)
+                        && Integer.parseInt(name.substring(prefix.length())) >= codecs.length;
+        if (absentInput || name.equals("rows_out")) {
+            return;
+        }
+        StringBuilder metric = new StringBuilder("cdcjoin");
+        for (String word : name.split("_")) {
+            metric.append(Character.toUpperCase(word.charAt(0))).append(word.substring(1));
+        }
+        getMetricGroup().gauge(metric.toString(), () -> stats[index]);
     }
 
     @Override
