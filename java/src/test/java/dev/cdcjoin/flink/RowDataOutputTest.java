@@ -22,10 +22,8 @@ import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
@@ -37,7 +35,6 @@ import org.apache.flink.table.types.DataType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -312,18 +309,10 @@ class RowDataOutputTest {
     @ParameterizedTest
     @EnumSource(Engine.class)
     void rowDataInAJobMaterializesToTheRowOutput(Engine engine) throws Exception {
-        UsersDomainsTrace trace = UsersDomainsTrace.generate(9, 3000, 200);
-        List<String> users = new ArrayList<>();
-        List<String> domains = new ArrayList<>();
-        trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(2);
+        UsersDomainsTrace trace = RawOutputTest.jobTrace();
         CdcJoin join =
                 RawOutputTest.usersDomains(JoinType.FULL).engine(engine).batchSize(50).build();
-        CdcJoin.Result result =
-                join.joinStrings(
-                        env.fromData(users).setParallelism(1),
-                        env.fromData(domains).setParallelism(1));
+        CdcJoin.Result result = RawOutputTest.joinInAJob(join, trace);
         assertEquals(
                 InternalTypeInfo.of(join.spec().rowType()), result.rowData().getType(), "type");
         assertEquals(result.rowData(), result.rowData(), "one operator per output form");
@@ -332,22 +321,6 @@ class RowDataOutputTest {
                 result.rowData()
                         .map(r -> "DATA" + external(converter(type), r))
                         .returns(String.class);
-        DataStream<String> rows = result.rows().map(Row::toString);
-        List<String> dataOut = new ArrayList<>();
-        List<String> rowsOut = new ArrayList<>();
-        try (CloseableIterator<String> it = data.union(rows).executeAndCollect()) {
-            it.forEachRemaining(
-                    s -> {
-                        if (s.startsWith("DATA")) {
-                            dataOut.add(s.substring(4));
-                        } else {
-                            rowsOut.add(s);
-                        }
-                    });
-        }
-        assertFalse(dataOut.isEmpty());
-        Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
-        assertEquals(expected, Changelogs.materialize(dataOut));
-        assertEquals(expected, Changelogs.materialize(rowsOut));
+        RawOutputTest.assertBothMaterialize(trace, "DATA", data, result.rows().map(Row::toString));
     }
 }
