@@ -9,9 +9,11 @@ import org.apache.flink.table.data.binary.BinaryRowData;
 
 /**
  * Writes joined rows of the compact row encoding ({@link RowCodec}) as Flink's {@link
- * BinaryRowData}, the form Flink's table runtime passes between its operators: one {@code byte[]}
- * per row, each column copied from its slot without a Java object per column (no {@code String},
- * {@code BigDecimal} or time object is built).
+ * BinaryRowData}, the form Flink's table runtime passes between its operators, each column copied
+ * from its slot without a Java object per column (no {@code String}, {@code BigDecimal} or time
+ * object is built). Rows are written one after the other into chunks of at least {@value
+ * #CHUNK_BYTES} bytes, each row its own region that is never written again: the only object per row
+ * is its {@link BinaryRowData}, and a row kept downstream keeps at most one chunk alive.
  *
  * <p>The target is Flink's layout, as its {@code BinaryRowWriter} writes it (Flink's classes are
  * the contract; the tests read every row back with Flink's own converters):
@@ -48,12 +50,20 @@ public final class BinaryRowEncoder {
     /** Bytes of a precise TIMESTAMP's chunk in the variable part. */
     private static final int WIDE_TIMESTAMP_BYTES = 8;
 
+    /** The least size of an array rows are written into. */
+    static final int CHUNK_BYTES = 32 * 1024;
+
     private final RowCodec[] sources;
     private final int[] source;
     private final int[] column;
     private final ColumnType[] types;
     private final int fixedLength;
     private final int nullBytes;
+
+    /** The chunk rows are written into, as Flink's rows point at it, and its first free byte. */
+    private MemorySegment[] chunk = {MemorySegmentFactory.wrap(new byte[0])};
+
+    private int free;
 
     /**
      * An encoder of output rows whose column {@code i} is column {@code column[i]} of the row of
@@ -90,20 +100,30 @@ public final class BinaryRowEncoder {
      */
     public BinaryRowData encode(byte kind, ByteBuffer buf, int[] starts) {
         int length = fixedLength + variableLength(buf, starts);
-        MemorySegment row = MemorySegmentFactory.wrap(new byte[length]);
-        row.put(0, kind);
+        if (free + length > chunk[0].size()) {
+            chunk =
+                    new MemorySegment[] {
+                        MemorySegmentFactory.wrap(new byte[Math.max(CHUNK_BYTES, length)])
+                    };
+            free = 0;
+        }
+        MemorySegment target = chunk[0];
+        int at = free;
+        free += length;
+        target.put(at, kind);
         int cursor = fixedLength;
         for (int i = 0; i < types.length; i++) {
             int start = starts[source[i]];
             if (start < 0 || sources[source[i]].isNull(buf, start, column[i])) {
                 int bit = BinaryRowData.HEADER_SIZE_IN_BITS + i;
-                row.put(bit >>> 3, (byte) (row.get(bit >>> 3) | (1 << (bit & 7))));
+                int b = at + (bit >>> 3);
+                target.put(b, (byte) (target.get(b) | (1 << (bit & 7))));
             } else {
-                cursor = write(row, i, buf, start, cursor);
+                cursor = write(target, at, i, buf, start, cursor);
             }
         }
         BinaryRowData out = new BinaryRowData(types.length);
-        out.pointTo(row, 0, length);
+        out.pointTo(chunk, at, length);
         return out;
     }
 
@@ -151,12 +171,14 @@ public final class BinaryRowEncoder {
     }
 
     /**
-     * Writes non-null column {@code i} from the source row at {@code start}.
+     * Writes non-null column {@code i} of the row at {@code row + rowAt} from the source row at
+     * {@code start}.
      *
+     * @param cursor the first free byte of the variable part, from the row's start
      * @return the cursor after what it wrote to the variable part
      */
-    private int write(MemorySegment row, int i, ByteBuffer buf, int start, int cursor) {
-        int field = nullBytes + 8 * i;
+    private int write(MemorySegment row, int rowAt, int i, ByteBuffer buf, int start, int cursor) {
+        int field = rowAt + nullBytes + 8 * i;
         int at = start + sources[source[i]].slot(column[i]);
         ColumnType t = types[i];
         switch (t.kind()) {
@@ -184,17 +206,24 @@ public final class BinaryRowEncoder {
                 row.putDouble(field, buf.getDouble(at));
                 return cursor;
             case DECIMAL:
-                return decimal(row, field, t, buf, at, cursor);
+                return decimal(row, rowAt, field, t, buf, at, cursor);
             case STRING:
             case BYTES:
-                return bytes(row, field, buf, start + buf.getInt(at), buf.getInt(at + 4), cursor);
+                int from = start + buf.getInt(at);
+                return bytes(row, rowAt, field, buf, from, buf.getInt(at + 4), cursor);
             default:
-                return timestamp(row, field, t, buf.getLong(at), cursor);
+                return timestamp(row, rowAt, field, t, buf.getLong(at), cursor);
         }
     }
 
     private static int decimal(
-            MemorySegment row, int field, ColumnType t, ByteBuffer buf, int at, int cursor) {
+            MemorySegment row,
+            int rowAt,
+            int field,
+            ColumnType t,
+            ByteBuffer buf,
+            int at,
+            int cursor) {
         if (DecimalData.isCompact(t.precision())) {
             row.putLong(field, buf.getLong(at));
             return cursor;
@@ -205,7 +234,7 @@ public final class BinaryRowEncoder {
             n--;
         }
         for (int b = 0; b < n; b++) {
-            row.put(cursor + b, buf.get(at + n - 1 - b));
+            row.put(rowAt + cursor + b, buf.get(at + n - 1 - b));
         }
         row.putLong(field, offsetAndSize(cursor, n));
         return cursor + WIDE_DECIMAL_BYTES;
@@ -217,9 +246,9 @@ public final class BinaryRowEncoder {
     }
 
     private static int bytes(
-            MemorySegment row, int field, ByteBuffer buf, int from, int n, int cursor) {
+            MemorySegment row, int rowAt, int field, ByteBuffer buf, int from, int n, int cursor) {
         if (n > MAX_INLINE) {
-            row.put(cursor, buf.array(), buf.arrayOffset() + from, n);
+            row.put(rowAt + cursor, buf.array(), buf.arrayOffset() + from, n);
             row.putLong(field, offsetAndSize(cursor, n));
             return cursor + roundToWord(n);
         }
@@ -234,7 +263,7 @@ public final class BinaryRowEncoder {
 
     /** A TIMESTAMP(_LTZ): the encoding's micros (precision up to 6) or nanos, as Flink's. */
     private static int timestamp(
-            MemorySegment row, int field, ColumnType t, long value, int cursor) {
+            MemorySegment row, int rowAt, int field, ColumnType t, long value, int cursor) {
         long perMilli = t.precision() <= 6 ? 1_000L : 1_000_000L;
         long millis = Math.floorDiv(value, perMilli);
         if (TimestampData.isCompact(t.precision())) {
@@ -242,7 +271,7 @@ public final class BinaryRowEncoder {
             return cursor;
         }
         long nanoOfMilli = Math.floorMod(value, perMilli) * (1_000_000L / perMilli);
-        row.putLong(cursor, millis);
+        row.putLong(rowAt + cursor, millis);
         row.putLong(field, offsetAndSize(cursor, nanoOfMilli));
         return cursor + WIDE_TIMESTAMP_BYTES;
     }
