@@ -89,8 +89,17 @@ public final class RowHash {
             case BIGINT:
                 return number(row.getLong(i));
             default:
-                return utf16((BinaryStringData) row.getString(i));
+                return string((BinaryStringData) row.getString(i));
         }
+    }
+
+    /**
+     * A string's hash, read the cheaper way: one that holds a Java object (Flink's formats make
+     * theirs with {@code StringData.fromString}) by that {@code String}'s chars, else by its bytes.
+     */
+    private static long string(BinaryStringData s) {
+        String java = s.getJavaObject();
+        return java != null ? chars(java) : utf16(s);
     }
 
     private static long number(long v) {
