@@ -54,6 +54,10 @@ interface RowAccess<T> extends Serializable {
     static RowAccess<RowData> rowData(RowType type) {
         LogicalType[] types = type.getChildren().toArray(new LogicalType[0]);
         RowHash.check(types);
+        RowData.FieldGetter[] getters = new RowData.FieldGetter[types.length];
+        for (int i = 0; i < types.length; i++) {
+            getters[i] = RowData.createFieldGetter(types[i], i);
+        }
         return new RowAccess<>() {
             private static final long serialVersionUID = 1L;
 
@@ -69,7 +73,7 @@ interface RowAccess<T> extends Serializable {
 
             @Override
             public Object field(RowData row, int i) {
-                Object v = RowData.createFieldGetter(types[i], i).getFieldOrNull(row);
+                Object v = getters[i].getFieldOrNull(row);
                 return v instanceof Number || v == null ? v : v.toString();
             }
         };
