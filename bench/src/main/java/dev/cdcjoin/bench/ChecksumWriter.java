@@ -2,7 +2,6 @@ package dev.cdcjoin.bench;
 
 import java.io.IOException;
 import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
 /**
@@ -15,24 +14,29 @@ import org.apache.flink.types.RowKind;
  * and {@code domain_name} (the newer side is the update that caused it). Retractions and rows with
  * a null side are not samples.
  *
- * <p>The sink around it, {@code ChecksumSink}, is the one bench class whose signature differs
- * between the Flink lines: one per line in {@code bench/src/flink-<line>/java}.
+ * <p>Rows are read through a {@link RowAccess}: {@link Row}s, or Flink's internal rows with the
+ * same checksum. The sink around it, {@code ChecksumSink}, is the one bench class whose signature
+ * differs between the Flink lines: one per line in {@code bench/src/flink-<line>/java}.
+ *
+ * @param <T> the row type
  */
-final class ChecksumWriter implements SinkWriter<Row> {
+final class ChecksumWriter<T> implements SinkWriter<T> {
     private final boolean probes;
+    private final RowAccess<T> access;
     private long count;
     private long sum;
     private long rows;
     private long last;
 
-    ChecksumWriter(boolean probes) {
+    ChecksumWriter(boolean probes, RowAccess<T> access) {
         this.probes = probes;
+        this.access = access;
     }
 
     @Override
-    public void write(Row row, Context context) {
-        long h = RowHash.of(row);
-        RowKind kind = row.getKind();
+    public void write(T row, Context context) {
+        long h = access.hash(row);
+        RowKind kind = access.kind(row);
         if (kind == RowKind.INSERT || kind == RowKind.UPDATE_AFTER) {
             sum += h;
             count++;
@@ -49,15 +53,15 @@ final class ChecksumWriter implements SinkWriter<Row> {
         }
     }
 
-    private void probe(Row row) {
-        Object user = row.getField(0);
-        Object domain = row.getField(3);
+    private void probe(T row) {
+        Object user = access.field(row, 0);
+        Object domain = access.field(row, 3);
         if (user instanceof Number
                 && ((Number) user).longValue() < 0
                 && domain instanceof Number
                 && ((Number) domain).longValue() < 0) {
-            long a = stamp(row.getField(1));
-            long b = stamp(row.getField(5));
+            long a = stamp(access.field(row, 1));
+            long b = stamp(access.field(row, 5));
             long stamp = Math.max(a, b);
             if (stamp >= RunControl.warmupUntil) {
                 RunControl.recordLatency(System.nanoTime() - stamp);

@@ -21,11 +21,13 @@ final class Report {
     static {
         NAMES.put("NATIVE", "native (CdcJoin)");
         NAMES.put("NATIVE_5MS", "native, 5 ms flush");
+        NAMES.put("NATIVE_ROWDATA", "native, RowData output");
         NAMES.put("NATIVE_MULTIWAY", "native multi-way join (CdcMultiJoin)");
         NAMES.put("JAVA_HEAP", "pure Java, heap");
         NAMES.put("JAVA_ROCKSDB", "pure Java, RocksDB");
         NAMES.put("SQL_HEAP", "Flink SQL, heap");
         NAMES.put("SQL_ROCKSDB", "Flink SQL, RocksDB");
+        NAMES.put("SQL_ROWDATA_HEAP", "Flink SQL, heap, RowData to a sink table");
         NAMES.put("SQL_MULTIJOIN_HEAP", "Flink SQL multi-way join, heap");
     }
 
@@ -46,7 +48,11 @@ final class Report {
                     "SQL_MULTIJOIN_HEAP",
                     "#9467bd",
                     "NATIVE_MULTIWAY",
-                    "#ff7f0e");
+                    "#ff7f0e",
+                    "NATIVE_ROWDATA",
+                    "#8c564b",
+                    "SQL_ROWDATA_HEAP",
+                    "#bcbd22");
 
     private final Path dir;
     private final Suite.Options o;

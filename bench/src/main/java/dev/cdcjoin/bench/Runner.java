@@ -73,6 +73,11 @@ public final class Runner {
         NATIVE("hashmap"),
         /** The same with a 5 ms max flush delay (latency-tuned). */
         NATIVE_5MS("hashmap"),
+        /**
+         * {@code NATIVE} with the output as Flink's internal rows ({@code Result#rowData()}), the
+         * sink reading {@code RowData} (same checksum): the two-table join only.
+         */
+        NATIVE_ROWDATA("hashmap"),
         /** Pure-Java decode + join (CdcJoin with Engine.JAVA) on HashMapStateBackend. */
         JAVA_HEAP("hashmap"),
         /** Pure-Java decode + join on RocksDB. */
@@ -81,6 +86,12 @@ public final class Runner {
         SQL_HEAP("hashmap"),
         /** Flink SQL on RocksDB. */
         SQL_ROCKSDB("rocksdb"),
+        /**
+         * {@code SQL_HEAP} with the query inserted into a sink table ({@link ChecksumTableFactory})
+         * that reads the join's {@code RowData}, instead of {@code toChangelogStream}'s {@link
+         * Row}s: the two-table join only.
+         */
+        SQL_ROWDATA_HEAP("hashmap"),
         /**
          * Flink SQL with its multi-way join ({@code table.optimizer.multi-join.enabled}, Flink
          * 2.1+), HashMapStateBackend: the three-table mart only ({@link MartJob}).
@@ -111,7 +122,15 @@ public final class Runner {
 
         /** Whether the variant is a Flink SQL query (else a {@code CdcJoin} job). */
         boolean sql() {
-            return this == SQL_HEAP || this == SQL_ROCKSDB || this == SQL_MULTIJOIN_HEAP;
+            return this == SQL_HEAP
+                    || this == SQL_ROCKSDB
+                    || this == SQL_MULTIJOIN_HEAP
+                    || this == SQL_ROWDATA_HEAP;
+        }
+
+        /** Whether the variant's sink reads Flink's internal rows (else {@link Row}s). */
+        boolean rowData() {
+            return this == NATIVE_ROWDATA || this == SQL_ROWDATA_HEAP;
         }
     }
 
@@ -344,8 +363,40 @@ public final class Runner {
 
     /** Builds the job: sources → variant → checksum sink. */
     private void build(StreamExecutionEnvironment env, TraceSource.Spec spec, boolean probes) {
+        if (o.variant.rowData()) {
+            if (mart) {
+                throw new IllegalArgumentException(o.variant + " joins two tables, not mart3");
+            }
+            pairRowData(env, spec, probes);
+            return;
+        }
         DataStream<Row> rows = mart ? martRows(env, spec) : pairRows(env, spec);
-        rows.sinkTo(new ChecksumSink(probes)).name("checksum sink");
+        rows.sinkTo(new ChecksumSink<>(probes, RowAccess.ROWS)).name("checksum sink");
+    }
+
+    /** The users/domains join's changelog as Flink's internal rows into the checksum sink. */
+    private void pairRowData(
+            StreamExecutionEnvironment env, TraceSource.Spec spec, boolean probes) {
+        if (o.variant.sql()) {
+            StreamTableEnvironment t = tableEnv(env);
+            t.executeSql(
+                    "CREATE TABLE checksum (id INT, firstname STRING, lastname STRING,"
+                            + " domain_id INT, user_id INT, domain_name STRING) WITH ("
+                            + "'connector' = 'cdcjoin-bench-checksum', 'probes' = '"
+                            + probes
+                            + "')");
+            t.createStatementSet()
+                    .addInsertSql("INSERT INTO checksum " + sqlPairQuery(t, spec))
+                    .attachAsDataStream();
+            return;
+        }
+        CdcJoin join = pairJoin();
+        join.joinJson(
+                        source(env, spec.copyForTopic(0), "users"),
+                        source(env, spec.copyForTopic(1), "domains"))
+                .rowData()
+                .sinkTo(new ChecksumSink<>(probes, RowAccess.rowData(join.spec().rowType())))
+                .name("checksum sink");
     }
 
     /** The users/domains join's changelog. */
@@ -356,35 +407,40 @@ public final class Runner {
         }
         if (o.variant.sql()) {
             StreamTableEnvironment t = tableEnv(env);
-            t.executeSql(
-                    "CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
-                            + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
-                            + tableOptions(spec, 0)
-                            + ")");
-            t.executeSql(
-                    "CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
-                            + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
-                            + tableOptions(spec, 1)
-                            + ")");
-            String join = o.join == JoinType.LEFT ? "LEFT JOIN" : "JOIN";
-            org.apache.flink.table.api.Table joined =
-                    t.sqlQuery(
-                            "SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name"
-                                    + " FROM users AS u "
-                                    + join
-                                    + " domains AS d ON u.id = d.user_id");
-            return t.toChangelogStream(joined);
+            return t.toChangelogStream(t.sqlQuery(sqlPairQuery(t, spec)));
         }
         DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
         DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
+        return pairJoin().joinJson(users, domains).rows();
+    }
+
+    /** The users/domains {@code CdcJoin} of the variant. */
+    private CdcJoin pairJoin() {
         return o.variant
                 .configure(CdcJoin.builder())
                 .left("users", Workload.USERS, List.of("id"), List.of("id"))
                 .right("domains", Workload.DOMAINS, List.of("user_id"), List.of("id"))
                 .joinType(o.join)
-                .build()
-                .joinJson(users, domains)
-                .rows();
+                .build();
+    }
+
+    /** Declares the users and domains tables in {@code t}; returns the join's query over them. */
+    private String sqlPairQuery(StreamTableEnvironment t, TraceSource.Spec spec) {
+        t.executeSql(
+                "CREATE TABLE users (id INT NOT NULL, firstname STRING, lastname STRING,"
+                        + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
+                        + tableOptions(spec, 0)
+                        + ")");
+        t.executeSql(
+                "CREATE TABLE domains (id INT NOT NULL, user_id INT, domain_name STRING,"
+                        + " PRIMARY KEY (id) NOT ENFORCED) WITH ("
+                        + tableOptions(spec, 1)
+                        + ")");
+        String join = o.join == JoinType.LEFT ? "LEFT JOIN" : "JOIN";
+        return "SELECT u.id, u.firstname, u.lastname, d.id AS domain_id, d.user_id, d.domain_name"
+                + " FROM users AS u "
+                + join
+                + " domains AS d ON u.id = d.user_id";
     }
 
     /** The three-table mart's changelog ({@link MartJob}). */

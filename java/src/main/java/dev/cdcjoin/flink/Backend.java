@@ -2,13 +2,15 @@ package dev.cdcjoin.flink;
 
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.Row;
 
 /**
  * What an engine does for {@link CdcJoin}: decode each kind of input into its changes ({@code D}),
- * and join two change streams into rows or bytes. {@link CdcJoin} chooses one, in one place, and
- * builds every job through it; the engines' job graphs live in {@link NativeBackend} and {@link
- * JavaBackend}, so the public API stays apart from either engine's classes.
+ * and join two change streams into rows, Flink's internal rows or bytes. {@link CdcJoin} chooses
+ * one, in one place, and builds every job through it; the engines' job graphs live in {@link
+ * NativeBackend} and {@link JavaBackend}, so the public API stays apart from either engine's
+ * classes.
  *
  * @param <D> the engine's decoded change
  */
@@ -22,6 +24,9 @@ interface Backend<D> {
 
     /** Keys and joins two change streams into rows. */
     Joined<Row> rows(DataStream<D> left, DataStream<D> right);
+
+    /** Keys and joins two change streams into Flink's internal rows ({@code RowData}). */
+    Joined<RowData> rowData(DataStream<D> left, DataStream<D> right);
 
     /** Keys and joins two change streams into the native wire format's bytes. */
     Joined<byte[]> raw(DataStream<D> left, DataStream<D> right);

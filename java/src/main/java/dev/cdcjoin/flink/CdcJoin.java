@@ -4,6 +4,7 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -12,6 +13,7 @@ import java.util.stream.Collectors;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.Row;
 
 /**
@@ -27,13 +29,14 @@ import org.apache.flink.types.Row;
  *     .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
  *     .build();
  * CdcJoin.Result result = join.joinJson(usersBytes, domainsBytes);
- * tableEnv.fromChangelogStream(result.rows());      // or result.rawRows() for a sink of bytes
+ * tableEnv.fromChangelogStream(result.rows());      // or result.rowData(), result.rawRows()
  * }</pre>
  *
  * <p>The pipeline is: decode each input (at its parallelism) → {@code keyBy} join key → {@link
  * NativeJoinOperator}. Output rows are the left columns then the right columns (or a projection),
- * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}; or, for
- * sinks that take bytes, each output row in the native wire format ({@link RawJoinOutput}).
+ * carrying their {@link org.apache.flink.types.RowKind}, typed by {@link #rowTypeInfo()}; or in
+ * Flink's internal form ({@link Result#rowData()}); or, for sinks that take bytes, each output row
+ * in the native wire format ({@link RawJoinOutput}).
  *
  * <p>A join's output can be the left input of another join (a chained join, see {@link
  * Builder#left(String, CdcJoin, List, List)} and {@link #joinJson(Result, DataStream)}; {@link
@@ -322,6 +325,7 @@ public final class CdcJoin {
         return new Result(
                 this,
                 () -> b.rows(l, r),
+                () -> b.rowData(l, r),
                 () -> b.raw(l, r),
                 next -> b.chain(l, r, next),
                 inputErrors);
@@ -394,33 +398,37 @@ public final class CdcJoin {
     }
 
     /**
-     * The outputs of a join: the changelog, as rows or as bytes, and the records that could not be
-     * decoded or joined.
+     * The outputs of a join: the changelog, as rows, as Flink's internal rows or as bytes, and the
+     * records that could not be decoded or joined.
      *
-     * <p>The join operator is added to the job by the first call of {@link #rows()} (rows) or
-     * {@link #rawRows()} (bytes), or when a next join reads the result ({@link
-     * CdcJoin#joinJson(Result, DataStream)}); later calls of {@code rows()} or {@code rawRows()}
+     * <p>The join operator is added to the job by the first call of {@link #rows()} (rows), {@link
+     * #rowData()} (Flink's internal rows) or {@link #rawRows()} (bytes), or when a next join reads
+     * the result ({@link CdcJoin#joinJson(Result, DataStream)}); later calls of the same method
      * return the same stream. Each of these uses adds its own join operator over the same inputs,
      * each holding its own state (with {@link Engine#JAVA}, a next join reads {@link #rows()}).
      */
     public static final class Result {
         private final CdcJoin join;
         private final Supplier<Backend.Joined<Row>> rowsFactory;
+        private final Supplier<Backend.Joined<RowData>> rowDataFactory;
         private final Supplier<Backend.Joined<byte[]>> rawFactory;
         private final Function<SideSpec, Backend.Joined<?>> chainFactory;
         private final DataStream<BadRecord> decodeErrors;
         private Backend.Joined<Row> rows;
+        private Backend.Joined<RowData> rowData;
         private Backend.Joined<byte[]> raw;
         private final List<Backend.Joined<?>> chained = new ArrayList<>();
 
         Result(
                 CdcJoin join,
                 Supplier<Backend.Joined<Row>> rows,
+                Supplier<Backend.Joined<RowData>> rowData,
                 Supplier<Backend.Joined<byte[]>> raw,
                 Function<SideSpec, Backend.Joined<?>> chain,
                 DataStream<BadRecord> decodeErrors) {
             this.join = join;
             this.rowsFactory = rows;
+            this.rowDataFactory = rowData;
             this.rawFactory = raw;
             this.chainFactory = chain;
             this.decodeErrors = decodeErrors;
@@ -446,6 +454,26 @@ public final class CdcJoin {
         }
 
         /**
+         * The joined changelog in Flink's internal form, the one Flink's table runtime passes
+         * between its operators: each output row a {@link
+         * org.apache.flink.table.data.binary.BinaryRowData} with its {@code RowKind}, projected as
+         * {@link #rows()}, typed {@code InternalTypeInfo.of(spec().rowType())} ({@link
+         * JoinSpec#rowType()}). The native engine writes each row from the bytes it computed,
+         * without a Java object per column (no {@code String} is decoded); the pure-Java engine
+         * converts its rows with Flink's converter. {@code StreamTableEnvironment} does not take
+         * internal rows as a table ({@code fromChangelogStream} wants {@link Row}s): this form is
+         * for DataStream operators and sinks that read {@link RowData}.
+         *
+         * @return the output rows: the same changelog as {@link #rows()}
+         */
+        public SingleOutputStreamOperator<RowData> rowData() {
+            if (rowData == null) {
+                rowData = rowDataFactory.get();
+            }
+            return rowData.output;
+        }
+
+        /**
          * The joined changelog as bytes, for sinks that take bytes: one {@code byte[]} per output
          * row, {@code kind u8 | leftLen i32 | left row | rightLen i32 | right row} (little-endian,
          * length -1 for a null-padded side), each side a whole row of its schema in the compact row
@@ -464,24 +492,28 @@ public final class CdcJoin {
         /**
          * Records of either input that could not be decoded, and changes the join rejected (e.g. an
          * unchanged TOASTed column with no stored row to take its value from); empty under {@link
-         * BadRecordPolicy#FAIL}. Call it after {@link #rows()} or {@link #rawRows()}: when neither
-         * was called yet, it adds the join as {@link #rows()} does.
+         * BadRecordPolicy#FAIL}. Call it after {@link #rows()}, {@link #rowData()} or {@link
+         * #rawRows()}: when none was called yet, it adds the join as {@link #rows()} does.
          *
          * @return the bad records
          */
         public DataStream<BadRecord> badRecords() {
-            if (rows == null && raw == null && chained.isEmpty()) {
+            if (rows == null && rowData == null && raw == null && chained.isEmpty()) {
                 rows();
             }
+            List<Backend.Joined<?>> joins = new ArrayList<>(chained);
+            joins.addAll(Arrays.asList(rows, rowData, raw));
+            // Two outputs may share one join (rowData() of the Java multi-way join converts its
+            // rows()): each join's rejections are counted once.
+            List<DataStream<BadRecord>> rejected = new ArrayList<>();
+            for (Backend.Joined<?> joined : joins) {
+                if (joined != null && !rejected.contains(joined.rejected)) {
+                    rejected.add(joined.rejected);
+                }
+            }
             DataStream<BadRecord> all = decodeErrors;
-            if (rows != null) {
-                all = all.union(rows.rejected);
-            }
-            if (raw != null) {
-                all = all.union(raw.rejected);
-            }
-            for (Backend.Joined<?> next : chained) {
-                all = all.union(next.rejected);
+            for (DataStream<BadRecord> r : rejected) {
+                all = all.union(r);
             }
             return all;
         }

@@ -21,6 +21,7 @@ import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 
 /**
  * A multi-way join of 2 to 8 Debezium change streams on one join key, in one operator: each input's
@@ -152,6 +153,13 @@ public final class CdcMultiJoin {
                 () ->
                         joined(
                                 keyed,
+                                " (RowData)",
+                                InternalTypeInfo.of(definition.rowType()),
+                                NativeMultiJoinOperator.rowData(
+                                        definition, batchSize, delay, policy)),
+                () ->
+                        joined(
+                                keyed,
                                 " (bytes)",
                                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
                                 NativeMultiJoinOperator.bytes(
@@ -185,6 +193,7 @@ public final class CdcMultiJoin {
         return new CdcJoin.Result(
                 null,
                 () -> built.rows,
+                () -> JavaBackend.rowData(built.rows, definition.dataType(), definition.rowType()),
                 () -> {
                     throw new UnsupportedOperationException(
                             "rawRows() of a multi-way join needs Engine.NATIVE: the bytes are the"

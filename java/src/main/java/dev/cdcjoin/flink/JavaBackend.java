@@ -8,6 +8,10 @@ import java.nio.ByteOrder;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
 
 /**
@@ -53,6 +57,25 @@ final class JavaBackend implements Backend<Row> {
     @Override
     public Joined<Row> rows(DataStream<Row> left, DataStream<Row> right) {
         return Joined.of(java.joinChanges(left, right));
+    }
+
+    /** The joined rows converted by Flink's converter ({@link RowToRowData}). */
+    @Override
+    public Joined<RowData> rowData(DataStream<Row> left, DataStream<Row> right) {
+        return rowData(rows(left, right), definition.dataType(), definition.rowType());
+    }
+
+    /** {@code rows} of {@code type} as Flink's internal rows of {@code rowType}. */
+    static Joined<RowData> rowData(Joined<Row> rows, DataType type, RowType rowType) {
+        SingleOutputStreamOperator<RowData> converted =
+                rows.output
+                        .map(new RowToRowData(type))
+                        .returns(InternalTypeInfo.of(rowType))
+                        .name("Row to RowData");
+        int parallelism = rows.output.getParallelism();
+        // The join's parallelism, so that the rows are forwarded in order, never redistributed.
+        return new Joined<>(
+                parallelism > 0 ? converted.setParallelism(parallelism) : converted, rows.rejected);
     }
 
     /** The Java engine's changes are rows with their kind: the joined rows feed the next join. */

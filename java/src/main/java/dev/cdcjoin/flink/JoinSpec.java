@@ -13,6 +13,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.RowType;
 
 /**
  * A complete join declaration: both sides, the join type, the absent-retraction policy and the
@@ -197,6 +198,19 @@ public final class JoinSpec implements Serializable {
                     DataTypes.FIELD(outputNames[i], c.type().dataType(c.isNullable() || padded));
         }
         return DataTypes.ROW(fields);
+    }
+
+    /**
+     * The output's type as Flink's internal row type, that of {@code CdcJoin.Result#rowData()}
+     * ({@code InternalTypeInfo.of(rowType())}): the fields of {@link #dataType()}. Every column
+     * type has an exact internal form (DECIMAL as {@code DecimalData}, TIMESTAMP and TIMESTAMP_LTZ
+     * as {@code TimestampData}, DATE as int days, TIME as int milliseconds, STRING as {@code
+     * StringData}, BYTES as {@code byte[]}).
+     *
+     * @return a ROW logical type
+     */
+    public RowType rowType() {
+        return (RowType) dataType().getLogicalType();
     }
 
     /**

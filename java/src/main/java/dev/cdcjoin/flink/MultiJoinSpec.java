@@ -10,6 +10,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.RowType;
 
 /**
  * A complete multi-way join declaration ({@link CdcMultiJoin}): 2 to 8 inputs on one join key, one
@@ -229,6 +230,19 @@ public final class MultiJoinSpec implements Serializable {
             fields[i] = DataTypes.FIELD(outputNames[i], c.type().dataType(nullable));
         }
         return DataTypes.ROW(fields);
+    }
+
+    /**
+     * The output's type as Flink's internal row type, that of {@code CdcJoin.Result#rowData()}
+     * ({@code InternalTypeInfo.of(rowType())}): the fields of {@link #dataType()}. Every column
+     * type has an exact internal form (DECIMAL as {@code DecimalData}, TIMESTAMP and TIMESTAMP_LTZ
+     * as {@code TimestampData}, DATE as int days, TIME as int milliseconds, STRING as {@code
+     * StringData}, BYTES as {@code byte[]}).
+     *
+     * @return a ROW logical type
+     */
+    public RowType rowType() {
+        return (RowType) dataType().getLogicalType();
     }
 
     /**

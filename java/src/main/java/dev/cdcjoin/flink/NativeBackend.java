@@ -6,11 +6,14 @@ import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.types.Row;
 
 /**
@@ -49,32 +52,47 @@ final class NativeBackend implements Backend<ChangeBatch> {
 
     @Override
     public Joined<Row> rows(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
-        return Joined.of(
-                withManagedMemory(
-                        keyed(left, right)
-                                .transform(
-                                        operatorName(),
-                                        definition.rowTypeInfo(),
-                                        NativeJoinOperator.rows(
-                                                definition,
-                                                join.batchSize,
-                                                join.maxFlushDelay.toMillis(),
-                                                join.policy))));
+        long delay = join.maxFlushDelay.toMillis();
+        return joined(
+                left,
+                right,
+                "",
+                definition.rowTypeInfo(),
+                NativeJoinOperator.rows(definition, join.batchSize, delay, join.policy));
+    }
+
+    @Override
+    public Joined<RowData> rowData(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
+        long delay = join.maxFlushDelay.toMillis();
+        return joined(
+                left,
+                right,
+                " (RowData)",
+                InternalTypeInfo.of(definition.rowType()),
+                NativeJoinOperator.rowData(definition, join.batchSize, delay, join.policy));
     }
 
     @Override
     public Joined<byte[]> raw(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
+        long delay = join.maxFlushDelay.toMillis();
+        return joined(
+                left,
+                right,
+                " (bytes)",
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
+                NativeJoinOperator.bytes(definition, join.batchSize, delay, join.policy));
+    }
+
+    /** The join operator {@code operator} over the keyed inputs, emitting {@code type}. */
+    private <T> Joined<T> joined(
+            DataStream<ChangeBatch> left,
+            DataStream<ChangeBatch> right,
+            String suffix,
+            TypeInformation<T> type,
+            NativeJoinOperator<T> operator) {
         return Joined.of(
                 withManagedMemory(
-                        keyed(left, right)
-                                .transform(
-                                        operatorName() + " (bytes)",
-                                        PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                                        NativeJoinOperator.bytes(
-                                                definition,
-                                                join.batchSize,
-                                                join.maxFlushDelay.toMillis(),
-                                                join.policy))));
+                        keyed(left, right).transform(operatorName() + suffix, type, operator)));
     }
 
     /** The join re-keying its output in native code into {@code next}'s key group batches. */

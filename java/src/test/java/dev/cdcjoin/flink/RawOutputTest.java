@@ -238,40 +238,57 @@ class RawOutputTest {
         return values;
     }
 
-    @Test
-    void rawRowsInAJobMaterializeToTheRowOutput() throws Exception {
-        UsersDomainsTrace trace = UsersDomainsTrace.generate(9, 3000, 200);
+    /** The trace of the job tests: both output forms of a FULL join materialize to its result. */
+    static UsersDomainsTrace jobTrace() {
+        return UsersDomainsTrace.generate(9, 3000, 200);
+    }
+
+    /** {@code join} over {@code trace}'s messages in a job of parallelism 2 (sources at 1). */
+    static CdcJoin.Result joinInAJob(CdcJoin join, UsersDomainsTrace trace) {
         List<String> users = new ArrayList<>();
         List<String> domains = new ArrayList<>();
         trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
-        CdcJoin join = usersDomains(JoinType.FULL).batchSize(50).build();
-        CdcJoin.Result result =
-                join.joinStrings(
-                        env.fromData(users).setParallelism(1),
-                        env.fromData(domains).setParallelism(1));
-        RowCodec left = new RowCodec(join.spec().left().schema());
-        RowCodec right = new RowCodec(join.spec().right().schema());
-        DataStream<String> raw =
-                result.rawRows().map(b -> "RAW" + decodeWithRowCodec(b, left, right));
-        DataStream<String> rows = result.rows().map(Row::toString);
-        assertEquals(result.rawRows(), result.rawRows(), "one operator per output form");
-        List<String> rawOut = new ArrayList<>();
+        return join.joinStrings(
+                env.fromData(users).setParallelism(1), env.fromData(domains).setParallelism(1));
+    }
+
+    /**
+     * Runs the job of two outputs, {@code tagged}'s strings starting with {@code tag}, and checks
+     * that each materializes to the FULL join of {@code trace}.
+     */
+    static void assertBothMaterialize(
+            UsersDomainsTrace trace, String tag, DataStream<String> tagged, DataStream<String> rows)
+            throws Exception {
+        List<String> taggedOut = new ArrayList<>();
         List<String> rowsOut = new ArrayList<>();
-        try (CloseableIterator<String> it = raw.union(rows).executeAndCollect()) {
+        try (CloseableIterator<String> it = tagged.union(rows).executeAndCollect()) {
             it.forEachRemaining(
                     s -> {
-                        if (s.startsWith("RAW")) {
-                            rawOut.add(s.substring(3));
+                        if (s.startsWith(tag)) {
+                            taggedOut.add(s.substring(tag.length()));
                         } else {
                             rowsOut.add(s);
                         }
                     });
         }
-        assertFalse(rawOut.isEmpty());
+        assertFalse(taggedOut.isEmpty());
         Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
-        assertEquals(expected, Changelogs.materialize(rawOut));
-        assertEquals(expected, Changelogs.materialize(rowsOut));
+        assertEquals(expected, Changelogs.materialize(taggedOut), tag);
+        assertEquals(expected, Changelogs.materialize(rowsOut), "rows");
+    }
+
+    @Test
+    void rawRowsInAJobMaterializeToTheRowOutput() throws Exception {
+        UsersDomainsTrace trace = jobTrace();
+        CdcJoin join = usersDomains(JoinType.FULL).batchSize(50).build();
+        CdcJoin.Result result = joinInAJob(join, trace);
+        RowCodec left = new RowCodec(join.spec().left().schema());
+        RowCodec right = new RowCodec(join.spec().right().schema());
+        DataStream<String> raw =
+                result.rawRows().map(b -> "RAW" + decodeWithRowCodec(b, left, right));
+        assertEquals(result.rawRows(), result.rawRows(), "one operator per output form");
+        assertBothMaterialize(trace, "RAW", raw, result.rows().map(Row::toString));
     }
 }

@@ -342,16 +342,10 @@ public final class RowCodec implements Serializable {
      * @return its value, or {@code null}
      */
     public Object read(ByteBuffer buf, int start, int i) {
-        int at = start + offsets[i];
-        if ((buf.get(start + i / 8) & (1 << (i % 8))) != 0) {
-            if (buf.get(at) == UNAVAILABLE) {
-                throw new IllegalArgumentException(
-                        "column '"
-                                + name(i)
-                                + "' is unavailable (the change did not carry its value)");
-            }
+        if (isNull(buf, start, i)) {
             return null;
         }
+        int at = start + offsets[i];
         switch (types[i].kind()) {
             case BOOLEAN:
                 return buf.get(at) != 0;
@@ -384,6 +378,32 @@ public final class RowCodec implements Serializable {
                         .atOffset(ZoneOffset.UTC)
                         .toLocalDateTime();
         }
+    }
+
+    /**
+     * Whether column {@code i} of the row at {@code start} is null.
+     *
+     * @throws IllegalArgumentException if it is unavailable
+     */
+    boolean isNull(ByteBuffer buf, int start, int i) {
+        if ((buf.get(start + i / 8) & (1 << (i % 8))) == 0) {
+            return false;
+        }
+        if (buf.get(start + offsets[i]) == UNAVAILABLE) {
+            throw new IllegalArgumentException(
+                    "column '" + name(i) + "' is unavailable (the change did not carry its value)");
+        }
+        return true;
+    }
+
+    /** Where column {@code i}'s fixed slot is, from the row's first byte. */
+    int slot(int i) {
+        return offsets[i];
+    }
+
+    /** The type of column {@code i}. */
+    ColumnType type(int i) {
+        return types[i];
     }
 
     /** A string column, decoded in place from a heap buffer's array. */

@@ -17,6 +17,8 @@ import org.apache.flink.streaming.api.operators.BoundedMultiInput;
 import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
@@ -30,7 +32,8 @@ import org.apache.flink.types.RowKind;
  * direct buffer behind its side and block header, in one copy ({@link JoinBatches#frame}), and the
  * buffer is joined in one native call when it holds a batch's worth of changes, after the max flush
  * delay (processing time), before a watermark, in {@code prepareSnapshotPreBarrier} and at end of
- * input. The output of a batch is emitted in one of two forms, chosen when the operator is created:
+ * input. The output of a batch is emitted in one of these forms, chosen when the operator is
+ * created ({@link JoinedRows}):
  *
  * <ul>
  *   <li>{@link #rows}: decoded once into {@link Row}s carrying their {@link RowKind}, projected to
@@ -38,6 +41,9 @@ import org.apache.flink.types.RowKind;
  *   <li>{@link #bytes}: each output row copied as it is, one {@code byte[]} per row in the native
  *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
  *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
+ *   <li>{@link #rowData}: Flink's {@link BinaryRowData} with its {@link RowKind}, projected to the
+ *       definition's output columns, each written from the native bytes without a Java object per
+ *       column ({@link dev.cdcjoin.flink.codec.BinaryRowEncoder});
  *   <li>{@link #chained}: the input of a next join, re-keyed in native code ({@code
  *       cdcjoin_join::chain}): each output row projected to the output columns and grouped by the
  *       key group of the next join's key, one {@link ChangeBatch} per key group, routed by {@link
@@ -97,8 +103,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
 
     private final JoinSpec definition;
 
-    /** Emit the native output rows as bytes instead of decoding them into {@link Row}s. */
-    private final boolean raw;
+    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
+    private final JoinedRows.Form form;
 
     /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
     private final SideSpec next;
@@ -107,13 +113,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     private final BadRecordPolicy policy;
 
     private transient NativeJoin join;
-    private transient RowCodec leftCodec;
-    private transient RowCodec rightCodec;
-
-    /** Per output column: whether it comes from the left side, and its index there. */
-    private transient boolean[] projectedLeft;
-
-    private transient int[] projectedColumn;
+    private transient JoinedRows joined;
     private transient HeapCopy heapCopy;
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
@@ -124,12 +124,12 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
-            boolean raw,
+            JoinedRows.Form form,
             SideSpec next) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.raw = raw;
+        this.form = form;
         this.next = next;
     }
 
@@ -146,7 +146,24 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     public static NativeJoinOperator<Row> rows(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, false, null);
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, null);
+    }
+
+    /**
+     * A join operator emitting {@link BinaryRowData} (with its {@link RowKind}) of {@link
+     * JoinSpec#rowType()}, the form of Flink's table runtime, written from the native bytes without
+     * a Java object per column.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the engine rejects go
+     * @return the operator
+     */
+    public static NativeJoinOperator<RowData> rowData(
+            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA, null);
     }
 
     /**
@@ -161,7 +178,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
      */
     public static NativeJoinOperator<byte[]> bytes(
             JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true, null);
+        return new NativeJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES, null);
     }
 
     /**
@@ -185,7 +203,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             BadRecordPolicy policy) {
         Objects.requireNonNull(next, "next");
         return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, false, next);
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, next);
     }
 
     @Override
@@ -215,15 +233,18 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     @Override
     public void open() throws Exception {
         super.open();
-        leftCodec = new RowCodec(definition.left().schema());
-        rightCodec = new RowCodec(definition.right().schema());
+        RowCodec[] codecs = {
+            new RowCodec(definition.left().schema()), new RowCodec(definition.right().schema())
+        };
         int[] projection = definition.projection();
-        projectedLeft = new boolean[projection.length];
-        projectedColumn = new int[projection.length];
+        int[] projectedInput = new int[projection.length];
+        int[] projectedColumn = new int[projection.length];
         for (int i = 0; i < projection.length; i++) {
-            projectedLeft[i] = projection[i] < leftCodec.arity();
-            projectedColumn[i] = projection[i] - (projectedLeft[i] ? 0 : leftCodec.arity());
+            boolean left = projection[i] < codecs[0].arity();
+            projectedInput[i] = left ? 0 : 1;
+            projectedColumn[i] = projection[i] - (left ? 0 : codecs[0].arity());
         }
+        joined = new JoinedRows(form, codecs, projectedInput, projectedColumn);
         heapCopy = new HeapCopy();
         entries = new JoinBatches.Entries();
         reuse = new StreamRecord<>(null);
@@ -299,6 +320,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
      * its stamp (that of the input record that caused it), and hands rejected changes to the
      * bad-record policy.
      */
+    @SuppressWarnings("unchecked")
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
         if (next != null) {
@@ -311,10 +333,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
                 reject(sideOf(e.rejectedSide()), e.message());
                 continue;
             }
-            OUT row =
-                    raw
-                            ? bytes(out, e.rowStart(), e.end())
-                            : row(out, e.kind(), e.leftAt(), e.rightAt());
+            OUT row = (OUT) joined.of(out, e);
             output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
             metrics.rowsOut.inc();
         }
@@ -360,29 +379,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         }
         output.collect(
                 BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(table, -1, null, reason)));
-    }
-
-    /** The output row {@code [from, to)} in the raw wire format ({@link #bytes}). */
-    @SuppressWarnings("unchecked")
-    private OUT bytes(ByteBuffer out, int from, int to) {
-        return (OUT) java.util.Arrays.copyOfRange(out.array(), from, to);
-    }
-
-    /**
-     * The projected {@link Row} of an output row whose sides start at {@code leftAt} and {@code
-     * rightAt} ({@code -1}: null-padded). Only the projected columns are decoded.
-     */
-    @SuppressWarnings("unchecked")
-    private OUT row(ByteBuffer out, byte kind, int leftAt, int rightAt) {
-        Object[] values = new Object[projectedColumn.length];
-        for (int i = 0; i < values.length; i++) {
-            int at = projectedLeft[i] ? leftAt : rightAt;
-            if (at >= 0) {
-                RowCodec codec = projectedLeft[i] ? leftCodec : rightCodec;
-                values[i] = codec.read(out, at, projectedColumn[i]);
-            }
-        }
-        return (OUT) Row.ofKind(RowKind.fromByteValue(kind), values);
     }
 
     @Override

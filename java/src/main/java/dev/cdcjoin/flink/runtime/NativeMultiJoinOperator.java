@@ -6,7 +6,6 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -14,6 +13,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 
@@ -28,10 +28,11 @@ import org.apache.flink.types.RowKind;
  * two-table join's batching operator ({@link BatchingOperator}) unchanged. Each batch is framed
  * behind its input's index into one direct buffer ({@link JoinBatches#frame}) and joined in one
  * native call, flushed as the two-table join's is (full batch, max delay, watermark, before the
- * checkpoint barrier, end of input). The output is {@link #rows} (decoded and projected) or {@link
- * #bytes} (each joined row's native bytes, {@code kind u8 | (len i32 | row)*inputs}), each row with
- * the timestamp of the input record that caused it; rejected changes go to the bad-record policy as
- * in {@link NativeJoinOperator}.
+ * checkpoint barrier, end of input). The output is {@link #rows} (decoded and projected), {@link
+ * #rowData} (Flink's binary rows, projected) or {@link #bytes} (each joined row's native bytes,
+ * {@code kind u8 | (len i32 | row)*inputs}), as {@link JoinedRows} makes them, each row with the
+ * timestamp of the input record that caused it; rejected changes go to the bad-record policy as in
+ * {@link NativeJoinOperator}.
  *
  * <p>The native state is Flink raw keyed state, one section per key group with state, the same
  * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. As the
@@ -39,7 +40,7 @@ import org.apache.flink.types.RowKind;
  * to the key groups, and writes it in the asynchronous phase while the join goes on ({@link
  * FrozenStateSnapshot}).
  *
- * @param <OUT> {@link Row} or {@code byte[]}
+ * @param <OUT> {@link Row}, {@link RowData} or {@code byte[]}
  */
 public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         implements OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, OUT>, BoundedOneInput {
@@ -47,16 +48,11 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     private static final long serialVersionUID = 1L;
 
     private final MultiJoinSpec definition;
-    private final boolean raw;
+    private final JoinedRows.Form form;
     private final BadRecordPolicy policy;
 
     private transient NativeMultiJoin join;
-    private transient RowCodec[] codecs;
-
-    /** Per output column: its input, and its index in that input's row. */
-    private transient int[] projectedInput;
-
-    private transient int[] projectedColumn;
+    private transient JoinedRows joined;
     private transient HeapCopy heapCopy;
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
@@ -69,11 +65,11 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
-            boolean raw) {
+            JoinedRows.Form form) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.raw = raw;
+        this.form = form;
     }
 
     /**
@@ -88,7 +84,24 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
      */
     public static NativeMultiJoinOperator<Row> rows(
             MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeMultiJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, false);
+        return new NativeMultiJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS);
+    }
+
+    /**
+     * An operator emitting Flink's binary rows of {@link MultiJoinSpec#rowType()} with their {@link
+     * RowKind}, written from the native bytes without a Java object per column.
+     *
+     * @param definition the join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the join rejects go
+     * @return the operator
+     */
+    public static NativeMultiJoinOperator<RowData> rowData(
+            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
+        return new NativeMultiJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA);
     }
 
     /**
@@ -103,7 +116,8 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
      */
     public static NativeMultiJoinOperator<byte[]> bytes(
             MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeMultiJoinOperator<>(definition, batchSize, maxFlushDelayMs, policy, true);
+        return new NativeMultiJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES);
     }
 
     @Override
@@ -130,17 +144,18 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     @Override
     public void open() throws Exception {
         super.open();
-        codecs =
+        RowCodec[] codecs =
                 definition.inputs().stream()
                         .map(s -> new RowCodec(s.schema()))
                         .toArray(RowCodec[]::new);
         int columns = definition.outputNames().length;
-        projectedInput = new int[columns];
-        projectedColumn = new int[columns];
+        int[] projectedInput = new int[columns];
+        int[] projectedColumn = new int[columns];
         for (int i = 0; i < columns; i++) {
             projectedInput[i] = definition.inputOf(i);
             projectedColumn[i] = definition.columnOf(i);
         }
+        joined = new JoinedRows(form, codecs, projectedInput, projectedColumn);
         heapCopy = new HeapCopy();
         entries = new JoinBatches.Entries(codecs.length);
         reuse = new StreamRecord<>(null);
@@ -163,7 +178,8 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         String prefix = "records_in_";
         boolean absentInput =
                 name.startsWith(prefix)
-                        && Integer.parseInt(name.substring(prefix.length())) >= codecs.length;
+                        && Integer.parseInt(name.substring(prefix.length()))
+                                >= definition.inputs().size();
         if (absentInput || name.equals("rows_out")) {
             return;
         }
@@ -198,6 +214,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
 
     /** Joins the buffered batch, if any, and emits its output. */
     @Override
+    @SuppressWarnings("unchecked")
     public void flush() {
         if (batch.records() == 0) {
             return;
@@ -211,7 +228,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
                 NativeJoinOperator.reject(policy, table, e.message(), output);
                 continue;
             }
-            OUT row = raw ? bytes(out, e.rowStart(), e.end()) : row(out, e);
+            OUT row = (OUT) joined.of(out, e);
             output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
             rowsOut.inc();
         }
@@ -237,25 +254,6 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             throw new IllegalArgumentException("no native counter " + name);
         }
         return stats[at];
-    }
-
-    @SuppressWarnings("unchecked")
-    private OUT bytes(ByteBuffer out, int from, int to) {
-        return (OUT) Arrays.copyOfRange(out.array(), from, to);
-    }
-
-    /** The projected {@link Row} of the current entry; only the projected columns are decoded. */
-    @SuppressWarnings("unchecked")
-    private OUT row(ByteBuffer out, JoinBatches.Entries e) {
-        Object[] values = new Object[projectedInput.length];
-        for (int i = 0; i < values.length; i++) {
-            int input = projectedInput[i];
-            int at = e.inputAt(input);
-            if (at >= 0) {
-                values[i] = codecs[input].read(out, at, projectedColumn[i]);
-            }
-        }
-        return (OUT) Row.ofKind(RowKind.fromByteValue(e.kind()), values);
     }
 
     @Override
