@@ -17,7 +17,8 @@
 //!   chain of binary joins and without its intermediate results.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
 //!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
-//! - `restore`: sections restored on several threads, one key group's table each.
+//! - `restore`: a section restored into its key group's table, checked against the key group
+//!   Flink stored it under.
 
 pub mod batch;
 pub mod chain;

@@ -2,14 +2,14 @@
 //!
 //! A section is decoded into a table of its own, which a key group holding no state yet takes as
 //! it is; a key group that does (a section restored on top of state) is restored again into its
-//! own table, with the checks against keys restored twice (a restore at init, the common case,
-//! fills empty key groups). The same reader serves the two-table
-//! and the multi-way join (`SectionRead`).
+//! own table, decoding it a second time, with the checks against keys restored twice (a restore
+//! at init, the common case, fills empty key groups). The same reader serves the two-table and the
+//! multi-way join (`SectionRead`).
 //!
 //! Decoding sections on several threads was measured and not kept: twice as fast in criterion
 //! (`benches/snapshot.rs`, 20M rows), but slower inside a 2-core TaskManager, where the restore
 //! competes with the JIT compiling the new job and every page of the new state is faulted in
-//! (bench/README.md, "Restore").
+//! (bench/README.md, "State scale").
 
 use crate::engine::JoinError;
 use crate::overlay::KeyGroupState;
@@ -42,7 +42,7 @@ pub(crate) struct Restored {
 }
 
 /// Reads the sections of one kind of join into tables.
-pub(crate) trait SectionRead<S>: Sync {
+pub(crate) trait SectionRead<S> {
     /// The join's sides (inputs), in order.
     fn sides(&self) -> &[ResolvedSide];
 

@@ -989,8 +989,8 @@ public final class Suite {
     /**
      * Reads the trace's files once before a run, where they fit in half the available memory, so
      * that each run of a pair finds them in the page cache: otherwise the run measured first pays
-     * the disk reads its predecessor's memory use evicted (the 20M trace is 7.9 GB on a 24 GB
-     * machine; the 40M one does not fit, and both runs of its pair read from disk).
+     * the disk reads its predecessor's memory use evicted (the 20M trace is 8.5 GB on a 24 GB
+     * machine; the 40M one, 17 GB, does not fit, and both runs of its pair read from disk).
      */
     private void warmPageCache(Path t) throws IOException {
         List<Path> files;
