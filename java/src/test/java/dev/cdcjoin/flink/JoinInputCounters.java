@@ -27,7 +27,7 @@ public final class JoinInputCounters implements MetricReporter {
 
     private static final Map<String, Set<Counter>> BY_JOB = new ConcurrentHashMap<>();
 
-    /** Per job, gauge name and subtask: the gauge's value when it was removed. */
+    /** Per job, gauge name, operator and subtask: the gauge's value when it was removed. */
     private static final Map<String, Map<String, Map<String, Long>>> CLOSED_GAUGES =
             new ConcurrentHashMap<>();
 
@@ -64,7 +64,9 @@ public final class JoinInputCounters implements MetricReporter {
                     .computeIfAbsent(job(group), j -> new ConcurrentHashMap<>())
                     .computeIfAbsent(name, n -> new ConcurrentHashMap<>())
                     .put(
-                            String.valueOf(group.getAllVariables().get("<subtask_index>")),
+                            group.getAllVariables().get("<operator_id>")
+                                    + "/"
+                                    + group.getAllVariables().get("<subtask_index>"),
                             value.longValue());
         }
         Set<Counter> counters = BY_JOB.get(job(group));
