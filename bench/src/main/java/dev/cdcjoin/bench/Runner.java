@@ -153,6 +153,12 @@ public final class Runner {
         String managedMemory = "512m";
         boolean restore;
 
+        /**
+         * After the restore, restore the same savepoint again at this parallelism (a rescaling
+         * restore, on a cluster of its own with as many slots); 0 = none.
+         */
+        int rescaledRestore;
+
         /** The Kafka broker (host:port) whose topics hold the trace; null: read the trace files. */
         String kafka;
 
@@ -212,6 +218,9 @@ public final class Runner {
                     case "--restore":
                         o.restore = Boolean.parseBoolean(v);
                         break;
+                    case "--rescaled-restore":
+                        o.rescaledRestore = Integer.parseInt(v);
+                        break;
                     case "--kafka":
                         o.kafka = v;
                         // A Kafka job ends with its input: no paused end to measure the state at.
@@ -245,8 +254,17 @@ public final class Runner {
         this.checkpoints =
                 Files.createTempDirectory(
                         Path.of(System.getProperty("java.io.tmpdir")), "cdcjoin-bench-ckpt");
+        cluster = startCluster(o.parallelism);
+        sampler.start();
+    }
+
+    /**
+     * A started MiniCluster of one TaskManager with {@code slots} slots, which share the run's
+     * managed memory.
+     */
+    private MiniCluster startCluster(int slots) throws Exception {
         Configuration conf = new Configuration();
-        conf.set(TaskManagerOptions.NUM_TASK_SLOTS, o.parallelism);
+        conf.set(TaskManagerOptions.NUM_TASK_SLOTS, slots);
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse(o.managedMemory));
         conf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -256,15 +274,15 @@ public final class Runner {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         conf.set(RestOptions.BIND_PORT, "0");
         RestoreGauges.register(conf);
-        cluster =
+        MiniCluster c =
                 new MiniCluster(
                         new MiniClusterConfiguration.Builder()
                                 .setConfiguration(conf)
                                 .setNumTaskManagers(1)
-                                .setNumSlotsPerTaskManager(o.parallelism)
+                                .setNumSlotsPerTaskManager(slots)
                                 .build());
-        cluster.start();
-        sampler.start();
+        c.start();
+        return c;
     }
 
     public static void main(String[] args) throws Exception {
@@ -659,7 +677,10 @@ public final class Runner {
         m.put("loadAfter", Metrics.loadAverage());
         m.put("ok", m.get("checksumOk"));
         if (o.restore && Boolean.TRUE.equals(m.get("ok"))) {
-            m.putAll(restore(restorePath));
+            m.putAll(restore(cluster, restorePath, o.parallelism));
+            if (o.rescaledRestore > 0) {
+                m.put("rescaledRestore", rescaledRestore(restorePath));
+            }
         }
         return m;
     }
@@ -795,7 +816,8 @@ public final class Runner {
      * longest of all and of the join's (a task named "…Join…"). The restored job is cancelled once
      * it runs.
      */
-    private Map<String, Object> restore(String path) throws Exception {
+    private Map<String, Object> restore(MiniCluster cluster, String path, int parallelism)
+            throws Exception {
         Map<String, Object> m = new LinkedHashMap<>();
         if (path == null || !Files.exists(localPath(path).resolve("_metadata"))) {
             m.put("restoreError", "no savepoint at " + path);
@@ -805,6 +827,7 @@ public final class Runner {
         TraceSource.Spec spec = spec();
         spec.pauseAtEnd = true;
         StreamExecutionEnvironment env = env();
+        env.setParallelism(parallelism);
         build(env, spec, false);
         JobGraph graph = env.getStreamGraph().getJobGraph();
         graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(path, false));
@@ -857,6 +880,23 @@ public final class Runner {
         result.get(o.timeoutSeconds, TimeUnit.SECONDS);
         awaitReleased();
         return m;
+    }
+
+    /**
+     * The restore of {@link #restore} again, from the same savepoint, at {@link
+     * Options#rescaledRestore} subtasks on a cluster of that many slots (the run's cluster has one
+     * per subtask of the run, and its managed memory is shared by its slots): the key groups of
+     * each subtask of the run spread over the new subtasks.
+     */
+    private Map<String, Object> rescaledRestore(String path) throws Exception {
+        MiniCluster rescaled = startCluster(o.rescaledRestore);
+        try {
+            Map<String, Object> m = restore(rescaled, path, o.rescaledRestore);
+            m.put("parallelism", o.rescaledRestore);
+            return m;
+        } finally {
+            rescaled.closeAsync().get(60, TimeUnit.SECONDS);
+        }
     }
 
     /** A local checkpoint path as Flink reports it ({@code file:/…} or a plain path). */

@@ -134,6 +134,10 @@ public final class Suite {
                                 + "20=NATIVE,JAVA_ROCKSDB,SQL_ROCKSDB,JAVA_HEAP;40=NATIVE");
         double stateLatencyRate = 400_000;
         List<String> stateLatencyVariants = List.of("NATIVE");
+
+        /** The native state run's savepoint is also restored at this parallelism; 0 = not. */
+        int stateRescaledRestore = 2;
+
         long managedBytesPerRow = 128;
         long heapBytesPerRow = 800;
 
@@ -250,6 +254,9 @@ public final class Suite {
                         break;
                     case "--state-latency-rate":
                         o.stateLatencyRate = Double.parseDouble(v);
+                        break;
+                    case "--state-rescaled-restore":
+                        o.stateRescaledRestore = Integer.parseInt(v);
                         break;
                     case "--state-latency-variants":
                         o.stateLatencyVariants = v.isEmpty() ? List.of() : List.of(v.split(","));
@@ -889,7 +896,8 @@ public final class Suite {
      * many stored rows at its end (INNER, p=1), then every planned variant once in a fresh JVM with
      * managed memory sized for the state and checkpoints every 10 s: throughput, CPU, peak RSS,
      * every checkpoint's phases and size, and the restore from the checkpoint taken at the end of
-     * the input. The native variant runs a second time without periodic checkpoints (the throughput
+     * the input (the native variant's also at {@code --state-rescaled-restore} subtasks, a
+     * rescaling restore). The native variant runs a second time without periodic checkpoints (the throughput
      * they cost), and the latency variants at {@code --state-latency-rate} over the whole trace,
      * its state growing to the size, checkpoints every 10 s.
      */
@@ -971,6 +979,9 @@ public final class Suite {
                         "" + intervalMs,
                         "--restore",
                         "" + (intervalMs != NO_PERIODIC_CHECKPOINT_MS)));
+        if (v.equals("NATIVE") && intervalMs != NO_PERIODIC_CHECKPOINT_MS) {
+            a.addAll(List.of("--rescaled-restore", "" + o.stateRescaledRestore));
+        }
         String name = "state-" + v + "-" + rows + (intervalMs == 10_000 ? "" : "-nockpt");
         warmPageCache(t);
         int before = readLines(json, file).size();
