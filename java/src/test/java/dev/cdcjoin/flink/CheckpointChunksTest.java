@@ -9,10 +9,7 @@ import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -103,20 +100,7 @@ class CheckpointChunksTest {
     static KeyedTwoInputStreamOperatorTestHarness<Integer, ChangeBatch, ChangeBatch, Row> harness(
             NativeJoinOperator<Row> op, OperatorSubtaskState state, boolean compress)
             throws Exception {
-        var h = JoinHarnesses.of(op);
-        h.getStreamConfig()
-                .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
-        // The backend set explicitly: Flink 1.20's harness defaults to MemoryStateBackend, which is
-        // its own checkpoint storage (5 MiB at most) and ignores setCheckpointStorage.
-        h.setStateBackend(new HashMapStateBackend());
-        h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
-        h.getExecutionConfig().setUseSnapshotCompression(compress);
-        h.setup();
-        if (state != null) {
-            h.initializeState(state);
-        }
-        h.open();
-        return h;
+        return JoinHarnesses.open(JoinHarnesses.of(op), state, compress);
     }
 
     static ChangeRecord change(NativeDecoder decoder, String after) {

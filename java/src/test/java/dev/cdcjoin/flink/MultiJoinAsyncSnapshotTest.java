@@ -13,11 +13,8 @@ import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.StateObject;
-import org.apache.flink.runtime.state.hashmap.HashMapStateBackend;
-import org.apache.flink.runtime.state.storage.JobManagerCheckpointStorage;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -154,18 +151,8 @@ class MultiJoinAsyncSnapshotTest {
                     throws Exception {
         KeyGroupRoutes routes = new KeyGroupRoutes();
         KeySelector<Tuple2<Integer, ChangeBatch>, Integer> key = t -> routes.getKey(t.f1);
-        var h = new KeyedOneInputStreamOperatorTestHarness<>(op, key, Types.INT);
-        h.getStreamConfig()
-                .setManagedMemoryFractionOperatorOfUseCase(ManagedMemoryUseCase.OPERATOR, 0.0);
-        h.setStateBackend(new HashMapStateBackend());
-        h.setCheckpointStorage(new JobManagerCheckpointStorage(64 << 20));
-        h.getExecutionConfig().setUseSnapshotCompression(compress);
-        h.setup();
-        if (state != null) {
-            h.initializeState(state);
-        }
-        h.open();
-        return h;
+        return JoinHarnesses.open(
+                new KeyedOneInputStreamOperatorTestHarness<>(op, key, Types.INT), state, compress);
     }
 
     /** Inserts (or replaces) users {@code [from, to)}, named {@code name} and their id. */
