@@ -113,7 +113,7 @@ public final class CdcMultiJoin {
      * @param inputs one stream per input
      * @return the joined changelog and the bad records; {@code rawRows()} is each joined row's
      *     native bytes ({@code kind u8 | (len i32 | row)*inputs}, length -1 for a null-padded
-     *     input), with {@link Engine#NATIVE} only
+     *     input), the same with either engine
      * @throws IllegalArgumentException if there is not one stream per input
      */
     public CdcJoin.Result joinJson(List<DataStream<byte[]>> inputs) {
@@ -208,11 +208,7 @@ public final class CdcMultiJoin {
                 engine,
                 () -> built.rows,
                 () -> JavaBackend.rowData(built.rows, definition.dataType(), definition.rowType()),
-                () -> {
-                    throw new UnsupportedOperationException(
-                            "rawRows() of a multi-way join needs Engine.NATIVE: the bytes are the"
-                                    + " native join's");
-                },
+                () -> chain.raw(built),
                 next -> built.rows,
                 built.badRecords);
     }
