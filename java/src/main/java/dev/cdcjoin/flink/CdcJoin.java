@@ -188,6 +188,18 @@ public final class CdcJoin {
     }
 
     /**
+     * Joins the output of another join with a stream of {@code Row(before, op, after)} envelopes:
+     * see {@link #joinJson(Result, DataStream)}.
+     *
+     * @param left the previous join's result, whose join was declared as this join's left input
+     * @param right the right table's envelopes
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinRows(Result left, DataStream<Row> right) {
+        return chainAndJoin(backend(), left, right, InputKind.ROW_ENVELOPES);
+    }
+
+    /**
      * Joins a stream of Debezium JSON messages given as bytes with the output of another join, fed
      * to the right side (declared with {@link Builder#right(String, CdcJoin, List, List)}): see
      * {@link #joinJson(Result, DataStream)}.
