@@ -73,11 +73,7 @@ final class JavaChain {
         List<SideSpec> inputs = definition.inputs();
         int[] presence = new int[inputs.size()];
         for (int i = 0; i < presence.length; i++) {
-            presence[i] = -1;
-            List<Column> columns = inputs.get(i).schema().columns();
-            for (int c = columns.size() - 1; c >= 0; c--) {
-                presence[i] = columns.get(c).isNullable() ? presence[i] : c;
-            }
+            presence[i] = firstNotNull(inputs.get(i).schema());
             if (presence[i] < 0 && definition.padded(i)) {
                 throw new UnsupportedOperationException(
                         "rawRows() of the Java multi-way join needs a NOT NULL column in input "
@@ -94,6 +90,17 @@ final class JavaChain {
         int parallelism = built.unprojected.getParallelism();
         return new Backend.Joined<>(
                 parallelism > 0 ? raw.setParallelism(parallelism) : raw, built.rows.rejected);
+    }
+
+    /** The index of the first NOT NULL column of {@code schema}, or -1 if it has none. */
+    private static int firstNotNull(CdcSchema schema) {
+        List<Column> columns = schema.columns();
+        for (int c = 0; c < columns.size(); c++) {
+            if (!columns.get(c).isNullable()) {
+                return c;
+            }
+        }
+        return -1;
     }
 
     /** A row of every input's columns as a raw record (see {@link #raw}). */
