@@ -115,12 +115,9 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_chain<'local>
     chain: JString<'local>,
 ) {
     jni_entry(&mut env, "NativeJoin.chain", |env| {
-        let json = chain.try_to_string(env)?;
-        let chain: ChainSpec =
-            serde_json::from_str(&json).map_err(|e| invalid(format!("invalid chain spec: {e}")))?;
+        let chain = chain_spec(env, &chain)?;
         JOINS.with(handle, |j| {
-            let rekeyer = Rekeyer::new(&j.spec, &chain).map_err(invalid)?;
-            j.chain = Some((rekeyer, Vec::new()));
+            j.chain = Some((Rekeyer::new(&j.spec, &chain).map_err(invalid)?, Vec::new()));
             Ok(())
         })
     })
@@ -128,18 +125,37 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_chain<'local>
 
 /// Joins `batch` into `j.out`: the joined rows, or with a chain their re-keyed blocks.
 fn join_batch(j: &mut NativeJoin, batch: &[u8], now_ms: i64) -> NativeResult<()> {
-    j.out.clear();
-    match &mut j.chain {
-        None => j.engine.process_batch(batch, now_ms, &mut j.out),
+    let engine = &mut j.engine;
+    rekeyed(&mut j.chain, &mut j.out, |out| {
+        engine.process_batch(batch, now_ms, out).map(drop)
+    })
+}
+
+/// Writes a join's output into `out` (cleared first) by `process`: the joined rows, or when the
+/// output feeds a next join (`chain`) their re-keyed blocks, the joined rows written to the
+/// chain's own buffer first. Shared by the two-table and the multi-way join.
+pub(crate) fn rekeyed<E: ToString>(
+    chain: &mut Option<(Rekeyer, Vec<u8>)>,
+    out: &mut Vec<u8>,
+    process: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> NativeResult<()> {
+    out.clear();
+    match chain {
+        None => process(out),
         Some((rekeyer, joined)) => {
             joined.clear();
-            let rows = j.engine.process_batch(batch, now_ms, joined);
-            rekeyer.rekey(joined, &mut j.out);
-            rows
+            let done = process(joined);
+            rekeyer.rekey(joined, out);
+            done
         }
     }
-    .map(drop)
     .map_err(failed)
+}
+
+/// The `ChainSpec` of a `chain` call, given as JSON.
+pub(crate) fn chain_spec(env: &mut Env<'_>, json: &JString<'_>) -> NativeResult<ChainSpec> {
+    let json = json.try_to_string(env)?;
+    serde_json::from_str(&json).map_err(|e| invalid(format!("invalid chain spec: {e}")))
 }
 
 /// `static native long processBatch(long handle, ByteBuffer in, int len, long nowMs,

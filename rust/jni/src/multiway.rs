@@ -7,7 +7,7 @@
 //! state frozen at an instant (`freeze`, `snapshotFrozen`, `takeFrozenOutput`, `releaseFrozen`)
 //! while the join goes on, through the two-table join's frozen-state calls.
 
-use cdcjoin_join::{MultiSlot, MultiwayJoin, MultiwaySpec, MULTIWAY_COUNTER_NAMES};
+use cdcjoin_join::{MultiSlot, MultiwayJoin, MultiwaySpec, Rekeyer, MULTIWAY_COUNTER_NAMES};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
@@ -16,14 +16,18 @@ use crate::calls::Output;
 use crate::errors::{jni_entry, NativeResult};
 use crate::handles::Registry;
 use crate::join::{
-    compression, failed, invalid, snapshot_chunk, stored_section, write_counters, FrozenJoin,
-    Sections,
+    chain_spec, compression, failed, invalid, rekeyed, snapshot_chunk, stored_section,
+    write_counters, FrozenJoin, Sections,
 };
 
 /// A multi-way join and the buffer its last output (or snapshot chunk) was written to.
 struct NativeMultiJoin {
     join: MultiwayJoin,
+    /// Its spec, for a chain declared later.
+    spec: MultiwaySpec,
     out: Vec<u8>,
+    /// When its output feeds a next join: the rekeyer, and the buffer the join writes to.
+    chain: Option<(Rekeyer, Vec<u8>)>,
 }
 
 static JOINS: Registry<NativeMultiJoin> = Registry::new("NativeMultiJoin");
@@ -58,14 +62,38 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_create<'
         let join = MultiwayJoin::new(&spec).map_err(invalid)?;
         Ok(NativeMultiJoin {
             join,
+            spec,
             out: Vec::new(),
+            chain: None,
+        })
+    })
+}
+
+/// `static native void chain(long handle, String chainJson)`: from now on `processBatch` writes
+/// the chained output (`cdcjoin_join::chain`) of the `ChainSpec` as JSON, its projection over the
+/// inputs' columns in input order: the next join's input blocks instead of joined rows.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_chain<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    chain: JString<'local>,
+) {
+    jni_entry(&mut env, "NativeMultiJoin.chain", |env| {
+        let chain = chain_spec(env, &chain)?;
+        JOINS.with(handle, |j| {
+            j.chain = Some((
+                Rekeyer::multiway(&j.spec, &chain).map_err(invalid)?,
+                Vec::new(),
+            ));
+            Ok(())
         })
     })
 }
 
 /// `static native long processBatch(long handle, ByteBuffer in, int len, ByteBuffer out)`: joins
-/// a batch of input blocks, each behind its input's index; the output length, or minus the needed
-/// capacity (then call `takeOutput`).
+/// a batch of input blocks, each behind its input's index; the output length (the joined rows, or
+/// after `chain` their re-keyed blocks), or minus the needed capacity (then call `takeOutput`).
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_processBatch<'local>(
     mut env: EnvUnowned<'local>,
@@ -77,9 +105,10 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_processB
 ) -> jlong {
     let context = "NativeMultiJoin.processBatch";
     JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
-        j.out.clear();
-        j.join.process_batch(batch, &mut j.out).map_err(failed)?;
-        Ok(())
+        let join = &mut j.join;
+        rekeyed(&mut j.chain, &mut j.out, |out| {
+            join.process_batch(batch, out).map(drop)
+        })
     })
 }
 

@@ -375,8 +375,32 @@ pub struct WideRow<'a> {
     pub timestamp: Option<i64>,
     /// Change kind.
     pub kind: RowKind,
+    /// One row per input (the first `arity`), `None` when null-padded: an array rather than a
+    /// `Vec`, so that reading a row allocates nothing (a chained join reads every output row).
+    inputs: [Option<&'a [u8]>; crate::multiway::MAX_INPUTS],
+    arity: usize,
+}
+
+impl<'a> WideRow<'a> {
+    /// A row of `kind` stamped `timestamp` with one row (or `None`, null padding) per input.
+    ///
+    /// # Panics
+    /// If `rows` holds more than [`crate::multiway::MAX_INPUTS`] inputs.
+    pub fn new(timestamp: Option<i64>, kind: RowKind, rows: &[Option<&'a [u8]>]) -> WideRow<'a> {
+        let mut inputs = [None; crate::multiway::MAX_INPUTS];
+        inputs[..rows.len()].copy_from_slice(rows);
+        WideRow {
+            timestamp,
+            kind,
+            inputs,
+            arity: rows.len(),
+        }
+    }
+
     /// One row per input, `None` when null-padded.
-    pub rows: Vec<Option<&'a [u8]>>,
+    pub fn rows(&self) -> &[Option<&'a [u8]>] {
+        &self.inputs[..self.arity]
+    }
 }
 
 /// One entry of a multi-way join's output.
@@ -427,11 +451,15 @@ impl<'a> Iterator for WideEntries<'a> {
             });
         }
         let kind = RowKind::from_byte(kind).expect("a joined row, written by emit_wide");
-        let rows = (0..self.arity).map(|_| self.entries.side()).collect();
+        let mut inputs = [None; crate::multiway::MAX_INPUTS];
+        for row in &mut inputs[..self.arity] {
+            *row = self.entries.side();
+        }
         Some(WideEntry::Row(WideRow {
             timestamp,
             kind,
-            rows,
+            inputs,
+            arity: self.arity,
         }))
     }
 }
@@ -599,16 +627,16 @@ mod tests {
         assert_eq!(
             rows,
             vec![
-                WideEntry::Row(WideRow {
-                    timestamp: None,
-                    kind: RowKind::UpdateAfter,
-                    rows: vec![Some(&b"a"[..]), None, Some(&b"ccc"[..])]
-                }),
-                WideEntry::Row(WideRow {
-                    timestamp: Some(-3),
-                    kind: RowKind::Delete,
-                    rows: vec![None, Some(&b""[..]), None]
-                }),
+                WideEntry::Row(WideRow::new(
+                    None,
+                    RowKind::UpdateAfter,
+                    &[Some(&b"a"[..]), None, Some(&b"ccc"[..])]
+                )),
+                WideEntry::Row(WideRow::new(
+                    Some(-3),
+                    RowKind::Delete,
+                    &[None, Some(&b""[..]), None]
+                )),
                 WideEntry::Rejected {
                     timestamp: Some(-3),
                     input: 2,

@@ -4,8 +4,10 @@
 //! products) hands its output to a [`Rekeyer`] instead of to the caller: each joined row
 //! `kind[left, right]` becomes one change of N's input, `kind(row)`, where `row` is J's output
 //! projection in the compact encoding of J's output schema (a null-padded side's columns null),
-//! grouped by the key group of N's join key over that row into exchange blocks
-//! ([`cdcjoin_model::exchange`]), exactly as the decoder partitions a table's changes. The kind is
+//! grouped by the key group of N's join key over that row into exchange blocks. J may also be a
+//! multi-way join ([`crate::multiway`], [`Rekeyer::multiway`]): its rows `kind[row per input]`
+//! are projected the same way, over its inputs' columns in input order. The blocks are
+//! [`cdcjoin_model::exchange`]'s, exactly as the decoder partitions a table's changes. The kind is
 //! kept: N's engine accumulates `+I`/`+U` and retracts `-U`/`-D`, and forwards the kind where an
 //! inner join does, as Flink's join does with a joined input. No Java object is built per row.
 //!
@@ -13,7 +15,8 @@
 //!
 //! ```text
 //! declaration (JSON, ChainSpec) := { "projection": [u32], "key": [u32], "max_parallelism": u32 }
-//!   projection: J's output columns, as indexes into J's left-then-right columns
+//!   projection: J's output columns, as indexes into J's inputs' columns in input order
+//!               (left then right)
 //!   key:        N's join key columns, as indexes into the projected columns
 //! chained output := rejections u32 | rejection{rejections} | block*          (little-endian)
 //!   rejection := a rejection entry of J's output, as crate::batch writes it
@@ -21,10 +24,11 @@
 //!                order; in a block, changes keep J's output order and their stamps
 //! ```
 //! The Java mirror of the declaration is `NativeConfig.chain`; of the output, `JoinBatches` (read by
-//! `NativeJoinOperator.emitChained`).
+//! `KeyGroupJoinOperator.emitChained`).
 
-use crate::batch::{write_rejection, OutputEntries, OutputEntry, OutputRow};
-use crate::spec::{JoinSpec, Side};
+use crate::batch::{write_rejection, WideEntries, WideEntry, WideRow};
+use crate::multiway::MultiwaySpec;
+use crate::spec::JoinSpec;
 use cdcjoin_model::exchange::Partitioner;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef, RowWriter, Schema};
 use serde::{Deserialize, Serialize};
@@ -32,7 +36,8 @@ use serde::{Deserialize, Serialize};
 /// How a join's output feeds the next join (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChainSpec {
-    /// Output columns, as indexes into the join's left-then-right columns.
+    /// Output columns, as indexes into the join's inputs' columns in input order (a two-table
+    /// join's left then right columns).
     pub projection: Vec<usize>,
     /// The next join's key columns, as indexes into the output columns.
     pub key: Vec<usize>,
@@ -42,10 +47,10 @@ pub struct ChainSpec {
 
 /// Turns a join's output entries into the next join's input blocks (see the module docs).
 pub struct Rekeyer {
-    /// Per input side (left, right): the layout of its rows.
-    sides: [RowLayout; 2],
-    /// Per output column: its side and its index there.
-    columns: Vec<(Side, usize)>,
+    /// Per input (left and right, or a multi-way join's inputs): the layout of its rows.
+    inputs: Vec<RowLayout>,
+    /// Per output column: its input and its index there.
+    columns: Vec<(usize, usize)>,
     /// The layout of output rows.
     layout: RowLayout,
     /// The next join's key over output rows.
@@ -56,16 +61,39 @@ pub struct Rekeyer {
 }
 
 impl Rekeyer {
-    /// A rekeyer of `join`'s output as `chain` declares it, or why the declaration is invalid.
+    /// A rekeyer of a two-table `join`'s output as `chain` declares it, or why the declaration is
+    /// invalid.
     pub fn new(join: &JoinSpec, chain: &ChainSpec) -> Result<Rekeyer, String> {
-        let arity = join.left.schema.len();
+        Rekeyer::over(&[&join.left.schema, &join.right.schema], chain)
+    }
+
+    /// A rekeyer of a multi-way join's output (one row per input, [`crate::multiway`]) as
+    /// `chain` declares it, or why the declaration is invalid.
+    pub fn multiway(join: &MultiwaySpec, chain: &ChainSpec) -> Result<Rekeyer, String> {
+        let schemas: Vec<&Schema> = join.inputs.iter().map(|s| &s.schema).collect();
+        Rekeyer::over(&schemas, chain)
+    }
+
+    /// A rekeyer of joined rows of one row per input of `inputs`.
+    fn over(inputs: &[&Schema], chain: &ChainSpec) -> Result<Rekeyer, String> {
+        let starts = inputs.iter().scan(0, |at, s| {
+            let start = *at;
+            *at += s.len();
+            Some(start)
+        });
+        let starts: Vec<usize> = starts.collect();
         let columns = chain
             .projection
             .iter()
-            .map(|&c| match c {
-                c if c < arity => Ok((Side::Left, c)),
-                c if c - arity < join.right.schema.len() => Ok((Side::Right, c - arity)),
-                c => Err(format!("output column {c} is not a column of the join")),
+            .map(|&c| {
+                let input = starts
+                    .iter()
+                    .rposition(|&start| start <= c)
+                    .expect("0 <= c");
+                match c - starts[input] {
+                    at if at < inputs[input].len() => Ok((input, at)),
+                    _ => Err(format!("output column {c} is not a column of the join")),
+                }
             })
             .collect::<Result<Vec<_>, String>>()?;
         if columns.is_empty() || chain.key.is_empty() {
@@ -74,12 +102,14 @@ impl Rekeyer {
         if let Some(k) = chain.key.iter().find(|&&k| k >= columns.len()) {
             return Err(format!("key column {k} is not an output column"));
         }
-        let schema = output_schema(join, &columns);
+        let schema = Schema::new(
+            columns
+                .iter()
+                .map(|&(input, c)| inputs[input].fields[c].clone())
+                .collect(),
+        );
         Ok(Rekeyer {
-            sides: [
-                RowLayout::new(&join.left.schema),
-                RowLayout::new(&join.right.schema),
-            ],
+            inputs: inputs.iter().map(|s| RowLayout::new(s)).collect(),
             layout: RowLayout::new(&schema),
             key: KeyProjection::new(&schema, &chain.key),
             partitioner: Partitioner::new(chain.max_parallelism)?,
@@ -90,20 +120,20 @@ impl Rekeyer {
     }
 
     /// Appends the chained output of the join output `entries` (written by
-    /// [`crate::batch::OutputWriter`]) to `out`.
+    /// [`crate::batch::OutputWriter`], one row per input) to `out`.
     pub fn rekey(&mut self, entries: &[u8], out: &mut Vec<u8>) {
         let count_at = out.len();
         out.extend_from_slice(&0u32.to_le_bytes());
         let mut rejections = 0u32;
-        for entry in OutputEntries::new(entries) {
+        for entry in WideEntries::new(entries, self.inputs.len()) {
             match entry {
-                OutputEntry::Row(row) => self.add(&row),
-                OutputEntry::Rejected {
+                WideEntry::Row(row) => self.add(&row),
+                WideEntry::Rejected {
                     timestamp,
-                    side,
+                    input,
                     message,
                 } => {
-                    write_rejection(out, timestamp, side as u8, message);
+                    write_rejection(out, timestamp, input as u8, message);
                     rejections += 1;
                 }
             }
@@ -113,16 +143,13 @@ impl Rekeyer {
     }
 
     /// Projects one joined row and adds it to its key group's block.
-    fn add(&mut self, joined: &OutputRow<'_>) {
+    fn add(&mut self, joined: &WideRow<'_>) {
         self.row.clear();
+        let rows = joined.rows();
         let mut w = RowWriter::new(&self.layout, &mut self.row);
-        for &(side, c) in &self.columns {
-            let bytes = match side {
-                Side::Left => joined.left,
-                Side::Right => joined.right,
-            };
-            match bytes {
-                Some(b) => w.copy_from(&RowRef::new(&self.sides[side as usize], b), c),
+        for &(input, c) in &self.columns {
+            match rows[input] {
+                Some(b) => w.copy_from(&RowRef::new(&self.inputs[input], b), c),
                 None => w.null(),
             }
         }
@@ -135,28 +162,11 @@ impl Rekeyer {
     }
 }
 
-/// The schema of the output columns `columns` of `join` (names as on their side).
-fn output_schema(join: &JoinSpec, columns: &[(Side, usize)]) -> Schema {
-    Schema::new(
-        columns
-            .iter()
-            .map(|&(side, c)| {
-                let s = if side == Side::Left {
-                    &join.left
-                } else {
-                    &join.right
-                };
-                s.schema.fields[c].clone()
-            })
-            .collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::batch::OutputWriter;
-    use crate::spec::{JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
+    use crate::spec::{JoinType, KeyGroupRange, RetractionPolicy, Side, SideSpec};
     use cdcjoin_model::exchange::{read_stamp, BlockHeader, Changes, BLOCK_HEADER_LEN, STAMP_LEN};
     use cdcjoin_model::key_group::key_group;
     use cdcjoin_model::{DataType, Field, RowKind, Value};
@@ -306,6 +316,73 @@ mod tests {
         let rows = blocks(&out[4 + rejection_len..]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].3, out_row(1, None, 3));
+    }
+
+    /// users(id, name) ⋈ profiles(user_id, bio) ⋈ settings(user_id, theme) on the user id.
+    fn multiway() -> MultiwaySpec {
+        let input = |key: &str, other: &str| SideSpec {
+            schema: Schema::new(vec![
+                Field::not_null(key, DataType::BigInt),
+                Field::new(other, DataType::String),
+            ]),
+            join_key: vec![key.into()],
+            primary_key: Some(vec![key.into()]),
+            ttl_ms: None,
+            exact_retractions: false,
+        };
+        MultiwaySpec {
+            inputs: vec![
+                input("id", "name"),
+                input("user_id", "bio"),
+                input("user_id", "theme"),
+            ],
+            steps: vec![JoinType::Left, JoinType::Left],
+            absent_retraction: RetractionPolicy::Ignore,
+            key_groups: KeyGroupRange { start: 0, end: 127 },
+        }
+    }
+
+    fn user_row(id: i64, text: &str) -> Vec<u8> {
+        let v = [Value::BigInt(id), Value::String(text.into())];
+        encode(&[DataType::BigInt, DataType::String], &v)
+    }
+
+    #[test]
+    fn multiway_rows_are_projected_over_all_inputs_columns() {
+        let (user, setting) = (user_row(1, "ann"), user_row(1, "dark"));
+        let mut entries = Vec::new();
+        let mut w = OutputWriter::new(&mut entries);
+        w.emit_wide(RowKind::Insert, &[Some(&user), None, Some(&setting)]);
+        w.reject_input(2, "why");
+        // Output (id, bio, theme), keyed by theme (output column 2).
+        let chain = ChainSpec {
+            projection: vec![0, 3, 5],
+            key: vec![2],
+            max_parallelism: 128,
+        };
+        let mut out = Vec::new();
+        Rekeyer::multiway(&multiway(), &chain)
+            .unwrap()
+            .rekey(&entries, &mut out);
+        assert_eq!(&out[..4], &[1, 0, 0, 0], "one rejection");
+        let rejection_len = STAMP_LEN + 1 + 1 + 4 + 3;
+        assert_eq!(out[STAMP_LEN + 5], 2, "of input 2");
+        let string = [DataType::String];
+        let theme_key_group = key_group(&encode(&string, &[Value::String("dark".into())]), 128);
+        let row = encode(
+            &[DataType::BigInt, DataType::String, DataType::String],
+            &[Value::BigInt(1), Value::Null, Value::String("dark".into())],
+        );
+        assert_eq!(
+            blocks(&out[4 + rejection_len..]),
+            vec![(theme_key_group, RowKind::Insert, None, row)]
+        );
+        let bad = ChainSpec {
+            projection: vec![6],
+            ..chain
+        };
+        let err = Rekeyer::multiway(&multiway(), &bad).err().unwrap();
+        assert!(err.contains("output column 6"), "{err}");
     }
 
     #[test]

@@ -941,7 +941,7 @@ mod tests {
         WideEntries::new(out, arity)
             .map(|e| match e {
                 WideEntry::Row(w) => {
-                    let vals: Vec<Value> = (w.rows.iter())
+                    let vals: Vec<Value> = (w.rows().iter())
                         .flat_map(|r| match r {
                             Some(b) => Value::read_row(&RowRef::new(&layout, b)),
                             None => vec![Value::Null; 2],

@@ -107,7 +107,7 @@ fn run_multiway(j: &mut MultiwayJoin, shape: &Shape, c: &Input) -> Vec<String> {
     WideEntries::new(&out, shape.n())
         .map(|e| match e {
             WideEntry::Row(r) => {
-                let vals: Vec<Value> = (r.rows.iter())
+                let vals: Vec<Value> = (r.rows().iter())
                     .flat_map(|row| match row {
                         Some(b) => Value::read_row(&RowRef::new(&layout, b)),
                         None => vec![Value::Null; 3],

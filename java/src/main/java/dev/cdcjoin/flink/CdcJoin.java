@@ -40,7 +40,8 @@ import org.apache.flink.types.Row;
  *
  * <p>A join's output can be the left input of another join (a chained join, see {@link
  * Builder#left(String, CdcJoin, List, List)} and {@link #joinJson(Result, DataStream)}; {@link
- * CdcStar} wires a star of them): with the native engine the previous join re-keys its rows for the
+ * CdcStar} wires a star of them), and so can a multi-way join's ({@link Builder#left(String,
+ * CdcMultiJoin, List, List)}): with the native engine the previous join re-keys its rows for the
  * next one in native code, and they cross the {@code keyBy} as key group batches.
  *
  * <p>With {@link Builder#engine(Engine) engine(Engine.JAVA)} the same calls build the pure-Java
@@ -54,16 +55,16 @@ public final class CdcJoin {
     private final Engine engine;
 
     /**
-     * The join whose output is the left input ({@link Builder#left(String, CdcJoin, List, List)}),
-     * or {@code null}.
+     * The join ({@link CdcJoin} or {@link CdcMultiJoin}) whose output is the left input ({@link
+     * Builder#left(String, CdcJoin, List, List)}), or {@code null}.
      */
-    private final CdcJoin leftSource;
+    private final Object leftSource;
 
     /**
-     * The join whose output is the right input ({@link Builder#right(String, CdcJoin, List,
-     * List)}), or {@code null}.
+     * The join ({@link CdcJoin} or {@link CdcMultiJoin}) whose output is the right input ({@link
+     * Builder#right(String, CdcJoin, List, List)}), or {@code null}.
      */
-    private final CdcJoin rightSource;
+    private final Object rightSource;
 
     /** The settings the engines read ({@link NativeBackend}, {@link JavaBackend}). */
     final BadRecordPolicy policy;
@@ -184,6 +185,18 @@ public final class CdcJoin {
      */
     public Result joinStrings(Result left, DataStream<String> right) {
         return chainAndJoin(backend(), left, right, InputKind.JSON_STRINGS);
+    }
+
+    /**
+     * Joins the output of another join with a stream of {@code Row(before, op, after)} envelopes:
+     * see {@link #joinJson(Result, DataStream)}.
+     *
+     * @param left the previous join's result, whose join was declared as this join's left input
+     * @param right the right table's envelopes
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinRows(Result left, DataStream<Row> right) {
+        return chainAndJoin(backend(), left, right, InputKind.ROW_ENVELOPES);
     }
 
     /**
@@ -324,6 +337,7 @@ public final class CdcJoin {
             Backend<D> b, DataStream<D> l, DataStream<D> r, DataStream<BadRecord> inputErrors) {
         return new Result(
                 this,
+                engine,
                 () -> b.rows(l, r),
                 () -> b.rowData(l, r),
                 () -> b.raw(l, r),
@@ -359,8 +373,8 @@ public final class CdcJoin {
      * same engine.
      */
     private <D> Backend.Joined<D> chained(
-            Result result, CdcJoin source, SideSpec side, String which) {
-        if (source == null || result.join != source) {
+            Result result, Object source, SideSpec side, String which) {
+        if (source == null || result.source != source) {
             throw new IllegalArgumentException(
                     "the "
                             + which
@@ -370,10 +384,10 @@ public final class CdcJoin {
                             + which
                             + "(name, join, joinKey, primaryKey)");
         }
-        if (source.engine != engine) {
+        if (result.engine != engine) {
             throw new IllegalArgumentException(
                     "a chained join needs the same engine as the join it reads: "
-                            + source.engine
+                            + result.engine
                             + " and "
                             + engine);
         }
@@ -408,7 +422,12 @@ public final class CdcJoin {
      * each holding its own state (with {@link Engine#JAVA}, a next join reads {@link #rows()}).
      */
     public static final class Result {
-        private final CdcJoin join;
+        /** The join ({@link CdcJoin} or {@link CdcMultiJoin}) whose output this is. */
+        private final Object source;
+
+        /** Its engine, that of a next join reading it. */
+        private final Engine engine;
+
         private final Supplier<Backend.Joined<Row>> rowsFactory;
         private final Supplier<Backend.Joined<RowData>> rowDataFactory;
         private final Supplier<Backend.Joined<byte[]>> rawFactory;
@@ -420,13 +439,15 @@ public final class CdcJoin {
         private final List<Backend.Joined<?>> chained = new ArrayList<>();
 
         Result(
-                CdcJoin join,
+                Object source,
+                Engine engine,
                 Supplier<Backend.Joined<Row>> rows,
                 Supplier<Backend.Joined<RowData>> rowData,
                 Supplier<Backend.Joined<byte[]>> raw,
                 Function<SideSpec, Backend.Joined<?>> chain,
                 DataStream<BadRecord> decodeErrors) {
-            this.join = join;
+            this.source = source;
+            this.engine = engine;
             this.rowsFactory = rows;
             this.rowDataFactory = rowData;
             this.rawFactory = raw;
@@ -522,9 +543,9 @@ public final class CdcJoin {
     /** Declares a {@link CdcJoin}. */
     public static final class Builder {
         private SideSpec left;
-        private CdcJoin leftSource;
+        private Object leftSource;
         private SideSpec right;
-        private CdcJoin rightSource;
+        private Object rightSource;
         private JoinType joinType = JoinType.INNER;
         private Duration leftTtl;
         private Duration rightTtl;
@@ -572,7 +593,27 @@ public final class CdcJoin {
          */
         public Builder left(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.left = fedBy(name, previous, joinKey, primaryKey);
+            this.left = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.leftSource = previous;
+            return this;
+        }
+
+        /**
+         * Declares the left input as the output of a multi-way join (a mart on one key joined with
+         * a table on another key, e.g. users ⋈ profiles ⋈ settings on the user id, then ⋈ companies
+         * on the company id): its columns are {@code previous}'s output columns ({@link
+         * MultiJoinSpec#outputSchema()}), its primary key is one that identifies an output row.
+         * Join it with {@link CdcJoin#joinJson(Result, DataStream)}.
+         *
+         * @param name the input's name (in error messages and bad-record reports)
+         * @param previous the multi-way join whose output this is
+         * @param joinKey the join key columns, among {@code previous}'s output columns
+         * @param primaryKey the output columns identifying a row, or {@code null} if none does
+         * @return this
+         */
+        public Builder left(
+                String name, CdcMultiJoin previous, List<String> joinKey, List<String> primaryKey) {
+            this.left = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
             this.leftSource = previous;
             return this;
         }
@@ -606,16 +647,33 @@ public final class CdcJoin {
          */
         public Builder right(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.right = fedBy(name, previous, joinKey, primaryKey);
+            this.right = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
             this.rightSource = previous;
             return this;
         }
 
-        /** A side whose rows are {@code previous}'s output rows (a chained join's input). */
+        /**
+         * Declares the right input as the output of a multi-way join, as {@link #left(String,
+         * CdcMultiJoin, List, List)} does for the left one. Join it with {@link
+         * CdcJoin#joinJson(DataStream, Result)}.
+         *
+         * @param name the input's name (in error messages and bad-record reports)
+         * @param previous the multi-way join whose output this is
+         * @param joinKey the join key columns, among {@code previous}'s output columns
+         * @param primaryKey the output columns identifying a row, or {@code null} if none does
+         * @return this
+         */
+        public Builder right(
+                String name, CdcMultiJoin previous, List<String> joinKey, List<String> primaryKey) {
+            this.right = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.rightSource = previous;
+            return this;
+        }
+
+        /** A side whose rows are a previous join's output rows, of {@code schema}. */
         private static SideSpec fedBy(
-                String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            return new SideSpec(name, previous.spec().outputSchema(), joinKey, primaryKey, null)
-                    .fedByJoin();
+                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
+            return new SideSpec(name, schema, joinKey, primaryKey, null).fedByJoin();
         }
 
         /**

@@ -46,9 +46,11 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
  * <p>With {@link Engine#NATIVE} (default) each input is decoded natively and the join is {@link
  * NativeMultiJoinOperator}; with {@link Engine#JAVA} it is that chain of the pure-Java binary
  * joins, each intermediate result keyed by the {@code USING} key: the same changelog, with the
- * chain's state. TTL is refused with the native engine: the multi-way join holds no intermediate
- * result, and a chain's intermediate rows expire on their own clock, so no TTL of the multi-way
- * join could give the chain's changelog under expiry.
+ * chain's state. Its result can feed a two-table join on another key ({@link
+ * CdcJoin.Builder#left(String, CdcMultiJoin, List, List)}): with the native engine the rows cross
+ * to it in the native encoding, re-keyed in native code. TTL is refused with the native engine: the
+ * multi-way join holds no intermediate result, and a chain's intermediate rows expire on their own
+ * clock, so no TTL of the multi-way join could give the chain's changelog under expiry.
  */
 public final class CdcMultiJoin {
 
@@ -87,6 +89,15 @@ public final class CdcMultiJoin {
     }
 
     /**
+     * The engine that decodes and joins.
+     *
+     * @return the engine
+     */
+    public Engine engine() {
+        return engine;
+    }
+
+    /**
      * The output's type, accepted by {@code StreamTableEnvironment.fromChangelogStream}.
      *
      * @return the row type information
@@ -102,7 +113,7 @@ public final class CdcMultiJoin {
      * @param inputs one stream per input
      * @return the joined changelog and the bad records; {@code rawRows()} is each joined row's
      *     native bytes ({@code kind u8 | (len i32 | row)*inputs}, length -1 for a null-padded
-     *     input), with {@link Engine#NATIVE} only
+     *     input), the same with either engine
      * @throws IllegalArgumentException if there is not one stream per input
      */
     public CdcJoin.Result joinJson(List<DataStream<byte[]>> inputs) {
@@ -143,7 +154,8 @@ public final class CdcMultiJoin {
         DataStream<Tuple2<Integer, ChangeBatch>> keyed = all.keyBy(new Routes(), Types.INT);
         long delay = maxFlushDelay.toMillis();
         return new CdcJoin.Result(
-                null,
+                this,
+                engine,
                 () ->
                         joined(
                                 keyed,
@@ -164,7 +176,13 @@ public final class CdcMultiJoin {
                                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
                                 NativeMultiJoinOperator.bytes(
                                         definition, batchSize, delay, policy)),
-                CdcMultiJoin::noChain,
+                next ->
+                        joined(
+                                keyed,
+                                " → " + next.name(),
+                                ChangeBatchSerializer.TYPE_INFO,
+                                NativeMultiJoinOperator.chained(
+                                        definition, next, batchSize, delay, policy)),
                 decodeErrors);
     }
 
@@ -181,25 +199,17 @@ public final class CdcMultiJoin {
         return Backend.Joined.of(join);
     }
 
-    private static Backend.Joined<?> noChain(SideSpec next) {
-        throw new UnsupportedOperationException(
-                "a multi-way join's result cannot feed another join: join its inputs in it");
-    }
-
     /** The Java engine: the left-deep chain of Java binary joins ({@link JavaChain}). */
     private CdcJoin.Result javaChain(List<DataStream<byte[]>> inputs) {
         JavaChain chain = new JavaChain(definition, policy, ttl);
         JavaChain.Built built = chain.build(inputs);
         return new CdcJoin.Result(
-                null,
+                this,
+                engine,
                 () -> built.rows,
                 () -> JavaBackend.rowData(built.rows, definition.dataType(), definition.rowType()),
-                () -> {
-                    throw new UnsupportedOperationException(
-                            "rawRows() of a multi-way join needs Engine.NATIVE: the bytes are the"
-                                    + " native join's");
-                },
-                CdcMultiJoin::noChain,
+                () -> chain.raw(built),
+                next -> built.rows,
                 built.badRecords);
     }
 

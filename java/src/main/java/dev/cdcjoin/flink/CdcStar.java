@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.types.Row;
 
 /**
  * A star-shaped mart: one fact table joined with N dimension tables, each on its own key (the
@@ -79,6 +80,19 @@ public final class CdcStar {
     public CdcJoin.Result joinStrings(
             DataStream<String> fact, List<DataStream<String>> dimensions) {
         return chain(fact, dimensions, CdcJoin::joinStrings, CdcJoin::joinStrings);
+    }
+
+    /**
+     * Joins the fact table's {@code Row(before, op, after)} envelopes with its dimensions' (e.g.
+     * from a Kafka source with a deserializer of one's own, such as Debezium records in Avro), as
+     * {@link CdcJoin#joinRows(DataStream, DataStream)} reads them.
+     *
+     * @param fact the fact table's envelopes
+     * @param dimensions each dimension's envelopes, in declaration order
+     * @return the mart's changelog and every step's bad records
+     */
+    public CdcJoin.Result joinRows(DataStream<Row> fact, List<DataStream<Row>> dimensions) {
+        return chain(fact, dimensions, CdcJoin::joinRows, CdcJoin::joinRows);
     }
 
     /** Joins the first step with {@code first}, then each result with the next dimension. */

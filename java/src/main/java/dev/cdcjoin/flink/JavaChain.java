@@ -2,12 +2,15 @@ package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.types.Row;
@@ -33,14 +36,103 @@ final class JavaChain {
         this.ttl = ttl;
     }
 
-    /** The chain's output rows with the last step's rejections, and the other bad records. */
+    /**
+     * The chain's output rows with the last step's rejections, the other bad records, and the last
+     * step's rows before the projection (every input's columns), for {@link #raw}.
+     */
     static final class Built {
         final Backend.Joined<Row> rows;
         final DataStream<BadRecord> badRecords;
+        private final SingleOutputStreamOperator<Row> unprojected;
+        private final int[] starts;
 
-        Built(Backend.Joined<Row> rows, DataStream<BadRecord> badRecords) {
+        Built(
+                Backend.Joined<Row> rows,
+                DataStream<BadRecord> badRecords,
+                SingleOutputStreamOperator<Row> unprojected,
+                int[] starts) {
             this.rows = rows;
             this.badRecords = badRecords;
+            this.unprojected = unprojected;
+            this.starts = starts;
+        }
+    }
+
+    /**
+     * The chain's output as the native multi-way join's raw records ({@code kind u8 | (len i32 |
+     * row)*inputs}, {@link JoinBatches#joinedRow}), each input's row encoded by {@link RowCodec}:
+     * the same bytes the native engine emits. An input is null-padded in a row when its first NOT
+     * NULL column is null there (the decoders refuse a null in a NOT NULL column).
+     *
+     * @param built the chain
+     * @return the records, with the last step's rejections
+     * @throws UnsupportedOperationException if an input that can be null-padded has no NOT NULL
+     *     column: a row of nulls of it would read as padding
+     */
+    Backend.Joined<byte[]> raw(Built built) {
+        List<SideSpec> inputs = definition.inputs();
+        int[] presence = new int[inputs.size()];
+        for (int i = 0; i < presence.length; i++) {
+            presence[i] = firstNotNull(inputs.get(i).schema());
+            if (presence[i] < 0 && definition.padded(i)) {
+                throw new UnsupportedOperationException(
+                        "rawRows() of the Java multi-way join needs a NOT NULL column in input "
+                                + inputs.get(i).name()
+                                + ", which can be null-padded: without one a row of nulls reads as"
+                                + " padding (Engine.NATIVE tells them apart)");
+            }
+        }
+        SingleOutputStreamOperator<byte[]> raw =
+                built.unprojected
+                        .map(new RawRecord(definition, built.starts, presence))
+                        .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
+                        .name("CdcMultiJoin (Java chain, bytes): " + definition);
+        int parallelism = built.unprojected.getParallelism();
+        return new Backend.Joined<>(
+                parallelism > 0 ? raw.setParallelism(parallelism) : raw, built.rows.rejected);
+    }
+
+    /** The index of the first NOT NULL column of {@code schema}, or -1 if it has none. */
+    private static int firstNotNull(CdcSchema schema) {
+        List<Column> columns = schema.columns();
+        for (int c = 0; c < columns.size(); c++) {
+            if (!columns.get(c).isNullable()) {
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    /** A row of every input's columns as a raw record (see {@link #raw}). */
+    static final class RawRecord implements MapFunction<Row, byte[]> {
+        private static final long serialVersionUID = 1L;
+        private final RowCodec[] codecs;
+        private final int[] starts;
+        private final int[] presence;
+
+        RawRecord(MultiJoinSpec definition, int[] starts, int[] presence) {
+            this.codecs =
+                    definition.inputs().stream()
+                            .map(s -> new RowCodec(s.schema()))
+                            .toArray(RowCodec[]::new);
+            this.starts = starts;
+            this.presence = presence;
+        }
+
+        @Override
+        public byte[] map(Row in) {
+            byte[][] rows = new byte[codecs.length][];
+            for (int i = 0; i < rows.length; i++) {
+                if (presence[i] >= 0 && in.getField(starts[i] + presence[i]) == null) {
+                    continue;
+                }
+                Object[] values = new Object[codecs[i].arity()];
+                for (int c = 0; c < values.length; c++) {
+                    values[c] = in.getField(starts[i] + c);
+                }
+                rows[i] = codecs[i].encode(values);
+            }
+            return JoinBatches.joinedRow(in.getKind().toByteValue(), rows);
         }
     }
 
@@ -82,17 +174,23 @@ final class JavaChain {
             }
         }
         int leftSize = left.schema().size();
+        int[] starts = new int[inputs.size()];
+        for (int i = 0; i < starts.length; i++) {
+            starts[i] = i == inputs.size() - 1 ? leftSize : offset(i);
+        }
         int[] take = new int[definition.outputNames().length];
         for (int i = 0; i < take.length; i++) {
-            int input = definition.inputOf(i);
-            int column = definition.columnOf(i);
-            take[i] = input == inputs.size() - 1 ? leftSize + column : offset(input) + column;
+            take[i] = starts[definition.inputOf(i)] + definition.columnOf(i);
         }
         SingleOutputStreamOperator<Row> out =
                 joined.map(new Reshape(take, new int[0][]))
                         .returns(definition.rowTypeInfo())
                         .name("CdcMultiJoin (Java chain): " + definition);
-        return new Built(new Backend.Joined<>(out, joined.getSideOutput(BadRecord.OUTPUT)), bad);
+        return new Built(
+                new Backend.Joined<>(out, joined.getSideOutput(BadRecord.OUTPUT)),
+                bad,
+                joined,
+                starts);
     }
 
     /** Where input {@code i}'s columns start in an intermediate row. */

@@ -233,7 +233,7 @@ public final class JoinSpec implements Serializable {
      * @return JSON
      */
     public String chainJson(SideSpec next, int maxParallelism) {
-        return NativeConfig.chain(this, next, maxParallelism);
+        return NativeConfig.chain(projection, next, maxParallelism);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -255,6 +256,27 @@ public final class MultiJoinSpec implements Serializable {
      */
     public String specJson(int start, int end) {
         return NativeConfig.multiwaySpec(this, start, end);
+    }
+
+    /**
+     * The native declaration of how this join's output feeds a next join's side (Rust {@code
+     * cdcjoin_join::ChainSpec}, its projection over the inputs' columns in input order).
+     *
+     * @param next the next join's side whose rows are this join's output
+     * @param maxParallelism the next join's max parallelism
+     * @return JSON
+     */
+    public String chainJson(SideSpec next, int maxParallelism) {
+        return NativeConfig.chain(projection, next, maxParallelism);
+    }
+
+    /**
+     * The output's columns as a schema, that of a next join's side fed by this join.
+     *
+     * @return the schema of {@link #dataType()}
+     */
+    public CdcSchema outputSchema() {
+        return CdcSchema.of(dataType());
     }
 
     @Override

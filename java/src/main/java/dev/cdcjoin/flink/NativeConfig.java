@@ -117,16 +117,17 @@ final class NativeConfig {
     }
 
     /**
-     * How {@code spec}'s output feeds the side {@code next} of a next join whose max parallelism is
-     * {@code maxParallelism} (Rust {@code cdcjoin_join::ChainSpec}): the output projection, and the
-     * next join key as indexes into the output columns.
+     * How a join's output feeds the side {@code next} of a next join whose max parallelism is
+     * {@code maxParallelism} (Rust {@code cdcjoin_join::ChainSpec}): the join's output projection
+     * (indexes into its inputs' columns in input order), and the next join key as indexes into the
+     * output columns.
      */
-    static String chain(JoinSpec spec, SideSpec next, int maxParallelism) {
+    static String chain(int[] projection, SideSpec next, int maxParallelism) {
         return json(
                 g -> {
                     g.writeStartObject();
                     g.writeArrayFieldStart("projection");
-                    for (int p : spec.projection()) {
+                    for (int p : projection) {
                         g.writeNumber(p);
                     }
                     g.writeEndArray();

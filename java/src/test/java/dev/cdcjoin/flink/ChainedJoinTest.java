@@ -24,6 +24,7 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -523,6 +524,68 @@ class ChainedJoinTest {
      * Runs a bounded job to its end: the result's rows, and its bad records as {@code "BAD
      * <source>: <reason>"}.
      */
+    /**
+     * The star's tables as ({@code before}, {@code op}, {@code after}) of each change, in order.
+     */
+    private static final Object[][][] STAR_CHANGES = {
+        // orders (id, customer_id, product_id, qty): o2's qty changes, o3 is deleted
+        {
+            {null, "c", new Object[] {1L, 10L, 100L, 2}},
+            {null, "c", new Object[] {2L, 11L, 101L, 1}},
+            {new Object[] {2L, 11L, 101L, 1}, "u", new Object[] {2L, 11L, 101L, 5}},
+            {null, "c", new Object[] {3L, 12L, 100L, 7}},
+            {new Object[] {3L, 12L, 100L, 7}, "d", null}
+        },
+        // customers (id, name): bo is renamed
+        {
+            {null, "c", new Object[] {10L, "ana"}},
+            {null, "c", new Object[] {11L, "bo"}},
+            {new Object[] {11L, "bo"}, "u", new Object[] {11L, "bob"}}
+        },
+        // products (id, title)
+        {{null, "c", new Object[] {100L, "pen"}}, {null, "c", new Object[] {101L, "ink"}}}
+    };
+
+    private static final RowTypeInfo[] STAR_TYPES = {
+        new RowTypeInfo(Types.LONG, Types.LONG, Types.LONG, Types.INT),
+        new RowTypeInfo(Types.LONG, Types.STRING),
+        new RowTypeInfo(Types.LONG, Types.STRING)
+    };
+
+    /** Table {@code t} of {@link #STAR_CHANGES} as {@code Row(before, op, after)} envelopes. */
+    private static DataStream<Row> envelopes(StreamExecutionEnvironment env, int t) {
+        List<Row> rows = new ArrayList<>();
+        for (Object[] change : STAR_CHANGES[t]) {
+            Object[] before = (Object[]) change[0];
+            Object[] after = (Object[]) change[2];
+            rows.add(
+                    Row.of(
+                            before == null ? null : Row.of(before),
+                            change[1],
+                            after == null ? null : Row.of(after)));
+        }
+        RowTypeInfo type = STAR_TYPES[t];
+        return env.fromData(rows, new RowTypeInfo(type, Types.STRING, type)).setParallelism(1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void theStarJoinsRowEnvelopes(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(2);
+        CdcJoin.Result result =
+                star(engine)
+                        .joinRows(envelopes(env, 0), List.of(envelopes(env, 1), envelopes(env, 2)));
+        List<String> out = new ArrayList<>();
+        try (var it = result.rows().map(Row::toString).returns(Types.STRING).executeAndCollect()) {
+            it.forEachRemaining(out::add);
+        }
+        assertEquals(
+                Map.of("[1, 2, ana, pen]", 1, "[2, 5, bob, ink]", 1),
+                Changelogs.materialize(out),
+                "" + out);
+    }
+
     static List<String> rowsAndBadRecords(CdcJoin.Result result) throws Exception {
         List<String> out = new ArrayList<>();
         try (var it =

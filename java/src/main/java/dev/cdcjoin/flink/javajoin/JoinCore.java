@@ -5,9 +5,8 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import dev.cdcjoin.flink.javajoin.SideStore.Match;
 import dev.cdcjoin.flink.javajoin.SideStore.Matches;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import java.io.Serializable;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Collections;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -350,19 +349,9 @@ final class JoinCore implements Serializable {
 
     /** {@code kind u8 | leftLen i32 | left | rightLen i32 | right}, little-endian, -1 for null. */
     private byte[] raw(RowKind kind, Row l, Row r) {
-        byte[] lb = l == null ? null : leftCodec.encode(l);
-        byte[] rb = r == null ? null : rightCodec.encode(r);
-        int length = 1 + 4 + (lb == null ? 0 : lb.length) + 4 + (rb == null ? 0 : rb.length);
-        ByteBuffer buf = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
-        buf.put(kind.toByteValue());
-        buf.putInt(lb == null ? -1 : lb.length);
-        if (lb != null) {
-            buf.put(lb);
-        }
-        buf.putInt(rb == null ? -1 : rb.length);
-        if (rb != null) {
-            buf.put(rb);
-        }
-        return buf.array();
+        return JoinBatches.joinedRow(
+                kind.toByteValue(),
+                l == null ? null : leftCodec.encode(l),
+                r == null ? null : rightCodec.encode(r));
     }
 }

@@ -41,6 +41,19 @@ public final class NativeMultiJoin extends NativeHandle {
     }
 
     /**
+     * Makes the output of later batches the input of a next join, as {@link NativeJoin#chain} does:
+     * {@link #processBatch} returns {@code rejections u32 | rejection* | block*}, each joined row
+     * projected to this join's output columns (the projection indexes the inputs' columns in input
+     * order) and grouped by the key group of the next join's key.
+     *
+     * @param chainJson the {@code ChainSpec} as JSON (projection, next join key, max parallelism)
+     * @throws IllegalArgumentException if the declaration is invalid
+     */
+    public void chain(String chainJson) {
+        chain(open(), chainJson);
+    }
+
+    /**
      * Joins a batch.
      *
      * @param in direct buffer holding the input blocks at positions {@code [0, length)}
@@ -144,6 +157,8 @@ public final class NativeMultiJoin extends NativeHandle {
     static native long create(String specJson);
 
     static native String counterNames();
+
+    static native void chain(long handle, String chainJson);
 
     static native long processBatch(long handle, ByteBuffer in, int length, ByteBuffer out);
 

@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink.runtime;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -59,6 +60,31 @@ public final class JoinBatches {
     private static final int MESSAGE_LENGTH_AT = 2;
 
     private JoinBatches() {}
+
+    /**
+     * A joined row from its kind byte on, as the native join writes it (the record of the raw
+     * output): {@code kind u8 | (len i32 | row)} per input, {@link #NULL_SIDE} and no bytes for a
+     * null-padded input.
+     *
+     * @param kind the row's kind byte ({@code RowKind#toByteValue()})
+     * @param rows one row per input in the compact row encoding, {@code null} for null padding
+     * @return the record
+     */
+    public static byte[] joinedRow(byte kind, byte[]... rows) {
+        int length = 1;
+        for (byte[] row : rows) {
+            length += 4 + (row == null ? 0 : row.length);
+        }
+        ByteBuffer buf = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+        buf.put(kind);
+        for (byte[] row : rows) {
+            buf.putInt(row == null ? NULL_SIDE : row.length);
+            if (row != null) {
+                buf.put(row);
+            }
+        }
+        return buf.array();
+    }
 
     /**
      * Appends one key group's changes to a join batch as an input block; public so that benchmarks

@@ -3,6 +3,7 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -11,6 +12,7 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * What the native join operators ({@link NativeJoinOperator}, {@link NativeMultiJoinOperator})
@@ -118,6 +120,38 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      */
     void checkRoute(String table, ChangeBatch changes) {
         KeyGroupRoutes.check(table, changes, maxParallelism, keyGroups, getRuntimeContext());
+    }
+
+    /**
+     * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
+     * dev.cdcjoin.flink.nativelib.NativeJoin#chain}), read with {@code entries}: hands each
+     * rejection (its input's byte and message) to {@code reject}, then emits one {@link
+     * ChangeBatch} per exchange block, without a timestamp (the next join's input as the decoder's
+     * batches are).
+     *
+     * @return the changes emitted
+     */
+    @SuppressWarnings("unchecked") // OUT is ChangeBatch for an operator whose output is chained
+    final long emitChained(
+            ByteBuffer out,
+            JoinBatches.Entries entries,
+            StreamRecord<OUT> reuse,
+            BiConsumer<Byte, String> reject) {
+        JoinBatches.Entries e = entries.reset(out, JoinBatches.CHAINED_HEADER_LEN);
+        for (int i = out.getInt(0); i > 0; i--) {
+            e.next();
+            reject.accept(e.rejectedSide(), e.message());
+        }
+        long changes = 0;
+        for (int p = e.end(); p < out.limit(); ) {
+            ChangeBatch block = ChangeBlocks.readBlock(out, p, maxParallelism);
+            reuse.replace((OUT) block);
+            reuse.eraseTimestamp();
+            output.collect(reuse);
+            changes += block.count;
+            p += ChangeBlocks.BLOCK_HEADER_LEN + block.payload.length;
+        }
+        return changes;
     }
 
     /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */

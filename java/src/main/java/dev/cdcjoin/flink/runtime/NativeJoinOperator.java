@@ -324,7 +324,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     private void emitAll(ByteBuffer direct) {
         ByteBuffer out = heapCopy.of(direct);
         if (next != null) {
-            emitChained(out);
+            metrics.rowsOut.inc(
+                    emitChained(out, entries, reuse, (side, why) -> reject(sideOf(side), why)));
             return;
         }
         JoinBatches.Entries e = entries.reset(out, 0);
@@ -336,28 +337,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             OUT row = (OUT) joined.of(out, e);
             output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
             metrics.rowsOut.inc();
-        }
-    }
-
-    /**
-     * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
-     * NativeJoin#chain}): hands its rejections to the bad-record policy, then emits one {@link
-     * ChangeBatch} per exchange block.
-     */
-    @SuppressWarnings("unchecked")
-    private void emitChained(ByteBuffer out) {
-        JoinBatches.Entries e = entries.reset(out, JoinBatches.CHAINED_HEADER_LEN);
-        for (int i = out.getInt(0); i > 0; i--) {
-            e.next();
-            reject(sideOf(e.rejectedSide()), e.message());
-        }
-        for (int p = e.end(); p < out.limit(); ) {
-            ChangeBatch block = ChangeBlocks.readBlock(out, p, maxParallelism);
-            reuse.replace((OUT) block);
-            reuse.eraseTimestamp();
-            output.collect(reuse);
-            metrics.rowsOut.inc(block.count);
-            p += ChangeBlocks.BLOCK_HEADER_LEN + block.payload.length;
         }
     }
 

@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.MultiJoinSpec;
+import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import dev.cdcjoin.flink.nativelib.StateChunks;
@@ -30,9 +31,10 @@ import org.apache.flink.types.RowKind;
  * native call, flushed as the two-table join's is (full batch, max delay, watermark, before the
  * checkpoint barrier, end of input). The output is {@link #rows} (decoded and projected), {@link
  * #rowData} (Flink's binary rows, projected) or {@link #bytes} (each joined row's native bytes,
- * {@code kind u8 | (len i32 | row)*inputs}), as {@link JoinedRows} makes them, each row with the
- * timestamp of the input record that caused it; rejected changes go to the bad-record policy as in
- * {@link NativeJoinOperator}.
+ * {@code kind u8 | (len i32 | row)*inputs}), as {@link JoinedRows} makes them, or {@link #chained}
+ * (the input of a next join, re-keyed in native code as {@link NativeJoinOperator#chained} does),
+ * each row with the timestamp of the input record that caused it; rejected changes go to the
+ * bad-record policy as in {@link NativeJoinOperator}.
  *
  * <p>The native state is Flink raw keyed state, one section per key group with state, the same
  * format and handles as the two-table join's, so checkpoints, savepoints and rescaling work. As the
@@ -40,7 +42,7 @@ import org.apache.flink.types.RowKind;
  * to the key groups, and writes it in the asynchronous phase while the join goes on ({@link
  * FrozenStateSnapshot}).
  *
- * @param <OUT> {@link Row}, {@link RowData} or {@code byte[]}
+ * @param <OUT> {@link Row}, {@link RowData}, {@code byte[]} or {@link ChangeBatch}
  */
 public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         implements OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, OUT>, BoundedOneInput {
@@ -48,7 +50,13 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     private static final long serialVersionUID = 1L;
 
     private final MultiJoinSpec definition;
+
+    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
     private final JoinedRows.Form form;
+
+    /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
+    private final SideSpec next;
+
     private final BadRecordPolicy policy;
 
     private transient NativeMultiJoin join;
@@ -65,11 +73,13 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy,
-            JoinedRows.Form form) {
+            JoinedRows.Form form,
+            SideSpec next) {
         super(batchSize, maxFlushDelayMs);
         this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.form = form;
+        this.next = next;
     }
 
     /**
@@ -85,7 +95,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     public static NativeMultiJoinOperator<Row> rows(
             MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS);
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, null);
     }
 
     /**
@@ -101,7 +111,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     public static NativeMultiJoinOperator<RowData> rowData(
             MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA);
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA, null);
     }
 
     /**
@@ -117,7 +127,32 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     public static NativeMultiJoinOperator<byte[]> bytes(
             MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
         return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES);
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES, null);
+    }
+
+    /**
+     * An operator whose output is the input of a next join, as {@link NativeJoinOperator#chained}
+     * makes one: each joined row projected to the definition's output columns, as a change of the
+     * next join's side {@code next} (whose schema is {@link MultiJoinSpec#outputSchema()}), in
+     * {@link ChangeBatch}es of the key groups of {@code next}'s join key under this operator's max
+     * parallelism, re-keyed in native code.
+     *
+     * @param definition the join
+     * @param next the next join's side fed by this join
+     * @param batchSize input records per native call
+     * @param maxFlushDelayMs longest time a record waits in a batch
+     * @param policy where changes the join rejects go
+     * @return the operator
+     */
+    public static NativeMultiJoinOperator<ChangeBatch> chained(
+            MultiJoinSpec definition,
+            SideSpec next,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy) {
+        Objects.requireNonNull(next, "next");
+        return new NativeMultiJoinOperator<>(
+                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, next);
     }
 
     @Override
@@ -126,6 +161,9 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
                 new NativeMultiJoin(
                         definition.specJson(
                                 keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
+        if (next != null) {
+            join.chain(definition.chainJson(next, maxParallelism));
+        }
         join.setSnapshotCompression(lz4);
         return join;
     }
@@ -221,11 +259,15 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         }
         ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length()));
         batch.clear();
+        if (next != null) {
+            rowsOut.inc(emitChained(out, entries, reuse, this::reject));
+            updateStats();
+            return;
+        }
         JoinBatches.Entries e = entries.reset(out, 0);
         while (e.next()) {
             if (e.isRejection()) {
-                String table = definition.inputs().get(e.rejectedSide()).name();
-                NativeJoinOperator.reject(policy, table, e.message(), output);
+                reject(e.rejectedSide(), e.message());
                 continue;
             }
             OUT row = (OUT) joined.of(out, e);
@@ -233,6 +275,11 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             rowsOut.inc();
         }
         updateStats();
+    }
+
+    /** Applies the bad-record policy to a change of input {@code input} the join rejected. */
+    private void reject(byte input, String message) {
+        NativeJoinOperator.reject(policy, definition.inputs().get(input).name(), message, output);
     }
 
     /** Copies the native counters and accounts the state's memory as managed memory. */
