@@ -237,7 +237,8 @@ final class StateReport {
                 .append("state read = the native join's own reading and restoring of its ")
                 .append("snapshot (its restore gauges: all its subtasks' bytes over the longest ")
                 .append("one's time); rescaled to p=N = the same savepoint restored again at N ")
-                .append("subtasks (a rescaling restore: the key groups of the run's subtask spread ")
+                .append(
+                        "subtasks (a rescaling restore: the key groups of the run's subtask spread ")
                 .append("over N; initializing = the longest of the join's N subtasks).\n\n")
                 .append(
                         "| stored rows | variant | events/s | CPU µs/event | peak RSS | state B/row ")

@@ -897,9 +897,9 @@ public final class Suite {
      * managed memory sized for the state and checkpoints every 10 s: throughput, CPU, peak RSS,
      * every checkpoint's phases and size, and the restore from the checkpoint taken at the end of
      * the input (the native variant's also at {@code --state-rescaled-restore} subtasks, a
-     * rescaling restore). The native variant runs a second time without periodic checkpoints (the throughput
-     * they cost), and the latency variants at {@code --state-latency-rate} over the whole trace,
-     * its state growing to the size, checkpoints every 10 s.
+     * rescaling restore). The native variant runs a second time without periodic checkpoints (the
+     * throughput they cost), and the latency variants at {@code --state-latency-rate} over the
+     * whole trace, its state growing to the size, checkpoints every 10 s.
      */
     void state() throws Exception {
         Path file = out.resolve("state.jsonl");
