@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.core.execution.JobClient;
@@ -355,9 +357,10 @@ class MultiJoinTest {
             it.forEachRemaining(out::add);
         }
         // The gauges are read when the tasks close their metric groups, before the job ends.
-        job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        JobExecutionResult done = job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
         if (engine == Engine.NATIVE) {
             assertNativeGauges(JoinInputCounters.closedGauges(job.getJobID().toString()));
+            assertNativeAccumulators(done);
         }
         Map<String, Integer> expected =
                 new TreeMap<>(
@@ -369,6 +372,21 @@ class MultiJoinTest {
                                 "[row, null, row]", 1,
                                 "[null, row, row]", 1));
         assertEquals(expected, Changelogs.materialize(out), "" + out);
+    }
+
+    /**
+     * The job accumulators of that job's three native multi-way joins (as {@link
+     * NativeJoinOperator}'s, which benchmarks read): their state at the end, summed.
+     */
+    private static void assertNativeAccumulators(JobExecutionResult done) {
+        assertEquals(3 * 7L, (Long) done.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROWS));
+        assertEquals(
+                0L, (Long) done.getAccumulatorResult(NativeJoinOperator.ACC_ABSENT_RETRACTIONS));
+        long heap = done.getAccumulatorResult(NativeJoinOperator.ACC_STATE_HEAP_BYTES);
+        long rows = done.getAccumulatorResult(NativeJoinOperator.ACC_STATE_ROW_BYTES);
+        assertTrue(heap >= rows && rows > 0, "heap " + heap + ", rows " + rows);
+        long out = done.getAccumulatorResult(NativeJoinOperator.ACC_ROWS_OUT);
+        assertTrue(out >= 3 * 3, "rows out " + out);
     }
 
     /**

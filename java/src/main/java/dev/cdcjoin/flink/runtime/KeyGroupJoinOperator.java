@@ -1,10 +1,13 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
+import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.TaskInfo;
+import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -77,6 +80,39 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      * @return the state's chunks
      */
     abstract StateChunks checkpointState();
+
+    /**
+     * Publishes the final native counters as job accumulators, summed over subtasks and over the
+     * job's native join operators (two-table and multi-way alike): {@value
+     * NativeJoinOperator#ACC_STATE_ROWS}, {@value NativeJoinOperator#ACC_STATE_HEAP_BYTES}, {@value
+     * NativeJoinOperator#ACC_STATE_ROW_BYTES}, {@value NativeJoinOperator#ACC_ROWS_OUT}, {@value
+     * NativeJoinOperator#ACC_ABSENT_RETRACTIONS}.
+     *
+     * @param counter a native counter's value by its name ({@link NativeCounters}'s names, which
+     *     both joins' counters share)
+     */
+    void publishAccumulators(ToLongFunction<String> counter) {
+        accumulate(
+                NativeJoinOperator.ACC_STATE_ROWS, counter.applyAsLong(NativeCounters.STATE_ROWS));
+        accumulate(
+                NativeJoinOperator.ACC_STATE_HEAP_BYTES,
+                counter.applyAsLong(NativeCounters.STATE_HEAP_BYTES));
+        accumulate(
+                NativeJoinOperator.ACC_STATE_ROW_BYTES,
+                counter.applyAsLong(NativeCounters.STATE_ROW_BYTES));
+        accumulate(NativeJoinOperator.ACC_ROWS_OUT, counter.applyAsLong(NativeCounters.ROWS_OUT));
+        accumulate(
+                NativeJoinOperator.ACC_ABSENT_RETRACTIONS,
+                counter.applyAsLong(NativeCounters.ABSENT_RETRACTIONS));
+    }
+
+    private void accumulate(String name, long value) {
+        try {
+            getRuntimeContext().addAccumulator(name, new LongCounter(value));
+        } catch (UnsupportedOperationException alreadyThere) {
+            // Another join operator of this task published it.
+        }
+    }
 
     @Override
     protected boolean isUsingCustomRawKeyedState() {

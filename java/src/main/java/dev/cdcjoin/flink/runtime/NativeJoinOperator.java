@@ -10,7 +10,6 @@ import dev.cdcjoin.flink.nativelib.NativeJoin;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
@@ -368,30 +367,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     @Override
     public void finish() throws Exception {
         flush();
-        publishAccumulators();
+        publishAccumulators(metrics.stats::get);
         super.finish();
-    }
-
-    /**
-     * Publishes the final native counters as job accumulators (summed over subtasks): {@value
-     * #ACC_STATE_ROWS}, {@value #ACC_STATE_HEAP_BYTES}, {@value #ACC_STATE_ROW_BYTES}, {@value
-     * #ACC_ROWS_OUT}, {@value #ACC_ABSENT_RETRACTIONS}.
-     */
-    private void publishAccumulators() {
-        NativeCounters s = metrics.stats;
-        accumulate(ACC_STATE_ROWS, s.get(NativeCounters.STATE_ROWS));
-        accumulate(ACC_STATE_HEAP_BYTES, s.get(NativeCounters.STATE_HEAP_BYTES));
-        accumulate(ACC_STATE_ROW_BYTES, s.get(NativeCounters.STATE_ROW_BYTES));
-        accumulate(ACC_ROWS_OUT, s.get(NativeCounters.ROWS_OUT));
-        accumulate(ACC_ABSENT_RETRACTIONS, s.get(NativeCounters.ABSENT_RETRACTIONS));
-    }
-
-    private void accumulate(String name, long value) {
-        try {
-            getRuntimeContext().addAccumulator(name, new LongCounter(value));
-        } catch (UnsupportedOperationException alreadyThere) {
-            // Another join operator of this task published it.
-        }
     }
 
     /** The operator's metrics; gauges read the counters copied after each batch. */

@@ -311,6 +311,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     @Override
     public void finish() throws Exception {
         flush();
+        publishAccumulators(this::nativeStat);
         super.finish();
     }
 }
