@@ -813,10 +813,10 @@ public final class Runner {
      * Starts the same job from the savepoint at {@code path} (taken at the end of the input) and
      * measures how long its subtasks take to restore: from submission until every subtask runs, and
      * the time each subtask spent initializing (restoring its state and opening its operators), the
-     * longest of all and of the join's (a task named "…Join…"). The restored job is cancelled once
-     * it runs.
+     * longest of all and of the join's (a task named "…Join…"), on the cluster {@code on} at {@code
+     * parallelism}. The restored job is cancelled once it runs.
      */
-    private Map<String, Object> restore(MiniCluster cluster, String path, int parallelism)
+    private Map<String, Object> restore(MiniCluster on, String path, int parallelism)
             throws Exception {
         Map<String, Object> m = new LinkedHashMap<>();
         if (path == null || !Files.exists(localPath(path).resolve("_metadata"))) {
@@ -832,11 +832,11 @@ public final class Runner {
         JobGraph graph = env.getStreamGraph().getJobGraph();
         graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(path, false));
         long t0 = System.nanoTime();
-        cluster.submitJob(graph).get();
-        CompletableFuture<JobResult> result = cluster.requestJobResult(graph.getJobID());
+        on.submitJob(graph).get();
+        CompletableFuture<JobResult> result = on.requestJobResult(graph.getJobID());
         long deadline = t0 + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
         AccessExecutionGraph running;
-        while (!allRunning(running = cluster.getExecutionGraph(graph.getJobID()).get())) {
+        while (!allRunning(running = on.getExecutionGraph(graph.getJobID()).get())) {
             if (result.isDone()) {
                 JobResult failed = result.get();
                 m.put("restoreError", failed(new LinkedHashMap<>(), failed).get("error"));
@@ -875,7 +875,7 @@ public final class Runner {
         m.put(
                 "restoreStateMs",
                 RestoreGauges.sumAndMax(NativeJoinOperator.STATE_RESTORE_MILLIS)[1]);
-        cluster.cancelJob(graph.getJobID()).get();
+        on.cancelJob(graph.getJobID()).get();
         RunControl.release.complete(null);
         result.get(o.timeoutSeconds, TimeUnit.SECONDS);
         awaitReleased();
