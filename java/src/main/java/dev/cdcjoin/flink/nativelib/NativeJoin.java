@@ -13,7 +13,7 @@ import java.nio.ByteBuffer;
  * state; any later call throws {@link IllegalStateException}. A {@link FrozenState} taken with
  * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
  */
-public final class NativeJoin extends NativeHandle {
+public final class NativeJoin extends NativeHandle implements KeyGroupJoin {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
 

@@ -19,7 +19,7 @@ import java.util.List;
  * #freeze()} is the exception: it may be written on another thread while the join goes on, as the
  * two-table join's.
  */
-public final class NativeMultiJoin extends NativeHandle {
+public final class NativeMultiJoin extends NativeHandle implements KeyGroupJoin {
 
     private static final int INITIAL_OUTPUT = 256 * 1024;
 

@@ -1,13 +1,18 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.SideSpec;
+import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.function.BiConsumer;
 import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.KeyGroupRange;
@@ -19,10 +24,14 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * What the native join operators ({@link NativeJoinOperator}, {@link NativeMultiJoinOperator})
- * share: a native state owning this subtask's key groups, held as Flink raw keyed state (one
+ * share, so that the join rules of the operator live in one place: a native join ({@link
+ * KeyGroupJoin}) owning this subtask's key groups, its state held as Flink raw keyed state (one
  * section per key group, written by {@link FrozenStateSnapshot}, restored by {@link
- * KeyGroupSections}), accounted as managed memory, fed from one batch buffer that is always flushed
- * before a checkpoint barrier.
+ * KeyGroupSections}) and accounted as managed memory, fed from one batch buffer that is always
+ * flushed before a checkpoint barrier; each flush joins the buffer in one native call and emits its
+ * output in the operator's form ({@link JoinedRows}) or, chained, as the next join's batches, each
+ * rejected change handed to the bad-record policy. A subclass says what differs: its inputs, its
+ * native join and definition, its metrics.
  *
  * @param <OUT> the output type
  */
@@ -50,36 +59,71 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     /** The native state's memory, as managed memory. */
     transient ManagedMemoryAccount memory;
 
-    /** The native state, freed in {@link #close()}. */
-    private transient AutoCloseable nativeState;
+    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
+    private final JoinedRows.Form form;
 
-    KeyGroupJoinOperator(int batchSize, long maxFlushDelayMs) {
+    /** The next join's side this join's output feeds (its batches), else {@code null}. */
+    private final SideSpec next;
+
+    /** Where rejected changes go. */
+    private final BadRecordPolicy policy;
+
+    /** The native join, freed in {@link #close()}. */
+    private transient KeyGroupJoin join;
+
+    private transient JoinedRows joined;
+    private transient HeapCopy heapCopy;
+    private transient JoinBatches.Entries entries;
+    private transient StreamRecord<OUT> reuse;
+    private transient Counter rowsOut;
+
+    KeyGroupJoinOperator(
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy,
+            JoinedRows.Form form,
+            SideSpec next) {
         super(batchSize, maxFlushDelayMs);
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.form = form;
+        this.next = next;
     }
 
     /**
-     * Creates the native state for this subtask's key groups ({@link #keyGroups}, set already),
-     * with the snapshot compression asked for.
+     * Creates the native join for key groups {@code [firstKeyGroup, lastKeyGroup]}.
      *
-     * @param lz4 whether its snapshots compress their sections
-     * @return the state, which {@link #close()} frees
+     * @return the join, which {@link #close()} frees
      */
-    abstract AutoCloseable openNativeState(boolean lz4);
+    abstract KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup);
 
     /**
-     * Restores one section into the native state.
-     *
-     * @see KeyGroupSections.Restore
+     * The native declaration of a chained output: this join's output as the input of side {@code
+     * next} of a next join, batched by the key groups of its key under {@code maxParallelism}.
      */
-    abstract void restoreSection(ByteBuffer in, int length, int keyGroup);
+    abstract String chainJson(SideSpec next, int maxParallelism);
 
     /**
-     * What a checkpoint writes, taken on the task thread: the native state frozen (in time
-     * proportional to the key groups), written while the join goes on.
+     * Joins the batch in {@code in} in one native call.
      *
-     * @return the state's chunks
+     * @param nowMs the processing time, for state TTL
+     * @return the native output, valid until the next call
      */
-    abstract StateChunks checkpointState();
+    abstract ByteBuffer process(ByteBuffer in, int length, long nowMs);
+
+    /** The output rows in {@code form}, decoded with each input's codec and projected. */
+    abstract JoinedRows outputRows(JoinedRows.Form form);
+
+    /** The inputs of a joined row: 2 for the two-table join. */
+    abstract int inputs();
+
+    /** The name of input {@code input} (its table), for errors and bad records. */
+    abstract String inputName(byte input);
+
+    /** Copies the native counters after a batch of {@code records} input changes. */
+    abstract void updateStats(int records);
+
+    /** A native counter by its name ({@link NativeCounters}'s names, which both joins share). */
+    abstract long counter(String name);
 
     /**
      * Publishes the final native counters as job accumulators, summed over subtasks and over the
@@ -130,12 +174,16 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
                         task.getNumberOfParallelSubtasks(),
                         task.getIndexOfThisSubtask());
         memory = ManagedMemoryAccount.of(this, getContainingTask());
+        join = createJoin(keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup());
+        if (next != null) {
+            join.chain(chainJson(next, maxParallelism));
+        }
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
-        nativeState = openNativeState(getExecutionConfig().isUseSnapshotCompression());
+        join.setSnapshotCompression(getExecutionConfig().isUseSnapshotCompression());
         if (context.isRestored()) {
             long start = System.nanoTime();
-            restoredBytes = KeyGroupSections.restore(context, this::restoreSection);
+            restoredBytes = KeyGroupSections.restore(context, join::restore);
             restoreMillis = (System.nanoTime() - start) / 1_000_000;
         }
     }
@@ -148,35 +196,73 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         long millis = restoreMillis;
         getMetricGroup().gauge(NativeJoinOperator.RESTORED_STATE_BYTES, () -> bytes);
         getMetricGroup().gauge(NativeJoinOperator.STATE_RESTORE_MILLIS, () -> millis);
+        joined = outputRows(form);
+        heapCopy = new HeapCopy();
+        entries = new JoinBatches.Entries(inputs());
+        reuse = new StreamRecord<>(null);
+        rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
+        updateStats(0);
+    }
+
+    /** Appends input {@code input}'s batch, checked to belong here, and joins when it is due. */
+    final void append(byte input, ChangeBatch changes) throws Exception {
+        KeyGroupRoutes.check(
+                inputName(input), changes, maxParallelism, keyGroups, getRuntimeContext());
+        JoinBatches.frame(batch, input, changes);
+        afterAppend(batch.records());
+    }
+
+    /** Joins the buffered batch, if any, and emits its output. */
+    @Override
+    public final void flush() {
+        int records = batch.records();
+        if (records == 0) {
+            return;
+        }
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        ByteBuffer out = heapCopy.of(process(batch.buffer(), batch.length(), now));
+        batch.clear();
+        rowsOut.inc(next == null ? emitRows(out) : emitChained(out));
+        updateStats(records);
     }
 
     /**
-     * Checks that the batch of {@code table} was partitioned for this operator's max parallelism
-     * and reached the subtask owning its key group ({@link KeyGroupRoutes#check}).
+     * Emits the rows of a batch's output ({@link JoinBatches.Entries}), each with the timestamp in
+     * its stamp (that of the input record that caused it), and hands rejected changes to the
+     * bad-record policy.
+     *
+     * @return the rows emitted
      */
-    void checkRoute(String table, ChangeBatch changes) {
-        KeyGroupRoutes.check(table, changes, maxParallelism, keyGroups, getRuntimeContext());
+    @SuppressWarnings("unchecked") // OUT is the type of the operator's form
+    private long emitRows(ByteBuffer out) {
+        long rows = 0;
+        JoinBatches.Entries e = entries.reset(out, 0);
+        while (e.next()) {
+            if (e.isRejection()) {
+                reject(e.rejectedSide(), e.message());
+                continue;
+            }
+            OUT row = (OUT) joined.of(out, e);
+            output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
+            rows++;
+        }
+        return rows;
     }
 
     /**
      * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
-     * dev.cdcjoin.flink.nativelib.NativeJoin#chain}), read with {@code entries}: hands each
-     * rejection (its input's byte and message) to {@code reject}, then emits one {@link
-     * ChangeBatch} per exchange block, without a timestamp (the next join's input as the decoder's
-     * batches are).
+     * dev.cdcjoin.flink.nativelib.NativeJoin#chain}): hands each rejection to the bad-record
+     * policy, then emits one {@link ChangeBatch} per exchange block, without a timestamp (the next
+     * join's input as the decoder's batches are).
      *
      * @return the changes emitted
      */
     @SuppressWarnings("unchecked") // OUT is ChangeBatch for an operator whose output is chained
-    final long emitChained(
-            ByteBuffer out,
-            JoinBatches.Entries entries,
-            StreamRecord<OUT> reuse,
-            BiConsumer<Byte, String> reject) {
+    private long emitChained(ByteBuffer out) {
         JoinBatches.Entries e = entries.reset(out, JoinBatches.CHAINED_HEADER_LEN);
         for (int i = out.getInt(0); i > 0; i--) {
             e.next();
-            reject.accept(e.rejectedSide(), e.message());
+            reject(e.rejectedSide(), e.message());
         }
         long changes = 0;
         for (int p = e.end(); p < out.limit(); ) {
@@ -190,6 +276,29 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         return changes;
     }
 
+    /**
+     * Applies the bad-record policy to a change of input {@code input} the native join rejected for
+     * {@code message}: fails the job, or sends a {@link BadRecord} to {@link BadRecord#OUTPUT}.
+     */
+    private void reject(byte input, String message) {
+        String reason = inputName(input) + ": change rejected by the join: " + message;
+        if (policy == BadRecordPolicy.FAIL) {
+            throw new IllegalStateException(
+                    reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
+        }
+        output.collect(
+                BadRecord.OUTPUT,
+                new StreamRecord<>(new BadRecord(inputName(input), -1, null, reason)));
+    }
+
+    /** Joins what is buffered and publishes the final counters as job accumulators. */
+    @Override
+    public void finish() throws Exception {
+        flush();
+        publishAccumulators(this::counter);
+        super.finish();
+    }
+
     /** Checks that the batch was flushed before the barrier; the state is written elsewhere. */
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
@@ -201,10 +310,11 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
 
     /**
      * Takes the operator's part of a checkpoint or savepoint as Flink does, except its raw keyed
-     * state: the synchronous phase (this call, on the task thread) takes {@link
-     * #checkpointState()}, and {@link FrozenStateSnapshot} writes it in the asynchronous phase
-     * while the join goes on. The bytes and the handle are those the synchronous raw keyed state
-     * stream would give, so restore and rescaling are unchanged.
+     * state: the synchronous phase (this call, on the task thread) freezes the native state (in
+     * time proportional to the key groups, {@link KeyGroupJoin#freeze()}), and {@link
+     * FrozenStateSnapshot} writes it in the asynchronous phase while the join goes on. The bytes
+     * and the handle are those the synchronous raw keyed state stream would give, so restore and
+     * rescaling are unchanged.
      */
     @Override
     public OperatorSnapshotFutures snapshotState(
@@ -215,7 +325,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
             throws Exception {
         OperatorSnapshotFutures futures =
                 super.snapshotState(checkpointId, timestamp, checkpointOptions, factory);
-        Callable<StateChunks> state = this::checkpointState;
+        Callable<StateChunks> state = join::freeze;
         return FrozenStateSnapshot.install(
                 futures,
                 state,
@@ -230,9 +340,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         try {
             super.close();
         } finally {
-            if (nativeState != null) {
-                nativeState.close();
-                nativeState = null;
+            if (join != null) {
+                join.close();
+                join = null;
             }
             if (memory != null) {
                 memory.releaseAll();

@@ -5,15 +5,14 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
-import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
-import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
@@ -102,20 +101,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
 
     private final JoinSpec definition;
 
-    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
-    private final JoinedRows.Form form;
-
-    /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
-    private final SideSpec next;
-
-    /** Where rejected changes go. */
-    private final BadRecordPolicy policy;
-
     private transient NativeJoin join;
-    private transient JoinedRows joined;
-    private transient HeapCopy heapCopy;
-    private transient JoinBatches.Entries entries;
-    private transient StreamRecord<OUT> reuse;
     private transient JoinMetrics metrics;
 
     private NativeJoinOperator(
@@ -125,11 +111,8 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             BadRecordPolicy policy,
             JoinedRows.Form form,
             SideSpec next) {
-        super(batchSize, maxFlushDelayMs);
+        super(batchSize, maxFlushDelayMs, policy, form, next);
         this.definition = Objects.requireNonNull(definition, "definition");
-        this.policy = Objects.requireNonNull(policy, "policy");
-        this.form = form;
-        this.next = next;
     }
 
     /**
@@ -206,32 +189,23 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     }
 
     @Override
-    AutoCloseable openNativeState(boolean lz4) {
-        join =
-                new NativeJoin(
-                        definition.specJson(
-                                keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
-        if (next != null) {
-            join.chain(definition.chainJson(next, maxParallelism));
-        }
-        join.setSnapshotCompression(lz4);
+    KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup) {
+        join = new NativeJoin(definition.specJson(firstKeyGroup, lastKeyGroup));
         return join;
     }
 
     @Override
-    void restoreSection(ByteBuffer in, int length, int keyGroup) {
-        join.restore(in, length, keyGroup);
-    }
-
-    /** The state frozen in time proportional to the key groups, written while the join goes on. */
-    @Override
-    StateChunks checkpointState() {
-        return join.freeze();
+    String chainJson(SideSpec next, int maxParallelism) {
+        return definition.chainJson(next, maxParallelism);
     }
 
     @Override
-    public void open() throws Exception {
-        super.open();
+    ByteBuffer process(ByteBuffer in, int length, long nowMs) {
+        return join.processBatch(in, length, nowMs);
+    }
+
+    @Override
+    JoinedRows outputRows(JoinedRows.Form form) {
         RowCodec[] codecs = {
             new RowCodec(definition.left().schema()), new RowCodec(definition.right().schema())
         };
@@ -243,12 +217,23 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             projectedInput[i] = left ? 0 : 1;
             projectedColumn[i] = projection[i] - (left ? 0 : codecs[0].arity());
         }
-        joined = new JoinedRows(form, codecs, projectedInput, projectedColumn);
-        heapCopy = new HeapCopy();
-        entries = new JoinBatches.Entries();
-        reuse = new StreamRecord<>(null);
+        return new JoinedRows(form, codecs, projectedInput, projectedColumn);
+    }
+
+    @Override
+    int inputs() {
+        return 2;
+    }
+
+    @Override
+    String inputName(byte input) {
+        return (input == JoinBatches.SIDE_LEFT ? definition.left() : definition.right()).name();
+    }
+
+    @Override
+    public void open() throws Exception {
         metrics = new JoinMetrics(getMetricGroup());
-        updateStats();
+        super.open();
     }
 
     @Override
@@ -280,83 +265,19 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         return false;
     }
 
-    private void append(byte side, ChangeBatch changes) throws Exception {
-        checkRoute(tableOf(side), changes);
-        JoinBatches.frame(batch, side, changes);
-        afterAppend(batch.records());
-    }
-
-    private SideSpec sideOf(byte side) {
-        return side == JoinBatches.SIDE_LEFT ? definition.left() : definition.right();
-    }
-
-    private String tableOf(byte side) {
-        return sideOf(side).name();
-    }
-
-    /** Joins the buffered batch, if any, and emits its output rows. */
-    public void flush() {
-        int n = batch.records();
-        if (n == 0) {
-            return;
-        }
-        long now = getProcessingTimeService().getCurrentProcessingTime();
-        ByteBuffer out = join.processBatch(batch.buffer(), batch.length(), now);
-        batch.clear();
-        metrics.batch(n);
-        emitAll(out);
-        updateStats();
-    }
-
     /** Copies the native counters and accounts the state's memory as managed memory. */
-    private void updateStats() {
+    @Override
+    void updateStats(int records) {
+        if (records > 0) {
+            metrics.batch(records);
+        }
         join.stats(metrics.stats);
         memory.track(metrics.stats.get(NativeCounters.STATE_HEAP_BYTES));
     }
 
-    /**
-     * Emits the rows of a batch's output ({@link JoinBatches.Entries}), each with the timestamp in
-     * its stamp (that of the input record that caused it), and hands rejected changes to the
-     * bad-record policy.
-     */
-    @SuppressWarnings("unchecked")
-    private void emitAll(ByteBuffer direct) {
-        ByteBuffer out = heapCopy.of(direct);
-        if (next != null) {
-            metrics.rowsOut.inc(
-                    emitChained(out, entries, reuse, (side, why) -> reject(sideOf(side), why)));
-            return;
-        }
-        JoinBatches.Entries e = entries.reset(out, 0);
-        while (e.next()) {
-            if (e.isRejection()) {
-                reject(sideOf(e.rejectedSide()), e.message());
-                continue;
-            }
-            OUT row = (OUT) joined.of(out, e);
-            output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
-            metrics.rowsOut.inc();
-        }
-    }
-
-    /** Applies the bad-record policy to a change of {@code side} the engine rejected. */
-    private void reject(SideSpec side, String message) {
-        reject(policy, side.name(), message, output);
-    }
-
-    /**
-     * Applies the bad-record policy {@code policy} to a change of table {@code table} a native join
-     * rejected for {@code message}: fails the job, or sends a {@link BadRecord} to {@link
-     * BadRecord#OUTPUT}.
-     */
-    static void reject(BadRecordPolicy policy, String table, String message, Output<?> output) {
-        String reason = table + ": change rejected by the join: " + message;
-        if (policy == BadRecordPolicy.FAIL) {
-            throw new IllegalStateException(
-                    reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
-        }
-        output.collect(
-                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(table, -1, null, reason)));
+    @Override
+    long counter(String name) {
+        return metrics.stats.get(name);
     }
 
     @Override
@@ -364,26 +285,17 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         flush();
     }
 
-    @Override
-    public void finish() throws Exception {
-        flush();
-        publishAccumulators(metrics.stats::get);
-        super.finish();
-    }
-
     /** The operator's metrics; gauges read the counters copied after each batch. */
     static final class JoinMetrics {
         final NativeCounters stats = new NativeCounters();
         final Counter recordsLeft;
         final Counter recordsRight;
-        final Counter rowsOut;
         final Counter batches;
         private volatile long lastBatchSize;
 
         JoinMetrics(MetricGroup group) {
             recordsLeft = group.counter("cdcjoinRecordsInLeft");
             recordsRight = group.counter("cdcjoinRecordsInRight");
-            rowsOut = group.counter("cdcjoinRowsOut");
             batches = group.counter("cdcjoinBatches");
             group.gauge("cdcjoinLastBatchSize", () -> lastBatchSize);
             group.gauge("cdcjoinStateRows", () -> stats.get(NativeCounters.STATE_ROWS));

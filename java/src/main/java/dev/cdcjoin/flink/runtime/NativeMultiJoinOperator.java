@@ -4,13 +4,12 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.MultiJoinSpec;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
+import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
-import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -51,22 +50,9 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
 
     private final MultiJoinSpec definition;
 
-    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
-    private final JoinedRows.Form form;
-
-    /** The next join's side this join's output feeds ({@link #chained}), else {@code null}. */
-    private final SideSpec next;
-
-    private final BadRecordPolicy policy;
-
     private transient NativeMultiJoin join;
-    private transient JoinedRows joined;
-    private transient HeapCopy heapCopy;
-    private transient JoinBatches.Entries entries;
-    private transient StreamRecord<OUT> reuse;
     private transient long[] stats;
     private transient int heapBytes;
-    private transient Counter rowsOut;
 
     private NativeMultiJoinOperator(
             MultiJoinSpec definition,
@@ -75,11 +61,8 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             BadRecordPolicy policy,
             JoinedRows.Form form,
             SideSpec next) {
-        super(batchSize, maxFlushDelayMs);
+        super(batchSize, maxFlushDelayMs, policy, form, next);
         this.definition = Objects.requireNonNull(definition, "definition");
-        this.policy = Objects.requireNonNull(policy, "policy");
-        this.form = form;
-        this.next = next;
     }
 
     /**
@@ -156,32 +139,23 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     }
 
     @Override
-    AutoCloseable openNativeState(boolean lz4) {
-        join =
-                new NativeMultiJoin(
-                        definition.specJson(
-                                keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup()));
-        if (next != null) {
-            join.chain(definition.chainJson(next, maxParallelism));
-        }
-        join.setSnapshotCompression(lz4);
+    KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup) {
+        join = new NativeMultiJoin(definition.specJson(firstKeyGroup, lastKeyGroup));
         return join;
     }
 
     @Override
-    void restoreSection(ByteBuffer in, int length, int keyGroup) {
-        join.restore(in, length, keyGroup);
-    }
-
-    /** The state frozen in time proportional to the key groups, written while the join goes on. */
-    @Override
-    StateChunks checkpointState() {
-        return join.freeze();
+    String chainJson(SideSpec next, int maxParallelism) {
+        return definition.chainJson(next, maxParallelism);
     }
 
     @Override
-    public void open() throws Exception {
-        super.open();
+    ByteBuffer process(ByteBuffer in, int length, long nowMs) {
+        return join.processBatch(in, length);
+    }
+
+    @Override
+    JoinedRows outputRows(JoinedRows.Form form) {
         RowCodec[] codecs =
                 definition.inputs().stream()
                         .map(s -> new RowCodec(s.schema()))
@@ -193,18 +167,28 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             projectedInput[i] = definition.inputOf(i);
             projectedColumn[i] = definition.columnOf(i);
         }
-        joined = new JoinedRows(form, codecs, projectedInput, projectedColumn);
-        heapCopy = new HeapCopy();
-        entries = new JoinBatches.Entries(codecs.length);
-        reuse = new StreamRecord<>(null);
+        return new JoinedRows(form, codecs, projectedInput, projectedColumn);
+    }
+
+    @Override
+    int inputs() {
+        return definition.inputs().size();
+    }
+
+    @Override
+    String inputName(byte input) {
+        return definition.inputs().get(input).name();
+    }
+
+    @Override
+    public void open() throws Exception {
         List<String> counters = NativeMultiJoin.counters();
         stats = new long[counters.size()];
         heapBytes = counters.indexOf("state_heap_bytes");
-        rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
         for (int i = 0; i < counters.size(); i++) {
             gauge(counters.get(i), i);
         }
-        updateStats();
+        super.open();
     }
 
     /**
@@ -231,12 +215,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     @Override
     public void processElement(StreamRecord<Tuple2<Integer, ChangeBatch>> element)
             throws Exception {
-        int input = element.getValue().f0;
-        ChangeBatch changes = element.getValue().f1;
-        String table = definition.inputs().get(input).name();
-        checkRoute(table, changes);
-        JoinBatches.frame(batch, (byte) input, changes);
-        afterAppend(batch.records());
+        append(element.getValue().f0.byteValue(), element.getValue().f1);
     }
 
     /**
@@ -250,42 +229,16 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         return false;
     }
 
-    /** Joins the buffered batch, if any, and emits its output. */
-    @Override
-    @SuppressWarnings("unchecked")
-    public void flush() {
-        if (batch.records() == 0) {
-            return;
-        }
-        ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length()));
-        batch.clear();
-        if (next != null) {
-            rowsOut.inc(emitChained(out, entries, reuse, this::reject));
-            updateStats();
-            return;
-        }
-        JoinBatches.Entries e = entries.reset(out, 0);
-        while (e.next()) {
-            if (e.isRejection()) {
-                reject(e.rejectedSide(), e.message());
-                continue;
-            }
-            OUT row = (OUT) joined.of(out, e);
-            output.collect(ChangeBlocks.stamped(out, e.stampAt(), reuse, row));
-            rowsOut.inc();
-        }
-        updateStats();
-    }
-
-    /** Applies the bad-record policy to a change of input {@code input} the join rejected. */
-    private void reject(byte input, String message) {
-        NativeJoinOperator.reject(policy, definition.inputs().get(input).name(), message, output);
-    }
-
     /** Copies the native counters and accounts the state's memory as managed memory. */
-    private void updateStats() {
+    @Override
+    void updateStats(int records) {
         join.stats(stats);
         memory.track(stats[heapBytes]);
+    }
+
+    @Override
+    long counter(String name) {
+        return nativeStat(name);
     }
 
     /**
@@ -306,12 +259,5 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     @Override
     public void endInput() throws Exception {
         flush();
-    }
-
-    @Override
-    public void finish() throws Exception {
-        flush();
-        publishAccumulators(this::nativeStat);
-        super.finish();
     }
 }
