@@ -541,7 +541,7 @@ public final class CdcJoin {
     }
 
     /** Declares a {@link CdcJoin}. */
-    public static final class Builder {
+    public static final class Builder extends JoinBuilder<Builder> {
         private SideSpec left;
         private Object leftSource;
         private SideSpec right;
@@ -552,13 +552,7 @@ public final class CdcJoin {
         private DebeziumFormat leftFormat = DebeziumFormat.defaults();
         private DebeziumFormat rightFormat = DebeziumFormat.defaults();
         private boolean failOnAbsentRetraction;
-        private BadRecordPolicy policy = BadRecordPolicy.FAIL;
-        private int batchSize = 1024;
-        private Duration maxFlushDelay = Duration.ofMillis(100);
         private boolean deleteInsertUpdates;
-        private Engine engine = Engine.NATIVE;
-        private final List<String> projection = new ArrayList<>();
-        private final List<String> outputNames = new ArrayList<>();
 
         private Builder() {}
 
@@ -748,42 +742,6 @@ public final class CdcJoin {
         }
 
         /**
-         * Sets what happens to undecodable records (default FAIL).
-         *
-         * @param policy the policy
-         * @return this
-         */
-        public Builder badRecordPolicy(BadRecordPolicy policy) {
-            this.policy = Objects.requireNonNull(policy);
-            return this;
-        }
-
-        /**
-         * Sets the records per native call, for decoding and joining (default 1024).
-         *
-         * @param batchSize at least 1
-         * @return this
-         */
-        public Builder batchSize(int batchSize) {
-            if (batchSize < 1) {
-                throw new IllegalArgumentException("batchSize must be >= 1");
-            }
-            this.batchSize = batchSize;
-            return this;
-        }
-
-        /**
-         * Sets the longest time a record waits in an unfilled batch (default 100 ms).
-         *
-         * @param delay the delay
-         * @return this
-         */
-        public Builder maxFlushDelay(Duration delay) {
-            this.maxFlushDelay = Objects.requireNonNull(delay);
-            return this;
-        }
-
-        /**
          * Decodes updates as {@code -D}/{@code +I} pairs instead of {@code -U}/{@code +U}.
          *
          * @param on whether to
@@ -792,43 +750,6 @@ public final class CdcJoin {
         public Builder deleteInsertUpdates(boolean on) {
             this.deleteInsertUpdates = on;
             return this;
-        }
-
-        /**
-         * Chooses the engine (default {@link Engine#NATIVE}): the native operator, or the pure-Java
-         * join (package {@code javajoin}) with the same changelog and the same {@link Result}.
-         *
-         * @param engine the engine
-         * @return this
-         */
-        public Builder engine(Engine engine) {
-            this.engine = Objects.requireNonNull(engine);
-            return this;
-        }
-
-        /**
-         * Adds an output column: {@code "table.column"}, or a column name found on one side only.
-         * Without any, the output is every left column then every right column.
-         *
-         * @param column the column
-         * @param outputName its name in the output
-         * @return this
-         */
-        public Builder select(String column, String outputName) {
-            projection.add(column);
-            outputNames.add(outputName);
-            return this;
-        }
-
-        /**
-         * Adds an output column under its own name (see {@link #select(String, String)}).
-         *
-         * @param column the column
-         * @return this
-         */
-        public Builder select(String column) {
-            int dot = column.indexOf('.');
-            return select(column, dot < 0 ? column : column.substring(dot + 1));
         }
 
         /**

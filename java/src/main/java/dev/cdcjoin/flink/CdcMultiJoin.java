@@ -242,17 +242,11 @@ public final class CdcMultiJoin {
     }
 
     /** Declares a {@link CdcMultiJoin}. */
-    public static final class Builder {
+    public static final class Builder extends JoinBuilder<Builder> {
         private final List<SideSpec> inputs = new ArrayList<>();
         private final List<JoinType> steps = new ArrayList<>();
         private Duration ttl;
         private DebeziumFormat format = DebeziumFormat.defaults();
-        private BadRecordPolicy policy = BadRecordPolicy.FAIL;
-        private int batchSize = 1024;
-        private Duration maxFlushDelay = Duration.ofMillis(100);
-        private Engine engine = Engine.NATIVE;
-        private final List<String> projection = new ArrayList<>();
-        private final List<String> outputNames = new ArrayList<>();
 
         private Builder() {}
 
@@ -328,79 +322,6 @@ public final class CdcMultiJoin {
         public Builder format(DebeziumFormat format) {
             this.format = Objects.requireNonNull(format, "format");
             return this;
-        }
-
-        /**
-         * Sets what happens to undecodable records and rejected changes (default FAIL).
-         *
-         * @param policy the policy
-         * @return this
-         */
-        public Builder badRecordPolicy(BadRecordPolicy policy) {
-            this.policy = Objects.requireNonNull(policy);
-            return this;
-        }
-
-        /**
-         * Records per native call (default 1024), as {@link CdcJoin.Builder#batchSize(int)}.
-         *
-         * @param batchSize at least 1
-         * @return this
-         */
-        public Builder batchSize(int batchSize) {
-            if (batchSize < 1) {
-                throw new IllegalArgumentException("batchSize must be >= 1");
-            }
-            this.batchSize = batchSize;
-            return this;
-        }
-
-        /**
-         * Longest wait of a record in an unfilled batch (default 100 ms), as {@link
-         * CdcJoin.Builder#maxFlushDelay(Duration)}.
-         *
-         * @param delay the delay
-         * @return this
-         */
-        public Builder maxFlushDelay(Duration delay) {
-            this.maxFlushDelay = Objects.requireNonNull(delay);
-            return this;
-        }
-
-        /**
-         * Chooses the engine (default {@link Engine#NATIVE}).
-         *
-         * @param engine the engine
-         * @return this
-         */
-        public Builder engine(Engine engine) {
-            this.engine = Objects.requireNonNull(engine);
-            return this;
-        }
-
-        /**
-         * Adds an output column: {@code "table.column"}, or a column name found in one input only.
-         * Without any, the output is every input's columns in input order.
-         *
-         * @param column the column
-         * @param outputName its name in the output
-         * @return this
-         */
-        public Builder select(String column, String outputName) {
-            projection.add(column);
-            outputNames.add(outputName);
-            return this;
-        }
-
-        /**
-         * Adds an output column under its own name (see {@link #select(String, String)}).
-         *
-         * @param column the column
-         * @return this
-         */
-        public Builder select(String column) {
-            int dot = column.indexOf('.');
-            return select(column, dot < 0 ? column : column.substring(dot + 1));
         }
 
         /**
