@@ -1,6 +1,12 @@
-//! Entry points of `dev.cdcjoin.flink.nativelib.NativeJoin`: a [`JoinEngine`] fed batch by batch.
+//! Entry points of `dev.cdcjoin.flink.nativelib.KeyGroupJoin`, the calls the two-table join
+//! (`NativeJoin`, a [`JoinEngine`]) and the multi-way join (`NativeMultiJoin`, a `MultiwayJoin`,
+//! `crate::multiway`) share: one set of entry points over either kind of join ([`Engine`]), fed
+//! batch by batch, its output optionally re-keyed for a next join, its state written and restored
+//! one section per key group, live or from a state frozen at an instant (`freeze`,
+//! `snapshotFrozen`, `takeFrozenOutput`, `releaseFrozen`) while the join goes on. Each class keeps
+//! only its constructor and counter names (`NativeJoin.create` here).
 
-use cdcjoin_join::state::{KeySlot, Slot};
+use cdcjoin_join::state::Slot;
 use cdcjoin_join::{
     ChainSpec, Compression, FrozenState, JoinEngine, JoinSpec, Rekeyer, StoredSection,
     COUNTER_NAMES,
@@ -13,27 +19,41 @@ use crate::calls::Output;
 use crate::errors::{jni_entry, NativeError, NativeResult};
 use crate::handles::Registry;
 
-/// A join engine and the buffer its last output (or snapshot) was written to.
-struct NativeJoin {
-    engine: JoinEngine,
-    /// Its spec, for a chain declared later.
-    spec: JoinSpec,
+/// What the entry points do with a join, whichever its kind.
+pub(crate) trait Engine: Sections + Send {
+    /// Joins `batch` (key group blocks) at processing time `now_ms`, writing the output entries
+    /// to `out`.
+    fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
+    /// The rekeyer of an output that feeds the next join `chain` declares.
+    fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer>;
+    /// Sets the compression of later snapshots.
+    fn set_snapshot_compression(&mut self, compression: Compression);
+    /// Restores one stored section.
+    fn restore(&mut self, section: &StoredSection<'_>) -> NativeResult<()>;
+    /// The state as it is now, for a snapshot written while the join goes on.
+    fn freeze(&mut self) -> Box<dyn Sections + Send>;
+    /// The counters, in the order of the kind's counter names.
+    fn counters(&self) -> Vec<i64>;
+}
+
+/// A join, the buffer its last output (or snapshot) was written to, and when its output feeds a
+/// next join the rekeyer and the buffer the join writes to.
+pub(crate) struct Join {
+    engine: Box<dyn Engine>,
     out: Vec<u8>,
-    /// When its output feeds a next join: the rekeyer, and the buffer the engine writes to.
     chain: Option<(Rekeyer, Vec<u8>)>,
 }
 
-static JOINS: Registry<NativeJoin> = Registry::new("NativeJoin");
+static JOINS: Registry<Join> = Registry::new("KeyGroupJoin");
 
 /// A join's state frozen for a snapshot written on another thread, and the buffer its last chunk
-/// was written to. `S` is the join's slot: [`KeySlot`] here, `MultiSlot` for the multi-way join
-/// (`crate::multiway`), which shares these calls.
-pub(crate) struct FrozenJoin<S = KeySlot> {
-    state: FrozenState<S>,
+/// was written to.
+struct FrozenJoin {
+    state: Box<dyn Sections + Send>,
     out: Vec<u8>,
 }
 
-static FROZEN: Registry<FrozenJoin> = Registry::new("NativeJoin.Frozen");
+static FROZEN: Registry<FrozenJoin> = Registry::new("FrozenState");
 
 /// `e` as an `IllegalArgumentException`: the caller passed something the engine rejects.
 pub(crate) fn invalid(e: impl ToString) -> NativeError {
@@ -45,34 +65,24 @@ pub(crate) fn failed(e: impl ToString) -> NativeError {
     NativeError::IllegalState(e.to_string())
 }
 
-impl Output for NativeJoin {
+impl Output for Join {
     fn output(&self) -> &[u8] {
         &self.out
     }
 }
 
-impl<S> Output for FrozenJoin<S> {
+impl Output for FrozenJoin {
     fn output(&self) -> &[u8] {
         &self.out
     }
 }
 
-/// What a snapshot is written from: the engine itself, its state frozen at an instant, or a
-/// multi-way join.
+/// What a snapshot is written from: a join, or its state frozen at an instant.
 pub(crate) trait Sections {
     /// The key groups holding state, ascending.
     fn with_state(&self) -> Vec<u16>;
     /// Appends the section of key group `kg`.
     fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()>;
-}
-
-impl Sections for JoinEngine {
-    fn with_state(&self) -> Vec<u16> {
-        self.key_groups_with_state()
-    }
-    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()> {
-        self.snapshot_key_group(kg, out).map_err(failed)
-    }
 }
 
 impl<S: Slot> Sections for FrozenState<S> {
@@ -84,23 +94,95 @@ impl<S: Slot> Sections for FrozenState<S> {
     }
 }
 
-/// `static native long create(String specJson)`: a join handle for a `JoinSpec` as JSON.
+/// The two-table join, and its spec for a chain declared later.
+struct TwoTable {
+    engine: JoinEngine,
+    spec: JoinSpec,
+}
+
+impl Sections for TwoTable {
+    fn with_state(&self) -> Vec<u16> {
+        self.engine.key_groups_with_state()
+    }
+    fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.engine.snapshot_key_group(kg, out).map_err(failed)
+    }
+}
+
+impl Engine for TwoTable {
+    fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.engine
+            .process_batch(batch, now_ms, out)
+            .map(drop)
+            .map_err(failed)
+    }
+    fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer> {
+        Rekeyer::new(&self.spec, chain).map_err(invalid)
+    }
+    fn set_snapshot_compression(&mut self, compression: Compression) {
+        self.engine.set_snapshot_compression(compression);
+    }
+    fn restore(&mut self, section: &StoredSection<'_>) -> NativeResult<()> {
+        self.engine.restore_section(section).map_err(invalid)
+    }
+    fn freeze(&mut self) -> Box<dyn Sections + Send> {
+        Box::new(self.engine.freeze())
+    }
+    fn counters(&self) -> Vec<i64> {
+        self.engine.counters().map(|v| v as i64).to_vec()
+    }
+}
+
+/// `create(String specJson)` of a join class: a handle for the join `build` makes of the JSON.
+pub(crate) fn create(
+    env: &mut EnvUnowned<'_>,
+    context: &'static str,
+    spec: &JString<'_>,
+    build: impl FnOnce(&str) -> NativeResult<Box<dyn Engine>>,
+) -> jlong {
+    JOINS.create_from_json(env, context, spec, |json| {
+        Ok(Join {
+            engine: build(json)?,
+            out: Vec::new(),
+            chain: None,
+        })
+    })
+}
+
+/// `static native long NativeJoin.create(String specJson)`: a join handle for a `JoinSpec` as JSON.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     spec: JString<'local>,
 ) -> jlong {
-    JOINS.create_from_json(&mut env, "NativeJoin.create", &spec, |json| {
+    create(&mut env, "NativeJoin.create", &spec, |json| {
         let spec: JoinSpec =
             serde_json::from_str(json).map_err(|e| invalid(format!("invalid join spec: {e}")))?;
         let engine = JoinEngine::new(&spec).map_err(invalid)?;
-        Ok(NativeJoin {
-            engine,
-            spec,
-            out: Vec::new(),
-            chain: None,
-        })
+        Ok(Box::new(TwoTable { engine, spec }))
+    })
+}
+
+/// `static native String NativeJoin.counterNames()`: the names of the values `stats` writes, in
+/// its order, separated by commas (`cdcjoin_join::COUNTER_NAMES`); Java reads the counters by
+/// these names.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_counterNames<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> JString<'local> {
+    counter_names(&mut env, "NativeJoin.counterNames", &COUNTER_NAMES)
+}
+
+/// `counterNames()` of a join class: `names`, separated by commas.
+pub(crate) fn counter_names<'local>(
+    env: &mut EnvUnowned<'local>,
+    context: &'static str,
+    names: &[&str],
+) -> JString<'local> {
+    jni_entry(env, context, |env| {
+        Ok(JString::from_str(env, names.join(","))?)
     })
 }
 
@@ -108,36 +190,36 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local
 /// the chained output (`cdcjoin_join::chain`) of the `ChainSpec` as JSON: the next join's input
 /// blocks instead of joined rows.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_chain<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_chain<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
     chain: JString<'local>,
 ) {
-    jni_entry(&mut env, "NativeJoin.chain", |env| {
+    jni_entry(&mut env, "KeyGroupJoin.chain", |env| {
         let chain = chain_spec(env, &chain)?;
         JOINS.with(handle, |j| {
-            j.chain = Some((Rekeyer::new(&j.spec, &chain).map_err(invalid)?, Vec::new()));
+            j.chain = Some((j.engine.rekeyer(&chain)?, Vec::new()));
             Ok(())
         })
     })
 }
 
 /// Joins `batch` into `j.out`: the joined rows, or with a chain their re-keyed blocks.
-fn join_batch(j: &mut NativeJoin, batch: &[u8], now_ms: i64) -> NativeResult<()> {
+fn join_batch(j: &mut Join, batch: &[u8], now_ms: i64) -> NativeResult<()> {
     let engine = &mut j.engine;
     rekeyed(&mut j.chain, &mut j.out, |out| {
-        engine.process_batch(batch, now_ms, out).map(drop)
+        engine.process(batch, now_ms, out)
     })
 }
 
 /// Writes a join's output into `out` (cleared first) by `process`: the joined rows, or when the
 /// output feeds a next join (`chain`) their re-keyed blocks, the joined rows written to the
-/// chain's own buffer first. Shared by the two-table and the multi-way join.
-pub(crate) fn rekeyed<E: ToString>(
+/// chain's own buffer first.
+fn rekeyed(
     chain: &mut Option<(Rekeyer, Vec<u8>)>,
     out: &mut Vec<u8>,
-    process: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    process: impl FnOnce(&mut Vec<u8>) -> NativeResult<()>,
 ) -> NativeResult<()> {
     out.clear();
     match chain {
@@ -149,11 +231,10 @@ pub(crate) fn rekeyed<E: ToString>(
             done
         }
     }
-    .map_err(failed)
 }
 
 /// The `ChainSpec` of a `chain` call, given as JSON.
-pub(crate) fn chain_spec(env: &mut Env<'_>, json: &JString<'_>) -> NativeResult<ChainSpec> {
+fn chain_spec(env: &mut Env<'_>, json: &JString<'_>) -> NativeResult<ChainSpec> {
     let json = json.try_to_string(env)?;
     serde_json::from_str(&json).map_err(|e| invalid(format!("invalid chain spec: {e}")))
 }
@@ -162,7 +243,7 @@ pub(crate) fn chain_spec(env: &mut Env<'_>, json: &JString<'_>) -> NativeResult<
 /// ByteBuffer out)`: joins a batch of input records; the output length, or minus the needed
 /// capacity (then call `takeOutput`).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_processBatch<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_processBatch<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -171,7 +252,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_processBatch<
     now_ms: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    let context = "NativeJoin.processBatch";
+    let context = "KeyGroupJoin.processBatch";
     JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
         join_batch(j, batch, now_ms)
     })
@@ -179,20 +260,20 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_processBatch<
 
 /// `static native long takeOutput(long handle, ByteBuffer out)`: copies the last output.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeOutput<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_takeOutput<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    JOINS.take_output(&mut env, "NativeJoin.takeOutput", handle, &out)
+    JOINS.take_output(&mut env, "KeyGroupJoin.takeOutput", handle, &out)
 }
 
 /// Writes `(key_group u32 | section)*` for the key groups holding state from `from` on, in key
 /// group order, stopping after the section that brings the output to `max_bytes` or more: a
 /// checkpoint takes the state in chunks, never all of it in one buffer.
-pub(crate) fn snapshot_chunk(
-    state: &impl Sections,
+fn snapshot_chunk(
+    state: &(impl Sections + ?Sized),
     out: &mut Vec<u8>,
     from: i32,
     max_bytes: i32,
@@ -222,7 +303,7 @@ pub(crate) fn snapshot_chunk(
 /// self-delimiting (`len u32 | payload`); the length, or minus the needed capacity (then call
 /// `takeOutput`).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_snapshot<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -230,13 +311,13 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshot<'loc
     from_key_group: i32,
     max_bytes: i32,
 ) -> jlong {
-    JOINS.with_output(&mut env, "NativeJoin.snapshot", handle, &out, |j| {
-        snapshot_chunk(&j.engine, &mut j.out, from_key_group, max_bytes)
+    JOINS.with_output(&mut env, "KeyGroupJoin.snapshot", handle, &out, |j| {
+        snapshot_chunk(j.engine.as_ref(), &mut j.out, from_key_group, max_bytes)
     })
 }
 
 /// The compression a `setSnapshotCompression(boolean lz4)` call asks for.
-pub(crate) fn compression(lz4: jboolean) -> Compression {
+fn compression(lz4: jboolean) -> Compression {
     if lz4 {
         Compression::Lz4
     } else {
@@ -248,7 +329,7 @@ pub(crate) fn compression(lz4: jboolean) -> Compression {
 /// (and states frozen later) write LZ4-compressed sections (format 3) or plain ones (format 2);
 /// either restores whatever the setting.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_setSnapshotCompression<
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_setSnapshotCompression<
     'local,
 >(
     mut env: EnvUnowned<'local>,
@@ -256,7 +337,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_setSnapshotCo
     handle: jlong,
     lz4: jboolean,
 ) {
-    jni_entry(&mut env, "NativeJoin.setSnapshotCompression", |_| {
+    jni_entry(&mut env, "KeyGroupJoin.setSnapshotCompression", |_| {
         let compression = compression(lz4);
         JOINS.with(handle, |j| {
             j.engine.set_snapshot_compression(compression);
@@ -269,57 +350,25 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_setSnapshotCo
 /// while the join goes on (in O(key groups); see `cdcjoin_join::snapshot`); a handle for
 /// `snapshotFrozen`, to be released with `releaseFrozen`.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_freeze<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_freeze<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
 ) -> jlong {
-    FROZEN.freeze(&mut env, "NativeJoin.freeze", || {
-        JOINS.with(handle, |j| Ok(j.engine.freeze()))
+    jni_entry(&mut env, "KeyGroupJoin.freeze", |_| {
+        let state = JOINS.with(handle, |j| Ok(j.engine.freeze()))?;
+        Ok(FROZEN.insert(FrozenJoin {
+            state,
+            out: Vec::new(),
+        }))
     })
-}
-
-/// The frozen states of one kind of join, behind the `freeze` and `snapshotFrozen` calls of
-/// both joins.
-impl<S: Slot> Registry<FrozenJoin<S>> {
-    /// `freeze(long handle)`: a handle for the state `freeze` freezes.
-    pub(crate) fn freeze(
-        &self,
-        env: &mut EnvUnowned<'_>,
-        context: &'static str,
-        freeze: impl FnOnce() -> NativeResult<FrozenState<S>>,
-    ) -> jlong {
-        jni_entry(env, context, |_| {
-            let state = freeze()?;
-            Ok(self.insert(FrozenJoin {
-                state,
-                out: Vec::new(),
-            }))
-        })
-    }
-
-    /// `snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes)`: a chunk of
-    /// the frozen state of `frozen` ([`snapshot_chunk`]), each key group's section handed out
-    /// once.
-    pub(crate) fn snapshot_frozen(
-        &self,
-        env: &mut EnvUnowned<'_>,
-        context: &'static str,
-        frozen: jlong,
-        out: &JByteBuffer<'_>,
-        (from_key_group, max_bytes): (i32, i32),
-    ) -> jlong {
-        self.with_output(env, context, frozen, out, |f| {
-            snapshot_chunk(&f.state, &mut f.out, from_key_group, max_bytes)
-        })
-    }
 }
 
 /// `static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int
 /// maxBytes)`: a chunk of a frozen state, as `snapshot` writes one of the live state, each key
 /// group's section handed out once; may run on another thread than the join's calls.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshotFrozen<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_snapshotFrozen<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     frozen: jlong,
@@ -327,37 +376,39 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_snapshotFroze
     from_key_group: i32,
     max_bytes: i32,
 ) -> jlong {
-    let chunk = (from_key_group, max_bytes);
-    FROZEN.snapshot_frozen(&mut env, "NativeJoin.snapshotFrozen", frozen, &out, chunk)
+    let context = "KeyGroupJoin.snapshotFrozen";
+    FROZEN.with_output(&mut env, context, frozen, &out, |f| {
+        snapshot_chunk(f.state.as_ref(), &mut f.out, from_key_group, max_bytes)
+    })
 }
 
 /// `static native long takeFrozenOutput(long frozen, ByteBuffer out)`: copies the last chunk.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_takeFrozenOutput<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_takeFrozenOutput<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     frozen: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
-    FROZEN.take_output(&mut env, "NativeJoin.takeFrozenOutput", frozen, &out)
+    FROZEN.take_output(&mut env, "KeyGroupJoin.takeFrozenOutput", frozen, &out)
 }
 
 /// `static native void releaseFrozen(long frozen)`: drops a frozen state (its snapshot was written
 /// or aborted), freeing the sections only it still held; unknown handles are ignored.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_releaseFrozen<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_releaseFrozen<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     frozen: jlong,
 ) {
-    FROZEN.free(&mut env, "NativeJoin.releaseFrozen", frozen)
+    FROZEN.free(&mut env, "KeyGroupJoin.releaseFrozen", frozen)
 }
 
 /// `static native void restore(long handle, ByteBuffer in, int len, int keyGroup)`: restores
 /// the one section (`len u32 | payload`) at `[0, len)` of `in`, stored under key group
 /// `keyGroup`.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_restore<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_restore<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -365,15 +416,15 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_restore<'loca
     len: i32,
     key_group: i32,
 ) {
-    let context = "NativeJoin.restore";
+    let context = "KeyGroupJoin.restore";
     JOINS.with_input(&mut env, context, handle, &input, len, |j, bytes| {
         let section = stored_section(bytes, key_group)?;
-        j.engine.restore_section(&section).map_err(invalid)
+        j.engine.restore(&section)
     })
 }
 
 /// The section `bytes` that Flink stored under `key_group`.
-pub(crate) fn stored_section(bytes: &[u8], key_group: i32) -> NativeResult<StoredSection<'_>> {
+fn stored_section(bytes: &[u8], key_group: i32) -> NativeResult<StoredSection<'_>> {
     let key_group = u16::try_from(key_group)
         .map_err(|_| invalid(format!("key group {key_group} is out of range")))?;
     Ok(StoredSection {
@@ -382,24 +433,8 @@ pub(crate) fn stored_section(bytes: &[u8], key_group: i32) -> NativeResult<Store
     })
 }
 
-/// `static native String counterNames()`: the names of the values `stats` writes, in its order,
-/// separated by commas (`cdcjoin_join::COUNTER_NAMES`); Java reads the counters by these names.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_counterNames<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-) -> JString<'local> {
-    jni_entry(&mut env, "NativeJoin.counterNames", |env| {
-        Ok(JString::from_str(env, COUNTER_NAMES.join(","))?)
-    })
-}
-
 /// Copies `values` into the Java `long[]` `into`, which must hold them all.
-pub(crate) fn write_counters(
-    env: &mut Env<'_>,
-    into: &JLongArray<'_>,
-    values: &[i64],
-) -> NativeResult<()> {
+fn write_counters(env: &mut Env<'_>, into: &JLongArray<'_>, values: &[i64]) -> NativeResult<()> {
     if into.is_null() || into.len(env)? < values.len() {
         return Err(invalid(format!("stats needs a long[{}]", values.len())));
     }
@@ -410,14 +445,14 @@ pub(crate) fn write_counters(
 /// `static native void stats(long handle, long[] into)`: the engine's counters, named by
 /// `counterNames`.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_stats<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_stats<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
     into: JLongArray<'local>,
 ) {
-    jni_entry(&mut env, "NativeJoin.stats", |env| {
-        let values = JOINS.with(handle, |j| Ok(j.engine.counters().map(|v| v as i64)))?;
+    jni_entry(&mut env, "KeyGroupJoin.stats", |env| {
+        let values = JOINS.with(handle, |j| Ok(j.engine.counters()))?;
         write_counters(env, &into, &values)
     })
 }
@@ -425,12 +460,12 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_stats<'local>
 /// `static native void free(long handle)`: releases the join and its state; unknown handles are
 /// ignored.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_free<'local>(
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_free<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    JOINS.free(&mut env, "NativeJoin.free", handle)
+    JOINS.free(&mut env, "KeyGroupJoin.free", handle)
 }
 
 #[cfg(test)]

@@ -340,7 +340,7 @@ class NativeBridgeTest {
                         "0 null null [20, 1, c.com]",
                         "3 null null [20, 1, c.com]",
                         "0 [1, alice] null [20, 1, c.com]"),
-                wide(j.processBatch(b.buffer(), b.length()), u, dm, dm));
+                wide(j.processBatch(b.buffer(), b.length(), 0), u, dm, dm));
         long[] stats = new long[NativeMultiJoin.counters().size()];
         j.stats(stats);
         List<String> names = NativeMultiJoin.counters();
@@ -370,19 +370,21 @@ class NativeBridgeTest {
                         "0 null null [20, 1, c.com]",
                         "3 null null [20, 1, c.com]",
                         "0 [1, alice] [10, 1, a.com] [20, 1, c.com]"),
-                wide(restored.processBatch(b.buffer(), b.length()), u, dm, dm));
+                wide(restored.processBatch(b.buffer(), b.length(), 0), u, dm, dm));
 
         b.clear();
         b.put((byte) 9);
         IllegalStateException bad =
                 assertThrows(
-                        IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length()));
+                        IllegalStateException.class,
+                        () -> j.processBatch(b.buffer(), b.length(), 0));
         assertTrue(bad.getMessage().contains("bad side byte 9"), bad.getMessage());
         b.clear();
         record(b, 3, 0, 3, u.encode(new Object[] {2L, "bo"}));
         IllegalStateException fourth =
                 assertThrows(
-                        IllegalStateException.class, () -> j.processBatch(b.buffer(), b.length()));
+                        IllegalStateException.class,
+                        () -> j.processBatch(b.buffer(), b.length(), 0));
         assertTrue(fourth.getMessage().contains("input 3 does not exist"), fourth.getMessage());
         j.close();
         restored.close();

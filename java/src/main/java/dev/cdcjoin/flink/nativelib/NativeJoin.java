@@ -1,28 +1,15 @@
 package dev.cdcjoin.flink.nativelib;
 
-import java.nio.ByteBuffer;
-
 /**
- * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range.
+ * A native join engine (Rust {@code cdcjoin_join::JoinEngine}) owning a key group range: the
+ * two-table join.
  *
  * <p>Input batches are direct buffers of key group blocks behind their side byte, the output is
  * joined rows and rejections, each entry stamped with the timestamp of the input change that caused
  * it: Rust {@code cdcjoin_join::batch}, mirrored by {@code dev.cdcjoin.flink.runtime.JoinBatches}.
- *
- * <p>Not thread-safe: use one instance per operator instance. {@link #close()} frees the native
- * state; any later call throws {@link IllegalStateException}. A {@link FrozenState} taken with
- * {@link #freeze()} is the exception: it may be written on another thread while the join goes on.
+ * Every other call is {@link KeyGroupJoin}'s.
  */
-public final class NativeJoin extends NativeHandle implements KeyGroupJoin {
-
-    private static final int INITIAL_OUTPUT = 256 * 1024;
-
-    private static final FrozenState.Calls FROZEN =
-            new FrozenState.Calls(
-                    "NativeJoin.Frozen",
-                    NativeJoin::snapshotFrozen,
-                    NativeJoin::takeFrozenOutput,
-                    NativeJoin::releaseFrozen);
+public final class NativeJoin extends KeyGroupJoin {
 
     /**
      * Creates an engine. Loads the native library if needed.
@@ -31,90 +18,7 @@ public final class NativeJoin extends NativeHandle implements KeyGroupJoin {
      * @throws IllegalArgumentException if the declaration is invalid
      */
     public NativeJoin(String specJson) {
-        super("NativeJoin", INITIAL_OUTPUT, () -> create(specJson));
-    }
-
-    /**
-     * Makes the output of later batches the input of a next join: instead of joined rows, {@link
-     * #processBatch} returns {@code rejections u32 | rejection* | block*}, the rejection entries of
-     * the rows' format then the next join's input blocks ({@code keyGroup u16 | count u32 | len u32
-     * | changes}, one per key group of the next join key), each joined row projected to this join's
-     * output columns (Rust {@code cdcjoin_join::chain}).
-     *
-     * @param chainJson the {@code ChainSpec} as JSON (projection, next join key, max parallelism)
-     * @throws IllegalArgumentException if the declaration is invalid
-     */
-    public void chain(String chainJson) {
-        chain(open(), chainJson);
-    }
-
-    /**
-     * Joins a batch.
-     *
-     * @param in direct buffer holding the records at positions {@code [0, length)}
-     * @param length bytes
-     * @param nowMs current time in milliseconds (for state TTL)
-     * @return the output rows (position 0, limit = length), valid until the next call
-     * @throws IllegalStateException if a record is invalid or (policy FAIL) retracts an absent row
-     */
-    public ByteBuffer processBatch(ByteBuffer in, int length, long nowMs) {
-        long h = open();
-        long r = processBatch(h, in, length, nowMs, output());
-        return collect(h, r);
-    }
-
-    /**
-     * Snapshots part of the state: {@code (keyGroup u32 | len u32 | payload)*}, one section ({@code
-     * len u32 | payload}) per key group holding state, from {@code fromKeyGroup} on in key group
-     * order, stopping after the section that brings the output to {@code maxBytes} or more. Taken
-     * chunk by chunk, a snapshot holds about {@code maxBytes} plus one key group's section outside
-     * the native state, however large the state is.
-     *
-     * @param fromKeyGroup the first key group to look at
-     * @param maxBytes the size after which no further section is added
-     * @return the chunk (position 0, limit = length; empty when no key group from {@code
-     *     fromKeyGroup} on holds state), valid until the next call
-     */
-    public ByteBuffer snapshot(int fromKeyGroup, int maxBytes) {
-        long h = open();
-        long r = snapshot(h, output(), fromKeyGroup, maxBytes);
-        return collect(h, r);
-    }
-
-    /**
-     * Chooses how later snapshots (and states frozen later) write their sections: LZ4-compressed
-     * (format 3) or plain (format 2). A restore reads either, whatever the setting.
-     *
-     * @param lz4 whether to compress
-     */
-    public void setSnapshotCompression(boolean lz4) {
-        setSnapshotCompression(open(), lz4);
-    }
-
-    /**
-     * Freezes the state as it is now, for a snapshot written while the join goes on, possibly on
-     * another thread: takes time proportional to the key groups, not to the state. While a frozen
-     * state shares a key group, the join copies each key of it before its first write to it; {@link
-     * FrozenState#close()} frees what only the frozen state holds (counted meanwhile as {@link
-     * NativeCounters#STATE_FROZEN_BYTES}).
-     *
-     * @return the frozen state, to be closed when its snapshot is written or aborted
-     */
-    public FrozenState freeze() {
-        return new FrozenState(FROZEN, freeze(open()));
-    }
-
-    /**
-     * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
-     * prefix), which Flink stored under key group {@code keyGroup}: the section must hold that key
-     * group, and errors found before its own is read name it.
-     *
-     * @param in direct buffer holding the section at positions {@code [0, length)}
-     * @param length bytes, the whole section
-     * @param keyGroup the key group it was stored under
-     */
-    public void restore(ByteBuffer in, int length, int keyGroup) {
-        restore(open(), in, length, keyGroup);
+        super("NativeJoin", () -> create(specJson));
     }
 
     /**
@@ -123,44 +27,10 @@ public final class NativeJoin extends NativeHandle implements KeyGroupJoin {
      * @param into where to put them
      */
     public void stats(NativeCounters into) {
-        stats(open(), into.values);
-    }
-
-    private ByteBuffer collect(long h, long result) {
-        return collect(result, out -> takeOutput(h, out));
-    }
-
-    @Override
-    void release(long handle) {
-        free(handle);
+        readStats(into.values);
     }
 
     static native long create(String specJson);
 
     static native String counterNames();
-
-    static native void chain(long handle, String chainJson);
-
-    static native long processBatch(
-            long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);
-
-    static native long takeOutput(long handle, ByteBuffer out);
-
-    static native long snapshot(long handle, ByteBuffer out, int fromKeyGroup, int maxBytes);
-
-    static native void restore(long handle, ByteBuffer in, int length, int keyGroup);
-
-    static native void setSnapshotCompression(long handle, boolean lz4);
-
-    static native long freeze(long handle);
-
-    static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes);
-
-    static native long takeFrozenOutput(long frozen, ByteBuffer out);
-
-    static native void releaseFrozen(long frozen);
-
-    static native void stats(long handle, long[] into);
-
-    static native void free(long handle);
 }

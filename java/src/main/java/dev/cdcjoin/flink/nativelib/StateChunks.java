@@ -4,8 +4,8 @@ import java.nio.ByteBuffer;
 
 /**
  * A native state that a checkpoint takes in chunks: {@code (keyGroup u32 | len u32 | payload)*},
- * one section per key group holding state, in key group order (see {@link NativeJoin#snapshot(int,
- * int)} for the contract): a {@link FrozenState}.
+ * one section per key group holding state, in key group order (see {@link
+ * KeyGroupJoin#snapshot(int, int)} for the contract): a {@link FrozenState}.
  */
 public interface StateChunks extends AutoCloseable {
 

@@ -102,14 +102,6 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      */
     abstract String chainJson(SideSpec next, int maxParallelism);
 
-    /**
-     * Joins the batch in {@code in} in one native call.
-     *
-     * @param nowMs the processing time, for state TTL
-     * @return the native output, valid until the next call
-     */
-    abstract ByteBuffer process(ByteBuffer in, int length, long nowMs);
-
     /** The output rows in {@code form}, decoded with each input's codec and projected. */
     abstract JoinedRows outputRows(JoinedRows.Form form);
 
@@ -220,7 +212,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
             return;
         }
         long now = getProcessingTimeService().getCurrentProcessingTime();
-        ByteBuffer out = heapCopy.of(process(batch.buffer(), batch.length(), now));
+        ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length(), now));
         batch.clear();
         rowsOut.inc(next == null ? emitRows(out) : emitChained(out));
         updateStats(records);
@@ -251,7 +243,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
 
     /**
      * Emits a chained output ({@code rejections u32 | rejection* | block*}, see {@link
-     * dev.cdcjoin.flink.nativelib.NativeJoin#chain}): hands each rejection to the bad-record
+     * dev.cdcjoin.flink.nativelib.KeyGroupJoin#chain}): hands each rejection to the bad-record
      * policy, then emits one {@link ChangeBatch} per exchange block, without a timestamp (the next
      * join's input as the decoder's batches are).
      *

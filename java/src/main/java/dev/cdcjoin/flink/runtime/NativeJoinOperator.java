@@ -8,7 +8,6 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
-import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
@@ -197,11 +196,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     @Override
     String chainJson(SideSpec next, int maxParallelism) {
         return definition.chainJson(next, maxParallelism);
-    }
-
-    @Override
-    ByteBuffer process(ByteBuffer in, int length, long nowMs) {
-        return join.processBatch(in, length, nowMs);
     }
 
     @Override

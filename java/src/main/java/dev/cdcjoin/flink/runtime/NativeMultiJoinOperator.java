@@ -6,7 +6,6 @@ import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Objects;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -147,11 +146,6 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     @Override
     String chainJson(SideSpec next, int maxParallelism) {
         return definition.chainJson(next, maxParallelism);
-    }
-
-    @Override
-    ByteBuffer process(ByteBuffer in, int length, long nowMs) {
-        return join.processBatch(in, length);
     }
 
     @Override
