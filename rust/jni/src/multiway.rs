@@ -31,9 +31,9 @@ impl Sections for Multiway {
 }
 
 impl Engine for Multiway {
-    fn process(&mut self, batch: &[u8], _now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
+    fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
         self.join
-            .process_batch(batch, out)
+            .process_batch(batch, now_ms, out)
             .map(drop)
             .map_err(failed)
     }

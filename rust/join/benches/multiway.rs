@@ -283,7 +283,7 @@ fn run_multiway(j: &mut MultiwayJoin, records: &[Record], out: &mut Vec<u8>) -> 
     let mut w = OutputWriter::new(out);
     let first = records.iter().filter(|r| r.table != Table::Addresses);
     for r in first.chain(records.iter().filter(|r| r.table == Table::Addresses)) {
-        j.apply(r.table as usize, r.kind, r.key_group, &r.row, &mut w)
+        j.apply(r.table as usize, r.kind, r.key_group, &r.row, 0, &mut w)
             .unwrap();
     }
     w.rows()

@@ -55,15 +55,16 @@
 //! would make a change cost the rows of its key).
 
 use crate::batch::{BatchReader, InputRecord, OutputWriter};
-use crate::group::{expiry_deadline, Entry, EntryLayout, Group};
-use crate::overlay::KeyGroupState;
+use crate::group::{Entry, EntryLayout, Group};
+use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, Refusal};
 use crate::snapshot::{Compression, Definition, Frozen};
 use crate::spec::{JoinSpec, KeyGroupRange, ResolvedSide, RetractionPolicy, Side, StateLayout};
-use crate::state::{hash_key, KeySlot, KeyTable};
+use crate::state::{hash_key, KeySlot};
+use crate::ttl::{self, Sweep};
 use cdcjoin_model::{RowKind, RowRef};
 use std::ops::Range;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
 /// Why a batch or a snapshot operation failed. Every message names the record or key group.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -190,8 +191,7 @@ pub struct JoinEngine {
     pub(crate) freezes: Vec<Weak<Frozen>>,
     pub(crate) stats: JoinStats,
     policy: RetractionPolicy,
-    sweep_every_ms: Option<i64>,
-    last_sweep: i64,
+    sweep: Sweep,
     /// The join keys of the batch being processed, end to end (kept for its capacity).
     keys: Vec<u8>,
     row_buf: Vec<u8>,
@@ -271,22 +271,13 @@ impl Ctx<'_> {
             StateLayout::JoinKeyContainsUniqueKey => g.first(el),
             _ => g.find(el, &id, row),
         }?;
-        match self.me.ttl_ms {
-            Some(ttl) if g.written_at(el, &found) <= expiry_deadline(ttl, self.now) => {
-                self.expired += g.count(el, &found) as u64;
-                g.remove(&id, &found);
-                None
-            }
-            _ => Some(found),
-        }
+        ttl::unexpired(self.me, g, found, self.now, &mut self.expired)
     }
 
     /// The write time at or before which the other side's rows have expired (`i64::MIN` without
     /// a TTL: none has).
     fn their_deadline(&self) -> i64 {
-        self.other
-            .ttl_ms
-            .map_or(i64::MIN, |ttl| expiry_deadline(ttl, self.now))
+        ttl::deadline(self.other, self.now)
     }
 
     /// The other side's rows of this key, if the key can match at all.
@@ -298,9 +289,7 @@ impl Ctx<'_> {
     /// many rows keep theirs, invisible, until the sweep or until a change finds them).
     fn expire(&mut self) {
         for (g, side) in [(&mut *self.mine, self.me), (&mut *self.theirs, self.other)] {
-            if let (Some(ttl), false) = (side.ttl_ms, g.is_indexed()) {
-                self.expired += g.purge_expired(side.entry, &side.identity(), ttl, self.now);
-            }
+            self.expired += ttl::purge_few(side, g, self.now);
         }
     }
 
@@ -320,8 +309,8 @@ impl JoinEngine {
     /// An empty engine for `spec`.
     pub fn new(spec: &JoinSpec) -> Result<JoinEngine, JoinError> {
         let sides = spec.resolve().map_err(JoinError::Config)?;
-        let min_ttl = sides.iter().filter_map(|s| s.ttl_ms).min();
         Ok(JoinEngine {
+            sweep: Sweep::new(&sides),
             key_groups: (0..spec.key_groups.len())
                 .map(|_| KeyGroupState::default())
                 .collect(),
@@ -332,8 +321,6 @@ impl JoinEngine {
             sides,
             stats: JoinStats::default(),
             policy: spec.absent_retraction,
-            sweep_every_ms: min_ttl.map(|t| (t / 2).clamp(1, i64::MAX as u64) as i64),
-            last_sweep: i64::MIN,
             keys: Vec::new(),
             row_buf: Vec::new(),
             filled: Vec::new(),
@@ -601,44 +588,15 @@ impl JoinEngine {
         applied
     }
 
-    /// Drops expired rows everywhere when half the shortest TTL has passed since the last sweep, so
-    /// rows of keys never touched again are freed too.
+    /// Drops expired rows everywhere when a sweep is due ([`Sweep`]), so rows of keys never
+    /// touched again are freed too.
     fn maybe_sweep(&mut self, now: i64) {
-        let Some(every) = self.sweep_every_ms else {
-            return;
-        };
-        if now.saturating_sub(self.last_sweep) < every {
-            return;
+        let tables = &mut self.key_groups;
+        if let Some(expired) = self.sweep.run(&self.sides, tables, &mut self.freezes, now) {
+            self.stats.expired_rows += expired;
+            self.stats.stored_rows -= expired;
+            self.recount_state();
         }
-        self.last_sweep = now;
-        let sides = &self.sides;
-        let mut expired = 0;
-        let has_expired = |t: &KeyTable| {
-            t.slots()
-                .flat_map(|slot| sides.iter().zip(&slot.sides))
-                .any(|(side, g)| {
-                    side.ttl_ms
-                        .is_some_and(|ttl| g.has_expired(side.entry, ttl, now))
-                })
-        };
-        for (offset, kg) in self.key_groups.iter_mut().enumerate() {
-            kg.settle(sides);
-            // A key group a snapshot still holds is handed over only if the sweep changes it.
-            if !kg.has_overlay() && Arc::strong_count(kg.table()) > 1 && !has_expired(kg.table()) {
-                continue;
-            }
-            let table = kg.own(sides, &mut self.freezes, offset);
-            table.retain_mut(|slot| {
-                for (side, g) in sides.iter().zip(&mut slot.sides) {
-                    if let Some(ttl) = side.ttl_ms {
-                        expired += g.purge_expired(side.entry, &side.identity(), ttl, now);
-                    }
-                }
-            });
-        }
-        self.stats.expired_rows += expired;
-        self.stats.stored_rows -= expired;
-        self.recount_state();
     }
 
     /// Recomputes the key and byte counters from the tables (after sweeps and restores).
@@ -651,17 +609,7 @@ impl JoinEngine {
     /// The sum of `f` over every stored group with its side's declaration (the keys changed while
     /// a snapshot is written included). Walks the whole state.
     fn sum_groups(&self, f: impl Fn(&ResolvedSide, &Group) -> u64) -> u64 {
-        let per_key_group = |kg: &KeyGroupState| -> u64 {
-            let table = kg.merged(&self.sides);
-            let groups = table
-                .slots()
-                .flat_map(|slot| self.sides.iter().zip(&slot.sides));
-            groups
-                .filter(|(_, g)| !g.is_empty())
-                .map(|(s, g)| f(s, g))
-                .sum()
-        };
-        self.key_groups.iter().map(per_key_group).sum()
+        sum_groups(&self.key_groups, &self.sides, f)
     }
 
     /// Size of the state, for metrics: kept up to date per record, so cheap to read after every
@@ -837,12 +785,5 @@ fn retract_stored(ctx: &mut Ctx<'_>, kind: RowKind, stored: &Entry, out: &mut Ou
 /// Removes one copy of `stored` from the input side's rows. Counting a copy down is a write of
 /// the remaining copies, as Flink's state update is: their write time is refreshed.
 fn unstore(ctx: &mut Ctx<'_>, stored: &Entry) {
-    let (el, g) = (ctx.me.entry, &mut *ctx.mine);
-    match g.count(el, stored) {
-        c if c > 1 => {
-            g.set_count(el, stored, c - 1);
-            g.touch(el, stored, ctx.now);
-        }
-        _ => g.remove(&ctx.me.identity(), stored),
-    }
+    (ctx.mine).remove_one(ctx.me.entry, &ctx.me.identity(), stored, ctx.now);
 }

@@ -613,6 +613,18 @@ impl Group {
         }
     }
 
+    /// Removes one copy of `e`: counts it down on a multiset layout while copies remain, which
+    /// is a write of the remaining copies at `now` (as Flink's state update is), else removes it.
+    pub fn remove_one(&mut self, layout: EntryLayout, id: &RowIdentity<'_>, e: &Entry, now: i64) {
+        match self.count(layout, e) {
+            c if c > 1 => {
+                self.set_count(layout, e, c - 1);
+                self.touch(layout, e, now);
+            }
+            _ => self.remove(id, e),
+        }
+    }
+
     /// Whether an entry was written at or before `now - ttl_ms` (a sweep has something to free).
     pub fn has_expired(&self, layout: EntryLayout, ttl_ms: u64, now: i64) -> bool {
         let deadline = expiry_deadline(ttl_ms, now);

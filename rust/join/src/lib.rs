@@ -17,6 +17,7 @@
 //!   chain of binary joins and without its intermediate results.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
 //!   rescaling work, written from a state frozen in O(key groups) while the join goes on.
+//! - `ttl`: state TTL, shared by both joins: expiry deadlines, freeing expired rows, sweeps.
 //! - `restore`: a section restored into its key group's table, checked against the key group
 //!   Flink stored it under.
 
@@ -31,6 +32,7 @@ mod restore;
 pub mod snapshot;
 pub mod spec;
 pub mod state;
+mod ttl;
 
 pub use batch::{
     BatchReader, OutputEntries, OutputEntry, OutputRow, OutputWriter, WideEntries, WideEntry,

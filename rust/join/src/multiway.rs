@@ -73,12 +73,29 @@
 //! the output format of [`crate::batch`] with one row per input ([`OutputWriter::emit_wide`], read
 //! by [`crate::batch::WideEntries`]).
 //!
-//! Not yet: TTL (a declaration with `ttl_ms` is refused).
+//! # TTL
+//!
+//! Each input may declare its own `ttl_ms`, as Flink's `StreamingMultiJoinOperator` takes one
+//! state retention per input, with the two-table join's rules and code ([`crate::ttl`]): a row
+//! expires `ttl_ms` after its last write (insert, identical replacement, a copy counted up or
+//! down on a multiset input), processing time, `OnCreateAndWrite` / `NeverReturnExpired`. An
+//! expired row is invisible to every change at once, as if its input had no such row under the
+//! key: it matches nothing, and an outer step null-pads where it was the only row. Its expiry
+//! emits nothing, and a retraction of it is a retraction of a row not in state. Expired rows are
+//! freed when their key is touched (groups of few rows; every group of the key when a later
+//! step is RIGHT or FULL, whose emission reads the inputs' row counts), when a change finds
+//! them by primary key or value, and by a sweep every half of the shortest TTL. Snapshots keep
+//! each row's write time; a snapshot restores only where the same inputs declare a TTL (it is
+//! part of the row entry the section's definition names).
+//!
+//! Under expiry the output is not the chain's: the chain's intermediate results expire on their
+//! own clock, while here only the inputs' rows do (the joined rows of an input's live rows stay
+//! visible as long as those rows do).
 
 use crate::batch::{BatchReader, OutputWriter};
 use crate::engine::{Applied, JoinError, StateSize};
 use crate::group::{Entry, Group};
-use crate::overlay::KeyGroupState;
+use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, print_row, Refusal};
 use crate::snapshot::{Compression, Definition, Frozen};
 use crate::spec::{
@@ -86,6 +103,7 @@ use crate::spec::{
     SideSpec, StateLayout,
 };
 use crate::state::{hash_key, Slot};
+use crate::ttl::{self, Sweep};
 use cdcjoin_model::{RowKind, RowRef};
 use serde::{Deserialize, Serialize};
 use std::sync::Weak;
@@ -143,11 +161,6 @@ impl MultiwaySpec {
 
 /// Resolves input `i`. No row keeps a match counter (see the module docs).
 fn resolve_input(i: usize, spec: &SideSpec) -> Result<ResolvedSide, String> {
-    if spec.ttl_ms.is_some() {
-        return Err(format!(
-            "input {i}: TTL is not supported by the multi-way join yet"
-        ));
-    }
     resolve_side(spec, false).map_err(|e| format!("input {i}: {e}"))
 }
 
@@ -208,8 +221,11 @@ pub struct MultiwayStats {
     pub records_in: [u64; MAX_INPUTS],
     /// Rows emitted.
     pub rows_out: u64,
-    /// Retractions of rows that were not in state.
+    /// Retractions of rows that were not in state (never inserted, already retracted, or
+    /// expired).
     pub absent_retractions: u64,
+    /// Rows (with multiplicity) freed because their TTL expired.
+    pub expired_rows: u64,
     /// Changes rejected (not applied, see the module docs): unavailable columns that cannot be
     /// filled.
     pub rejected: u64,
@@ -227,7 +243,7 @@ pub struct MultiwayStats {
 /// Names of the values [`MultiwayJoin::counters`] returns, in its order: the changes taken per
 /// input (all [`MAX_INPUTS`], the inputs the join does not have at 0), then the two-table join's
 /// names for the same counters and state sizes ([`crate::COUNTER_NAMES`]).
-pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 8] = [
+pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 9] = [
     "records_in_0",
     "records_in_1",
     "records_in_2",
@@ -238,6 +254,7 @@ pub const MULTIWAY_COUNTER_NAMES: [&str; MAX_INPUTS + 8] = [
     "records_in_7",
     "rows_out",
     "absent_retractions",
+    "expired_rows",
     "rejected",
     "state_rows",
     "state_keys",
@@ -290,6 +307,8 @@ pub struct MultiwayJoin {
     /// Heap bytes of a key's slot (its array of groups).
     slot_heap: i64,
     policy: RetractionPolicy,
+    /// When expired rows are swept from the whole state.
+    sweep: Sweep,
     pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
@@ -303,6 +322,7 @@ impl MultiwayJoin {
             definition: Definition::of_multiway(spec, &inputs),
             compression: Compression::None,
             slot_heap: MultiSlot::with_inputs(inputs.len()).heap_bytes() as i64,
+            sweep: Sweep::new(&inputs),
             inputs,
             steps: spec.steps.clone(),
             range: spec.key_groups,
@@ -329,6 +349,7 @@ impl MultiwayJoin {
         values[MAX_INPUTS..].copy_from_slice(&[
             s.rows_out,
             s.absent_retractions,
+            s.expired_rows,
             s.rejected,
             z.rows,
             z.keys,
@@ -352,16 +373,18 @@ impl MultiwayJoin {
         }
     }
 
-    /// Applies one change of input `input` whose join key lies in `key_group`, appending the
-    /// joined rows it causes to `out` ([`OutputWriter::emit_wide`], one row per input), or its
-    /// rejection ([`OutputWriter::reject_input`], see the module docs). On error nothing was
-    /// applied nor emitted.
+    /// Applies one change of input `input` whose join key lies in `key_group` at processing time
+    /// `now` (milliseconds, for TTL), appending the joined rows it causes to `out`
+    /// ([`OutputWriter::emit_wide`], one row per input), or its rejection
+    /// ([`OutputWriter::reject_input`], see the module docs). On error nothing was applied nor
+    /// emitted (expired rows of the key may have been freed).
     pub fn apply(
         &mut self,
         input: usize,
         kind: RowKind,
         key_group: u16,
         row: &[u8],
+        now: i64,
         out: &mut OutputWriter<'_>,
     ) -> Result<(), MultiwayError> {
         self.check(input, key_group, row)?;
@@ -375,13 +398,18 @@ impl MultiwayJoin {
         }
         self.key.clear();
         me.join_key.write(&r, &mut self.key);
-        let ctx = Change {
+        let mut ctx = Change {
             inputs: &self.inputs,
             steps: &self.steps,
             input,
             kind,
             visible: !me.join_key.has_null(&r),
             fill: !unavailable.is_empty(),
+            now,
+            deadlines: std::array::from_fn(|j| {
+                (self.inputs.get(j)).map_or(i64::MIN, |side| ttl::deadline(side, now))
+            }),
+            expired: 0,
         };
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
@@ -391,6 +419,8 @@ impl MultiwayJoin {
         s.group_bytes = s.group_bytes.saturating_add_signed(d.bytes);
         s.overhead_bytes = s.overhead_bytes.saturating_add_signed(d.overhead);
         s.rows_out += (out.rows() - before) as u64;
+        s.expired_rows += d.expired;
+        s.stored_rows -= d.expired;
         match d.applied {
             Applied::Added => s.stored_rows += 1,
             Applied::Retracted => s.stored_rows -= 1,
@@ -405,22 +435,43 @@ impl MultiwayJoin {
     }
 
     /// Applies the changes of `batch` in order (input frames of [`crate::batch`], each block
-    /// behind its input's index), appending their output entries, each stamped with its change's
-    /// timestamp, to `out`; the rows emitted. On error the changes before the failing one stay
-    /// applied and their entries written: the caller fails (the job restarts from a snapshot).
+    /// behind its input's index) at processing time `now` (milliseconds, for TTL; a sweep of
+    /// expired rows runs first when one is due), appending their output entries, each stamped
+    /// with its change's timestamp, to `out`; the rows emitted. On error the changes before the
+    /// failing one stay applied and their entries written: the caller fails (the job restarts
+    /// from a snapshot).
     pub fn process_batch(
         &mut self,
         batch: &[u8],
+        now: i64,
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
+        self.maybe_sweep(now);
         let mut w = OutputWriter::new(out);
         let applied = BatchReader::<u8>::new(batch).try_for_each(|rec| {
             let (_, rec) = rec.map_err(MultiwayError::Batch)?;
             w.set_input(&rec);
-            self.apply(rec.side as usize, rec.kind, rec.key_group, rec.row, &mut w)
+            let input = rec.side as usize;
+            self.apply(input, rec.kind, rec.key_group, rec.row, now, &mut w)
         });
         self.settle();
         applied.map(|()| w.rows())
+    }
+
+    /// Drops expired rows everywhere when a sweep is due ([`Sweep`]), so that rows of keys never
+    /// touched again are freed too, and recounts the state.
+    fn maybe_sweep(&mut self, now: i64) {
+        let tables = &mut self.tables;
+        let Some(expired) = self.sweep.run(&self.inputs, tables, &mut self.freezes, now) else {
+            return;
+        };
+        let s = &mut self.stats;
+        s.expired_rows += expired;
+        s.stored_rows -= expired;
+        s.stored_keys = self.tables.iter().map(KeyGroupState::len).sum();
+        s.group_bytes = sum_groups(&self.tables, &self.inputs, |_, g| g.stored_bytes() as u64);
+        let groups = sum_groups(&self.tables, &self.inputs, |_, g| g.overhead_bytes() as u64);
+        s.overhead_bytes = groups + s.stored_keys * self.slot_heap as u64;
     }
 
     /// Merges the keys changed while frozen states held their key groups back into the tables
@@ -491,11 +542,20 @@ struct Change<'a> {
     visible: bool,
     /// Whether the row has unavailable columns to take from the stored row of its primary key.
     fill: bool,
+    /// The processing time of the change (the write time of the rows it writes).
+    now: i64,
+    /// Per input, the write time at or before which its rows have expired (`i64::MIN` without a
+    /// TTL): those rows are invisible.
+    deadlines: [i64; MAX_INPUTS],
+    /// Rows (with multiplicity) freed by TTL while the change was applied.
+    expired: u64,
 }
 
 /// What a change did to the state, for the counters.
 struct Delta {
     applied: Applied,
+    /// Rows (with multiplicity) freed by TTL.
+    expired: u64,
     /// Join keys added (1) or removed (-1).
     keys: i64,
     /// Change in the groups' stored bytes.
@@ -508,7 +568,7 @@ impl Change<'_> {
     /// Applies the change to the rows of its join key `key` in `table` (through its overlay while
     /// a frozen state holds it), a key's slot taking `slot_heap` heap bytes.
     fn apply_in(
-        &self,
+        &mut self,
         table: &mut KeyGroupState<MultiSlot>,
         key: &[u8],
         slot_heap: i64,
@@ -516,17 +576,19 @@ impl Change<'_> {
         out: &mut OutputWriter<'_>,
     ) -> Delta {
         let create = self.kind.is_accumulate() && !self.fill;
+        let (kind, inputs) = (self.kind, self.inputs);
         let run = |slot: &mut MultiSlot| self.apply(slot, row, out);
-        match table.change(self.inputs, hash_key(key), key, create, run) {
+        match table.change(inputs, hash_key(key), key, create, run) {
             Some((mut d, keys)) => {
                 (d.keys, d.overhead) = (keys, d.overhead + keys * slot_heap);
                 d
             }
             None => Delta {
-                applied: match self.kind.is_accumulate() {
+                applied: match kind.is_accumulate() {
                     true => Applied::Unfillable,
                     false => Applied::Absent,
                 },
+                expired: 0,
                 keys: 0,
                 bytes: 0,
                 overhead: 0,
@@ -534,47 +596,86 @@ impl Change<'_> {
         }
     }
 
-    /// Applies the change to `slot`: emits, then adds or removes the input's row as
-    /// [`crate::engine`] does for its side.
-    fn apply(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Delta {
-        let g = &slot.groups[self.input];
-        let (b, o) = (g.stored_bytes() as i64, g.overhead_bytes() as i64);
+    /// Applies the change to `slot`: frees expired rows (see [`Self::expire`]), emits, then adds
+    /// or removes the input's row as [`crate::engine`] does for its side.
+    fn apply(&mut self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Delta {
+        let sizes = |slot: &MultiSlot| {
+            (slot.groups.iter()).fold((0, 0), |(b, o), g| {
+                (b + g.stored_bytes() as i64, o + g.overhead_bytes() as i64)
+            })
+        };
+        let (b, o) = sizes(slot);
+        self.expire(slot);
         let applied = if self.kind.is_accumulate() {
             self.accumulate(slot, row, out)
         } else {
             self.retract(slot, row, out)
         };
-        let g = &slot.groups[self.input];
+        let (b2, o2) = sizes(slot);
         Delta {
             applied,
+            expired: self.expired,
             keys: 0,
-            bytes: g.stored_bytes() as i64 - b,
-            overhead: g.overhead_bytes() as i64 - o,
+            bytes: b2 - b,
+            overhead: o2 - o,
         }
     }
 
-    /// The stored entry of the input that `row` would replace or retract.
-    fn find_stored(&self, groups: &[Group], row: &[u8]) -> Option<Entry> {
-        let (me, g) = (&self.inputs[self.input], &groups[self.input]);
-        match me.layout {
+    /// Frees the expired rows of the key's groups of few rows, and of its groups of many rows
+    /// too when a later step is RIGHT or FULL: its emission needs the number of visible rows of
+    /// each input, which a group keeps only of all its rows. Otherwise a group of many rows keeps
+    /// its expired rows, invisible ([`View::rows`]), until the sweep or until a change finds them
+    /// by primary key or value (as in the two-table join, so that a hot key's change does not
+    /// cost a scan of its rows).
+    fn expire(&mut self, slot: &mut MultiSlot) {
+        let all = self.needs_counts();
+        for (side, g) in self.inputs.iter().zip(slot.groups.iter_mut()) {
+            self.expired += match all {
+                true => ttl::purge_all(side, g, self.now),
+                false => ttl::purge_few(side, g, self.now),
+            };
+        }
+    }
+
+    /// Whether the emission reads the row counts of the key's inputs ([`View::counts`]): when a
+    /// step after the changed input is right-outer (only steps after it see the change come
+    /// from the left).
+    fn needs_counts(&self) -> bool {
+        (self.input + 1..self.inputs.len()).any(|j| self.steps[j - 1].is_outer(Side::Right))
+    }
+
+    /// The stored entry of the input that `row` would replace or retract. An expired one is
+    /// freed and not returned.
+    fn find_stored(&mut self, groups: &mut [Group], row: &[u8]) -> Option<Entry> {
+        let (me, g) = (&self.inputs[self.input], &mut groups[self.input]);
+        let found = match me.layout {
             StateLayout::JoinKeyContainsUniqueKey => g.first(me.entry),
             _ => g.find(me.entry, &me.identity(), row),
-        }
+        }?;
+        ttl::unexpired(me, g, found, self.now, &mut self.expired)
     }
 
     /// `+I`/`+U`: a new row, a copy of a stored one on a multiset input, or the replacement of the
     /// stored row of its primary key (which a row with unavailable columns needs).
-    fn accumulate(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
+    fn accumulate(
+        &mut self,
+        slot: &mut MultiSlot,
+        row: &[u8],
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
         let me = &self.inputs[self.input];
-        match self.find_stored(&slot.groups, row) {
+        match self.find_stored(&mut slot.groups, row) {
             Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, &e, out),
             None if self.fill => Applied::Unfillable,
             stored => {
                 self.emit(&slot.groups, self.kind, row, out);
                 let g = &mut slot.groups[self.input];
                 match stored {
-                    Some(e) => g.set_count(me.entry, &e, g.count(me.entry, &e) + 1),
-                    None => g.push(me.entry, &me.identity(), row, (1, 0), 0),
+                    Some(e) => {
+                        g.set_count(me.entry, &e, g.count(me.entry, &e) + 1);
+                        g.touch(me.entry, &e, self.now);
+                    }
+                    None => g.push(me.entry, &me.identity(), row, (1, 0), self.now),
                 }
                 Applied::Added
             }
@@ -605,19 +706,20 @@ impl Change<'_> {
             row
         };
         if old == row {
+            slot.groups[i].touch(me.entry, stored, self.now);
             return Applied::Unchanged;
         }
         self.emit(&slot.groups, RowKind::UpdateBefore, old, out);
         slot.groups[i].remove(&me.identity(), stored);
         self.emit(&slot.groups, RowKind::UpdateAfter, row, out);
-        slot.groups[i].push(me.entry, &me.identity(), row, (1, 0), 0);
+        slot.groups[i].push(me.entry, &me.identity(), row, (1, 0), self.now);
         Applied::Replaced
     }
 
     /// `-U`/`-D`: retracts the stored row (emitting it, not the change's row).
-    fn retract(&self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
+    fn retract(&mut self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
         let (me, i) = (&self.inputs[self.input], self.input);
-        let Some(e) = self.find_stored(&slot.groups, row) else {
+        let Some(e) = self.find_stored(&mut slot.groups, row) else {
             return Applied::Absent;
         };
         let stored = slot.groups[i].row(&e);
@@ -625,11 +727,7 @@ impl Change<'_> {
             return Applied::Absent;
         }
         self.emit(&slot.groups, self.kind, stored, out);
-        let g = &mut slot.groups[i];
-        match g.count(me.entry, &e) {
-            c if c > 1 => g.set_count(me.entry, &e, c - 1),
-            _ => g.remove(&me.identity(), &e),
-        }
+        slot.groups[i].remove_one(me.entry, &me.identity(), &e, self.now);
         Applied::Retracted
     }
 
@@ -641,14 +739,12 @@ impl Change<'_> {
             steps: self.steps,
             groups,
             visible: self.visible,
+            deadlines: &self.deadlines,
         };
         let i = self.input;
-        // Step j reads the size of its left result only when it is right-outer, and only steps
-        // after the input see the change come from the left.
-        let needs_counts = (i + 1..self.inputs.len()).any(|j| view.outer(j).1);
         let mut chain = Chain {
             view: &view,
-            counts: if needs_counts {
+            counts: if self.needs_counts() {
                 view.counts()
             } else {
                 [0; MAX_INPUTS]
@@ -682,6 +778,8 @@ struct View<'a> {
     steps: &'a [JoinType],
     groups: &'a [Group],
     visible: bool,
+    /// Per input, the write time at or before which its rows have expired: invisible.
+    deadlines: &'a [i64; MAX_INPUTS],
 }
 
 impl<'a> View<'a> {
@@ -691,18 +789,18 @@ impl<'a> View<'a> {
         (t.is_outer(Side::Left), t.is_outer(Side::Right))
     }
 
-    /// The distinct rows of input `j` with their multiplicities.
+    /// The distinct visible rows of input `j` (not expired) with their multiplicities.
     fn rows(&self, j: usize) -> impl Iterator<Item = (&'a [u8], u64)> + 'a {
-        let (el, g) = (self.inputs[j].entry, &self.groups[j]);
-        let rows = g
-            .entries(el)
+        let (el, g, deadline) = (self.inputs[j].entry, &self.groups[j], self.deadlines[j]);
+        let rows = (g.entries(el))
+            .filter(move |e| g.written_at(el, e) > deadline)
             .map(move |e| (g.row(&e), g.count(el, &e) as u64));
         self.visible.then_some(rows).into_iter().flatten()
     }
 
     /// Whether input `j` has a visible row.
     fn has_rows(&self, j: usize) -> bool {
-        self.visible && !self.groups[j].is_empty()
+        self.rows(j).next().is_some()
     }
 
     /// Whether input `j` holds exactly one visible row (with multiplicity).
@@ -725,7 +823,8 @@ impl<'a> View<'a> {
 
     /// The number of rows of each `R(j)` (with multiplicity): the match count of each row of a
     /// right-outer step's input. O(1) per input holding many rows (an indexed group keeps its
-    /// count), a scan of the few rows of the others.
+    /// count), a scan of the few rows of the others. Only for groups holding no expired row
+    /// ([`Change::expire`] frees them when a later step is right-outer).
     fn counts(&self) -> [u64; MAX_INPUTS] {
         let mut c = [0; MAX_INPUTS];
         for j in 0..self.inputs.len() {
@@ -930,7 +1029,7 @@ mod tests {
     /// message`).
     fn run(j: &mut MultiwayJoin, input: usize, kind: RowKind, r: Vec<u8>) -> Vec<String> {
         let mut out = Vec::new();
-        j.apply(input, kind, 0, &r, &mut OutputWriter::new(&mut out))
+        j.apply(input, kind, 0, &r, 0, &mut OutputWriter::new(&mut out))
             .unwrap();
         print(&out, j.inputs.len())
     }
@@ -971,8 +1070,8 @@ mod tests {
         s.inputs[1].schema.fields[1] = Field::new("k", DataType::String);
         assert!(err(s).contains("join key column 0 differs in type: input 0 k (INT)"));
         let mut s = spec(&[JoinType::Left]);
-        s.inputs[1].ttl_ms = Some(10);
-        assert!(err(s).contains("input 1: TTL is not supported"));
+        s.inputs[1].ttl_ms = Some(0);
+        assert!(err(s).contains("input 1: ttl_ms must be positive"));
         let mut s = spec(&[JoinType::Left]);
         s.inputs[1].join_key = vec!["nope".into()];
         assert!(err(s).contains("input 1: unknown column 'nope'"));
@@ -983,7 +1082,7 @@ mod tests {
         let mut j = MultiwayJoin::new(&spec(&[JoinType::Left])).unwrap();
         let mut out = Vec::new();
         let mut w = OutputWriter::new(&mut out);
-        let e = j.apply(2, RowKind::Insert, 0, &row(1, Some(1)), &mut w);
+        let e = j.apply(2, RowKind::Insert, 0, &row(1, Some(1)), 0, &mut w);
         assert_eq!(
             e,
             Err(MultiwayError::UnknownInput {
@@ -991,14 +1090,14 @@ mod tests {
                 inputs: 2
             })
         );
-        let e = j.apply(0, RowKind::Insert, 1, &row(1, Some(1)), &mut w);
+        let e = j.apply(0, RowKind::Insert, 1, &row(1, Some(1)), 0, &mut w);
         assert!(matches!(
             e,
             Err(MultiwayError::KeyGroup { key_group: 1, .. })
         ));
-        let e = j.apply(0, RowKind::Insert, 0, &[1, 2], &mut w);
+        let e = j.apply(0, RowKind::Insert, 0, &[1, 2], 0, &mut w);
         assert!(matches!(e, Err(MultiwayError::InvalidRow { input: 0, .. })));
-        let e = j.apply(1, RowKind::Delete, 0, &row(1, Some(1)), &mut w);
+        let e = j.apply(1, RowKind::Delete, 0, &row(1, Some(1)), 0, &mut w);
         assert_eq!(
             e.unwrap_err().to_string(),
             "input 1: retraction of a row that is not in state: -D[1, 1]"
@@ -1032,7 +1131,7 @@ mod tests {
         let (c, a) = (row(30, Some(1)), row(10, Some(1)));
         let batch = [rec(2, 5, &c), rec(0, 6, &a)].concat();
         let mut out = Vec::new();
-        assert_eq!(j.process_batch(&batch, &mut out), Ok(3));
+        assert_eq!(j.process_batch(&batch, 0, &mut out), Ok(3));
         assert_eq!(
             print(&out, 3),
             [
@@ -1068,10 +1167,10 @@ mod tests {
         );
         let mut bad = rec(1, 7, &a);
         bad[0] = MAX_INPUTS as u8;
-        let e = j.process_batch(&bad, &mut out).unwrap_err().to_string();
+        let e = j.process_batch(&bad, 0, &mut out).unwrap_err().to_string();
         assert!(e.contains("batch record #0: bad side byte 8"), "{e}");
         let mut two = MultiwayJoin::new(&spec(&[JoinType::Left])).unwrap();
-        let e = two.process_batch(&rec(2, 7, &a), &mut out);
+        let e = two.process_batch(&rec(2, 7, &a), 0, &mut out);
         assert_eq!(
             e,
             Err(MultiwayError::UnknownInput {

@@ -100,6 +100,7 @@ fn run_multiway(j: &mut MultiwayJoin, shape: &Shape, c: &Input) -> Vec<String> {
         c.kind,
         kg,
         &encode(&c.row, c.unavailable),
+        0,
         &mut OutputWriter::new(&mut out),
     )
     .unwrap_or_else(|e| panic!("{c:?}: {e}"));
@@ -615,7 +616,7 @@ proptest! {
             prop_assert!(frozen.snapshot_key_group(kg, &mut Vec::new()).is_err(), "handed out once");
         }
         // Once every section is handed out, the next batch puts the copies back into the tables.
-        join.process_batch(&[], &mut Vec::new()).unwrap();
+        join.process_batch(&[], 0, &mut Vec::new()).unwrap();
         prop_assert_eq!(join.frozen_bytes(), 0);
         prop_assert!(live(&join) == live(&twin), "the live state differs from the twin's");
         drop(frozen);
