@@ -1028,8 +1028,19 @@ mod tests {
     /// Applies a change; returns the output entries printed (a rejection as `REJECTED input:
     /// message`).
     fn run(j: &mut MultiwayJoin, input: usize, kind: RowKind, r: Vec<u8>) -> Vec<String> {
+        run_at(j, input, kind, r, 0)
+    }
+
+    /// [`run`] at processing time `now`.
+    fn run_at(
+        j: &mut MultiwayJoin,
+        input: usize,
+        kind: RowKind,
+        r: Vec<u8>,
+        now: i64,
+    ) -> Vec<String> {
         let mut out = Vec::new();
-        j.apply(input, kind, 0, &r, 0, &mut OutputWriter::new(&mut out))
+        j.apply(input, kind, 0, &r, now, &mut OutputWriter::new(&mut out))
             .unwrap();
         print(&out, j.inputs.len())
     }
@@ -1325,6 +1336,82 @@ mod tests {
         );
         assert_eq!((j.stats().rejected, j.stats().stored_rows), (2, 1));
     }
+    /// `a RIGHT JOIN b` with a TTL of 10 ms on `a`: once `a`'s 40 rows under the key (a group of
+    /// many rows, indexed) have expired, they are invisible to `b` and to the step's count of
+    /// its left rows before any sweep (a change of `a` sees none and retracts `b`'s padding),
+    /// the key's rows are freed only when the RIGHT step needs their count, and a sweep frees
+    /// the rows of untouched keys.
+    #[test]
+    fn expired_rows_of_a_hot_key_are_invisible_before_the_sweep() {
+        use RowKind::*;
+        let mut s = spec(&[JoinType::Right]);
+        s.inputs[0].ttl_ms = Some(10);
+        s.absent_retraction = RetractionPolicy::Ignore;
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        for id in 0..40 {
+            run_at(&mut j, 0, Insert, row(id, Some(1)), 0);
+        }
+        run_at(&mut j, 0, Insert, row(99, Some(2)), 0);
+        assert_eq!(run_at(&mut j, 1, Insert, row(7, Some(1)), 5).len(), 40);
+        assert_eq!(
+            run_at(&mut j, 1, UpdateAfter, row(7, Some(1)), 10),
+            Vec::<String>::new(),
+            "an identical row of b: a write, nothing emitted"
+        );
+        assert_eq!(
+            run_at(&mut j, 1, Insert, row(8, Some(1)), 10),
+            ["+I[null, null, 8, 1]"],
+            "a's rows expired at 10 (written at 0, ttl 10): b's new row is padded"
+        );
+        assert_eq!((j.stats().stored_rows, j.stats().expired_rows), (43, 0));
+        assert_eq!(
+            run_at(&mut j, 0, Insert, row(50, Some(1)), 11),
+            [
+                "-D[null, null, 7, 1]",
+                "+I[50, 1, 7, 1]",
+                "-D[null, null, 8, 1]",
+                "+I[50, 1, 8, 1]"
+            ],
+            "the step counts no left row before the change: b's paddings are retracted"
+        );
+        assert_eq!((j.stats().stored_rows, j.stats().expired_rows), (4, 40));
+        assert_eq!(
+            run_at(&mut j, 0, Delete, row(3, Some(1)), 11),
+            Vec::<String>::new(),
+            "a retraction of an expired row is absent"
+        );
+        assert_eq!(j.stats().absent_retractions, 1);
+        let before = j.state_size();
+        j.process_batch(&[], 30, &mut Vec::new()).unwrap();
+        let (s, after) = (j.stats(), j.state_size());
+        assert_eq!((s.stored_rows, s.stored_keys, s.expired_rows), (2, 1, 42));
+        assert!(after.group_bytes < before.group_bytes && after.heap_bytes < before.heap_bytes);
+    }
+
+    /// A snapshot restores only where the same inputs declare a TTL (their rows' entries carry a
+    /// write time), whatever the durations.
+    #[test]
+    fn a_snapshot_restores_only_under_the_same_ttl_inputs() {
+        let mut s = spec(&[JoinType::Left]);
+        s.inputs[1].ttl_ms = Some(10);
+        let mut j = MultiwayJoin::new(&s).unwrap();
+        run_at(&mut j, 1, RowKind::Insert, row(1, Some(1)), 3);
+        let mut section = Vec::new();
+        j.snapshot_key_group(0, &mut section).unwrap();
+        let restore = |s: &MultiwaySpec| MultiwayJoin::new(s).unwrap().restore_key_group(&section);
+        s.inputs[1].ttl_ms = Some(99);
+        assert!(restore(&s).is_ok());
+        s.inputs[1].ttl_ms = None;
+        let err = restore(&s).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "the snapshot was taken for input 1 row entry row_len, written_at, this job \
+                 declares row_len"
+            ),
+            "{err}"
+        );
+    }
+
     /// A section restores only under the same declaration, in range, and intact; the errors say
     /// which.
     #[test]

@@ -257,6 +257,27 @@ fn apply<S: Slot>(
     }
 }
 
+/// The sum of `f` over every stored group of `states` (a join's key groups, whose inputs are
+/// `sides`) with its input's declaration, the keys changed while a snapshot is written included.
+/// Walks the whole state (recounts after sweeps, payload measures).
+pub(crate) fn sum_groups<S: Slot + Clone>(
+    states: &[KeyGroupState<S>],
+    sides: &[ResolvedSide],
+    f: impl Fn(&ResolvedSide, &Group) -> u64,
+) -> u64 {
+    let per_key_group = |kg: &KeyGroupState<S>| -> u64 {
+        let table = kg.merged(sides);
+        let groups = table
+            .slots()
+            .flat_map(|slot| sides.iter().zip(slot.groups()));
+        groups
+            .filter(|(_, g)| !g.is_empty())
+            .map(|(s, g)| f(s, g))
+            .sum()
+    };
+    states.iter().map(per_key_group).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,25 +329,4 @@ mod tests {
             (3, 1, 0)
         );
     }
-}
-
-/// The sum of `f` over every stored group of `states` (a join's key groups, whose inputs are
-/// `sides`) with its input's declaration, the keys changed while a snapshot is written included.
-/// Walks the whole state (recounts after sweeps, payload measures).
-pub(crate) fn sum_groups<S: Slot + Clone>(
-    states: &[KeyGroupState<S>],
-    sides: &[ResolvedSide],
-    f: impl Fn(&ResolvedSide, &Group) -> u64,
-) -> u64 {
-    let per_key_group = |kg: &KeyGroupState<S>| -> u64 {
-        let table = kg.merged(sides);
-        let groups = table
-            .slots()
-            .flat_map(|slot| sides.iter().zip(slot.groups()));
-        groups
-            .filter(|(_, g)| !g.is_empty())
-            .map(|(s, g)| f(s, g))
-            .sum()
-    };
-    states.iter().map(per_key_group).sum()
 }
