@@ -7,7 +7,9 @@ import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
 import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
@@ -48,9 +50,16 @@ import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
  * joins, each intermediate result keyed by the {@code USING} key: the same changelog, with the
  * chain's state. Its result can feed a two-table join on another key ({@link
  * CdcJoin.Builder#left(String, CdcMultiJoin, List, List)}): with the native engine the rows cross
- * to it in the native encoding, re-keyed in native code. TTL is refused with the native engine: the
- * multi-way join holds no intermediate result, and a chain's intermediate rows expire on their own
- * clock, so no TTL of the multi-way join could give the chain's changelog under expiry.
+ * to it in the native encoding, re-keyed in native code.
+ *
+ * <p>State TTL ({@link Builder#ttl(Duration)}, per input {@link Builder#ttl(String, Duration)}) has
+ * the semantics of Flink's own multi-way join ({@code StreamingMultiJoinOperator}, one state
+ * retention per input): each input's rows expire on their own, the TTL after their last write in
+ * processing time, and an expired row is invisible at once (it matches nothing; an outer step
+ * null-pads as if its input had no such row), its expiry emits nothing, and a retraction of it
+ * counts as a retraction of an absent row. With {@link Engine#JAVA} the chain's intermediate
+ * results expire too, on their own clock, as Flink SQL's chained joins do, so under expiry the two
+ * engines' changelogs differ: the native multi-way join's is not the chain's then.
  */
 public final class CdcMultiJoin {
 
@@ -246,6 +255,7 @@ public final class CdcMultiJoin {
         private final List<SideSpec> inputs = new ArrayList<>();
         private final List<JoinType> steps = new ArrayList<>();
         private Duration ttl;
+        private final Map<String, Duration> inputTtls = new HashMap<>();
         private DebeziumFormat format = DebeziumFormat.defaults();
 
         private Builder() {}
@@ -300,15 +310,29 @@ public final class CdcMultiJoin {
         }
 
         /**
-         * Sets the state TTL of every input (and with {@link Engine#JAVA} of every intermediate
-         * result). Refused by {@link #build()} with {@link Engine#NATIVE}: see {@link
-         * CdcMultiJoin}.
+         * Sets the state TTL of every input not given its own ({@link #ttl(String, Duration)}), and
+         * with {@link Engine#JAVA} of every intermediate result of the chain (see {@link
+         * CdcMultiJoin} for what expiry does).
          *
-         * @param ttl retention after a row's last write, or {@code null} for none
+         * @param ttl retention after a row's last write (processing time), or {@code null} for none
          * @return this
          */
         public Builder ttl(Duration ttl) {
             this.ttl = ttl;
+            return this;
+        }
+
+        /**
+         * Sets the state TTL of one input, over {@link #ttl(Duration)}: Flink's multi-way join
+         * takes one retention per input, e.g. a long one for a dimension table and a short one for
+         * events.
+         *
+         * @param input the input's name, as declared
+         * @param ttl retention after a row's last write (processing time), or {@code null} for none
+         * @return this
+         */
+        public Builder ttl(String input, Duration ttl) {
+            inputTtls.put(Objects.requireNonNull(input, "input"), ttl);
             return this;
         }
 
@@ -328,25 +352,30 @@ public final class CdcMultiJoin {
          * Validates the declaration.
          *
          * @return the join
-         * @throws IllegalArgumentException if it is incomplete or inconsistent, or declares a TTL
-         *     with the native engine
+         * @throws IllegalArgumentException if it is incomplete or inconsistent, or gives a TTL to
+         *     an input it does not declare
          */
         public CdcMultiJoin build() {
-            if (ttl != null && engine == Engine.NATIVE) {
-                throw new IllegalArgumentException(
-                        "ttl is not supported by the native multi-way join: it holds no"
-                                + " intermediate result, and a chain of joins expires its"
-                                + " intermediate rows on their own clock, so no expiry of the"
-                                + " inputs' rows gives the chain's changelog; use Engine.JAVA (the"
-                                + " chain) or chained CdcJoins for state TTL");
-            }
             List<SideSpec> sides = new ArrayList<>();
             for (SideSpec s : inputs) {
-                sides.add(s.withFormat(format).withTtl(ttl));
+                Duration own = inputTtls.containsKey(s.name()) ? inputTtls.get(s.name()) : ttl;
+                sides.add(s.withFormat(format).withTtl(own));
+            }
+            for (String name : inputTtls.keySet()) {
+                if (sides.stream().noneMatch(s -> s.name().equals(name))) {
+                    throw new IllegalArgumentException(
+                            "ttl of unknown input '" + name + "': the inputs are " + names(sides));
+                }
             }
             int[] indexes = projection.isEmpty() ? null : resolve(sides);
             String[] names = projection.isEmpty() ? null : outputNames.toArray(new String[0]);
             return new CdcMultiJoin(this, new MultiJoinSpec(sides, steps, false, indexes, names));
+        }
+
+        private static List<String> names(List<SideSpec> sides) {
+            List<String> names = new ArrayList<>();
+            sides.forEach(s -> names.add(s.name()));
+            return names;
         }
 
         private static List<String> columnNames(SideSpec side) {

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -189,7 +190,7 @@ class MultiJoinTest {
         }
     }
 
-    private static DataStream<byte[]> bytes(DataStream<String> json) {
+    static DataStream<byte[]> bytes(DataStream<String> json) {
         return json.map(s -> s.getBytes(StandardCharsets.UTF_8))
                 .returns(PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)
                 .setParallelism(1);
@@ -506,15 +507,23 @@ class MultiJoinTest {
     }
 
     @Test
-    void theNativeEngineRefusesTtlAndTheDeclarationIsChecked() {
-        IllegalArgumentException ttl =
+    void theDeclarationIsChecked() {
+        CdcMultiJoin withTtl =
+                mart(Engine.NATIVE)
+                        .ttl(Duration.ofHours(1))
+                        .ttl("users", null)
+                        .ttl("settings", Duration.ofMinutes(5))
+                        .build();
+        List<Duration> ttls = new ArrayList<>();
+        withTtl.spec().inputs().forEach(i -> ttls.add(i.ttl()));
+        assertEquals(Arrays.asList(null, Duration.ofHours(1), Duration.ofMinutes(5)), ttls);
+        IllegalArgumentException unknown =
                 assertThrows(
                         IllegalArgumentException.class,
-                        () -> mart(Engine.NATIVE).ttl(Duration.ofHours(1)).build());
-        assertTrue(
-                ttl.getMessage().contains("intermediate rows on their own clock"),
-                ttl.getMessage());
-        mart(Engine.JAVA).ttl(Duration.ofHours(1)).build();
+                        () -> mart(Engine.NATIVE).ttl("user", Duration.ofHours(1)).build());
+        assertEquals(
+                "ttl of unknown input 'user': the inputs are [users, profiles, settings]",
+                unknown.getMessage());
         IllegalStateException first =
                 assertThrows(
                         IllegalStateException.class,
