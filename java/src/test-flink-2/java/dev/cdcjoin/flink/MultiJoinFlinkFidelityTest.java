@@ -2,6 +2,7 @@ package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.cdcjoin.flink.FidelityJoins.GivenCondition;
 import dev.cdcjoin.flink.FidelityTrace.Layout;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -181,7 +182,7 @@ class MultiJoinFlinkFidelityTest {
                 specs.add(TestLine.sideSpec(LAYOUT, type));
                 if (i > 0) {
                     attributes.put(i, List.of(new ConditionAttributeRef(0, LAYOUT.k, i, LAYOUT.k)));
-                    conditions[i] = new SameKey();
+                    conditions[i] = new GivenCondition("SameKey", SameKey::new);
                 }
                 out.addAll(type.getChildren());
             }
@@ -255,27 +256,13 @@ class MultiJoinFlinkFidelityTest {
      * Step {@code j}'s condition {@code in_j.k = in0.k}: the left row is the inputs {@code 0..j-1}
      * joined (input 0's {@code k} at its own index), a null key matches nothing.
      */
-    static final class SameKey extends GeneratedJoinCondition {
+    static final class SameKey extends AbstractRichFunction implements JoinCondition {
         private static final long serialVersionUID = 1L;
 
-        SameKey() {
-            super("SameKey", "", new Object[0]);
-        }
-
         @Override
-        public JoinCondition newInstance(ClassLoader classLoader) {
-            return new Equal();
-        }
-
-        /** {@code left.k = right.k}, neither null. */
-        static final class Equal extends AbstractRichFunction implements JoinCondition {
-            private static final long serialVersionUID = 1L;
-
-            @Override
-            public boolean apply(RowData left, RowData right) {
-                int k = LAYOUT.k;
-                return !left.isNullAt(k) && !right.isNullAt(k) && left.getInt(k) == right.getInt(k);
-            }
+        public boolean apply(RowData left, RowData right) {
+            int k = LAYOUT.k;
+            return !left.isNullAt(k) && !right.isNullAt(k) && left.getInt(k) == right.getInt(k);
         }
     }
 

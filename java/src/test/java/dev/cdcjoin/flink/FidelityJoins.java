@@ -30,6 +30,7 @@ import org.apache.flink.table.types.logical.IntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.Row;
+import org.apache.flink.util.function.SerializableSupplier;
 
 /**
  * The joins the fidelity test compares, each a keyed two-input operator in Flink's own operator
@@ -69,7 +70,7 @@ final class FidelityJoins {
                     new StreamingJoinOperator(
                             InternalTypeInfo.of(l),
                             InternalTypeInfo.of(r),
-                            new AlwaysTrue(),
+                            new GivenCondition("AlwaysTrue", True::new),
                             TestLine.sideSpec(left, l),
                             TestLine.sideSpec(right, r),
                             type == JoinType.LEFT || type == JoinType.FULL,
@@ -288,29 +289,35 @@ final class FidelityJoins {
     }
 
     /**
-     * The join condition beyond the equi-join key: none (every row under the key matches, the null
-     * filter aside), given as an instance instead of generated code.
+     * A join condition given as an instance instead of generated code: the operators under test
+     * take a {@link GeneratedJoinCondition}, and this one's {@code newInstance} makes a new {@code
+     * make.get()}.
      */
-    static final class AlwaysTrue extends GeneratedJoinCondition {
+    static final class GivenCondition extends GeneratedJoinCondition {
         private static final long serialVersionUID = 1L;
+        private final SerializableSupplier<JoinCondition> make;
 
-        AlwaysTrue() {
-            super("AlwaysTrue", "", new Object[0]);
+        GivenCondition(String name, SerializableSupplier<JoinCondition> make) {
+            super(name, "", new Object[0]);
+            this.make = make;
         }
 
         @Override
         public JoinCondition newInstance(ClassLoader classLoader) {
-            return new True();
+            return make.get();
         }
+    }
 
-        /** Matches every pair. */
-        static final class True extends AbstractRichFunction implements JoinCondition {
-            private static final long serialVersionUID = 1L;
+    /**
+     * The join condition beyond the equi-join key: none (every row under the key matches, the null
+     * filter aside).
+     */
+    static final class True extends AbstractRichFunction implements JoinCondition {
+        private static final long serialVersionUID = 1L;
 
-            @Override
-            public boolean apply(RowData left, RowData right) {
-                return true;
-            }
+        @Override
+        public boolean apply(RowData left, RowData right) {
+            return true;
         }
     }
 
