@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -51,11 +50,13 @@ import org.junit.jupiter.api.Test;
  * (Flink's TTL clock, {@code setStateTtlProcessingTime}; the native operator's processing time,
  * {@code setProcessingTime}), each record's output compared.
  *
- * <p>The traces stay where the two joins are meant to agree: three or four inputs {@code (id, k,
- * v)} keyed on {@code k} with primary key {@code id}, INNER and LEFT steps (what Flink's operator
- * runs; RIGHT ones the planner turns into LEFT), each step's condition {@code input_j.k =
- * input_0.k} (the {@code USING} key: input 0 is in every row of such a chain), inserts of new or
- * expired ids, and deletes and updates ({@code -U}/{@code +U}) of rows that have not expired. A
+ * <p>The traces stay where the two joins are meant to agree: three or four inputs keyed on {@code
+ * k}, each of one of Flink's three state layouts ({@link Layout}: {@code (k, v)} with primary key
+ * {@code k}, {@code (id, k, v)} with primary key {@code id}, {@code (k, v)} without one), INNER and
+ * LEFT steps (what Flink's operator runs; RIGHT ones the planner turns into LEFT), each step's
+ * condition {@code input_j.k = input_0.k} (the {@code USING} key: input 0 is in every row of such a
+ * chain), inserts of rows not stored or expired (and copies of stored rows on an input without a
+ * primary key), and deletes and updates ({@code -U}/{@code +U}) of rows that have not expired. A
  * retraction of an expired row is left out: Flink's operator emits the retraction of the joined
  * rows of the change's row whether it is in state or not, the native join counts it absent and
  * emits nothing (as its two-table join does, README "Semantics"). Each record's output is compared
@@ -64,8 +65,6 @@ import org.junit.jupiter.api.Test;
  */
 @SuppressWarnings("try") // the harnesses' close() may throw InterruptedException
 class MultiJoinFlinkFidelityTest {
-
-    static final Layout LAYOUT = Layout.HAS_UNIQUE_KEY;
 
     /** Each input's TTL in ms, or 0 for none (Flink's retention of 0: no TTL). */
     static final long[] TTLS = {0, 5, 10, 20};
@@ -79,23 +78,47 @@ class MultiJoinFlinkFidelityTest {
         List<String> process(Record r) throws Exception;
     }
 
+    /**
+     * A join's declaration: per input its layout, its TTL in ms (0 for none) and, after the first,
+     * its step's join type ({@code steps.get(0)} unused, as in Flink's operator).
+     */
+    record Shape(Layout[] layouts, long[] ttls, List<FlinkJoinType> steps) {
+        int n() {
+            return layouts.length;
+        }
+
+        /** Input {@code i}'s join key column. */
+        int k(int i) {
+            return layouts[i].k;
+        }
+
+        @Override
+        public String toString() {
+            return Arrays.toString(layouts)
+                    + " "
+                    + steps.subList(1, n())
+                    + " ttls "
+                    + Arrays.toString(ttls);
+        }
+    }
+
     @Test
     void perInputTtlGivesFlinksMultiWayJoinRecordByRecord() throws Exception {
         int compared = 0;
+        Layout[] layouts = Layout.values();
         for (long seed = 0; seed < 150; seed++) {
             Random rnd = new Random(seed);
             int n = 3 + rnd.nextInt(2);
-            List<FlinkJoinType> steps = new ArrayList<>();
-            long[] ttls = new long[n];
+            Shape shape = new Shape(new Layout[n], new long[n], new ArrayList<>());
             for (int i = 0; i < n; i++) {
-                steps.add(rnd.nextBoolean() ? FlinkJoinType.INNER : FlinkJoinType.LEFT);
-                ttls[i] = TTLS[rnd.nextInt(TTLS.length)];
+                shape.layouts[i] = layouts[rnd.nextInt(layouts.length)];
+                shape.ttls[i] = TTLS[rnd.nextInt(TTLS.length)];
+                shape.steps.add(rnd.nextBoolean() ? FlinkJoinType.INNER : FlinkJoinType.LEFT);
             }
-            List<Record> trace = trace(rnd, n, ttls, 80);
-            String what =
-                    "seed " + seed + " " + steps.subList(1, n) + " ttls " + Arrays.toString(ttls);
-            try (MultiJoin flink = new FlinkMultiJoin(steps, ttls);
-                    MultiJoin cdcjoin = new CdcMultiJoinOperator(steps, ttls)) {
+            List<Record> trace = trace(rnd, shape, 80);
+            String what = "seed " + seed + " " + shape;
+            try (MultiJoin flink = new FlinkMultiJoin(shape);
+                    MultiJoin cdcjoin = new CdcMultiJoinOperator(shape)) {
                 for (Record r : trace) {
                     String at = what + ", input " + r.input + " " + r.kind + List.of(r.row);
                     assertEquals(counts(flink.process(r)), counts(cdcjoin.process(r)), at);
@@ -106,43 +129,91 @@ class MultiJoinFlinkFidelityTest {
         assertEquals(150 * 80, compared);
     }
 
+    /** A distinct stored row of an input in the trace's model: its copies, its last write. */
+    static final class Held {
+        final Object[] row;
+        int copies = 1;
+        long writtenAt;
+
+        Held(Object[] row, long writtenAt) {
+            this.row = row;
+            this.writtenAt = writtenAt;
+        }
+    }
+
     /**
-     * A trace of {@code length} records over {@code n} inputs with TTLs {@code ttls}, the clock
-     * moving 0 to 5 ms per record: inserts of ids not live (never written, deleted, or expired),
-     * and deletes and updates of live rows only.
+     * A trace of {@code length} records over the inputs of {@code shape}, the clock moving 0 to 5
+     * ms per record: inserts of rows not stored or expired, or of one more copy of a stored row
+     * (input without a primary key), and deletes and updates of rows that have not expired. Rows
+     * are told apart as the join tells them apart: by primary key, or by value without one.
      */
-    static List<Record> trace(Random rnd, int n, long[] ttls, int length) {
-        List<Map<Integer, Object[]>> rows = new ArrayList<>();
-        List<Map<Integer, Long>> written = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            rows.add(new HashMap<>());
-            written.add(new HashMap<>());
+    static List<Record> trace(Random rnd, Shape shape, int length) {
+        List<Map<List<Object>, Held>> held = new ArrayList<>();
+        for (int i = 0; i < shape.n(); i++) {
+            held.add(new HashMap<>());
         }
         List<Record> out = new ArrayList<>();
         long now = 1000;
         while (out.size() < length) {
             now += rnd.nextInt(6);
-            int i = rnd.nextInt(n);
-            int id = rnd.nextInt(6);
-            Object[] row = {id, rnd.nextInt(3), "v" + rnd.nextInt(3)};
-            Object[] old = rows.get(i).get(id);
-            long at = written.get(i).getOrDefault(id, Long.MIN_VALUE);
-            boolean live = old != null && (ttls[i] == 0 || at > now - ttls[i]);
-            if (!live) {
+            int i = rnd.nextInt(shape.n());
+            Layout layout = shape.layouts[i];
+            Object[] row = row(rnd, layout);
+            Held h = held.get(i).get(identity(layout, row));
+            long ttl = shape.ttls[i];
+            if (h == null || (ttl > 0 && h.writtenAt <= now - ttl)) {
                 out.add(new Record(i, RowKind.INSERT, row, now));
-            } else if (rnd.nextInt(3) == 0) {
-                out.add(new Record(i, RowKind.DELETE, old, now));
-                row = null;
-            } else if (out.size() + 2 <= length) {
-                out.add(new Record(i, RowKind.UPDATE_BEFORE, old, now));
-                out.add(new Record(i, RowKind.UPDATE_AFTER, row, now));
-            } else {
+                held.get(i).put(identity(layout, row), new Held(row, now));
                 continue;
             }
-            rows.get(i).put(id, row);
-            written.get(i).put(id, now);
+            int what = rnd.nextInt(3);
+            if (what == 0 && !layout.hasPrimaryKey()) {
+                out.add(new Record(i, RowKind.INSERT, h.row, now));
+                h.copies++;
+                h.writtenAt = now;
+                continue;
+            }
+            boolean room = out.size() + 2 <= length;
+            RowKind kind = what == 0 || !room ? RowKind.DELETE : RowKind.UPDATE_BEFORE;
+            out.add(new Record(i, kind, h.row, now));
+            h.writtenAt = now;
+            if (--h.copies == 0) {
+                held.get(i).remove(identity(layout, h.row));
+            }
+            if (kind == RowKind.UPDATE_BEFORE) {
+                Object[] next = row(rnd, layout);
+                if (layout.hasPrimaryKey()) {
+                    next[layout.pk] = h.row[layout.pk];
+                }
+                out.add(new Record(i, RowKind.UPDATE_AFTER, next, now));
+                Held there = held.get(i).get(identity(layout, next));
+                boolean live = there != null && (ttl == 0 || there.writtenAt > now - ttl);
+                if (live) {
+                    there.copies++;
+                    there.writtenAt = now;
+                } else {
+                    held.get(i).put(identity(layout, next), new Held(next, now));
+                }
+            }
         }
         return out;
+    }
+
+    /** A random row of {@code layout}: small ids and keys, so rows meet. */
+    static Object[] row(Random rnd, Layout layout) {
+        Object[] row = new Object[layout.columns.length];
+        for (int c = 0; c < row.length; c++) {
+            row[c] =
+                    c == layout.payload()
+                            ? "v" + rnd.nextInt(3)
+                            : (Object) rnd.nextInt(c == layout.k ? 3 : 6);
+        }
+        return row;
+    }
+
+    /** What tells a row of {@code layout} apart: its primary key, or its value. */
+    static List<Object> identity(Layout layout, Object[] row) {
+        return layout.hasPrimaryKey() ? List.of(row[layout.pk]) : Arrays.asList(row);
     }
 
     /** The rows with their sign, counted. */
@@ -167,9 +238,8 @@ class MultiJoinFlinkFidelityTest {
         private final KeyedMultiInputStreamOperatorTestHarness<RowData, RowData> harness;
         private final RowData.FieldGetter[] outputFields;
 
-        FlinkMultiJoin(List<FlinkJoinType> steps, long[] ttls) throws Exception {
-            int n = steps.size();
-            RowType type = LAYOUT.rowType();
+        FlinkMultiJoin(Shape shape) throws Exception {
+            int n = shape.n();
             List<RowType> types = new ArrayList<>();
             List<InternalTypeInfo<RowData>> infos = new ArrayList<>();
             List<JoinInputSideSpec> specs = new ArrayList<>();
@@ -177,19 +247,29 @@ class MultiJoinFlinkFidelityTest {
             GeneratedJoinCondition[] conditions = new GeneratedJoinCondition[n];
             List<LogicalType> out = new ArrayList<>();
             for (int i = 0; i < n; i++) {
+                RowType type = shape.layouts[i].rowType();
                 types.add(type);
                 infos.add(InternalTypeInfo.of(type));
-                specs.add(TestLine.sideSpec(LAYOUT, type));
+                specs.add(TestLine.sideSpec(shape.layouts[i], type));
                 if (i > 0) {
-                    attributes.put(i, List.of(new ConditionAttributeRef(0, LAYOUT.k, i, LAYOUT.k)));
-                    conditions[i] = new GivenCondition("SameKey", SameKey::new);
+                    int left = shape.k(0);
+                    int right = shape.k(i);
+                    attributes.put(i, List.of(new ConditionAttributeRef(0, left, i, right)));
+                    conditions[i] = new GivenCondition("SameKey", () -> new SameKey(left, right));
                 }
                 out.addAll(type.getChildren());
             }
             JoinKeyExtractor keys = new AttributeBasedJoinKeyExtractor(attributes, types);
             StreamingMultiJoinOperatorFactory factory =
                     new StreamingMultiJoinOperatorFactory(
-                            infos, specs, steps, null, ttls, conditions, keys, attributes);
+                            infos,
+                            specs,
+                            shape.steps,
+                            null,
+                            shape.ttls,
+                            conditions,
+                            keys,
+                            attributes);
             harness =
                     new KeyedMultiInputStreamOperatorTestHarness<>(
                             factory, InternalTypeInfo.of(keys.getCommonJoinKeyType()));
@@ -254,15 +334,21 @@ class MultiJoinFlinkFidelityTest {
 
     /**
      * Step {@code j}'s condition {@code in_j.k = in0.k}: the left row is the inputs {@code 0..j-1}
-     * joined (input 0's {@code k} at its own index), a null key matches nothing.
+     * joined (input 0's {@code k} at its own index {@code left}), a null key matches nothing.
      */
     static final class SameKey extends AbstractRichFunction implements JoinCondition {
         private static final long serialVersionUID = 1L;
+        private final int left;
+        private final int right;
+
+        SameKey(int left, int right) {
+            this.left = left;
+            this.right = right;
+        }
 
         @Override
-        public boolean apply(RowData left, RowData right) {
-            int k = LAYOUT.k;
-            return !left.isNullAt(k) && !right.isNullAt(k) && left.getInt(k) == right.getInt(k);
+        public boolean apply(RowData l, RowData r) {
+            return !l.isNullAt(left) && !r.isNullAt(right) && l.getInt(left) == r.getInt(right);
         }
     }
 
@@ -274,23 +360,28 @@ class MultiJoinFlinkFidelityTest {
         private final KeyedOneInputStreamOperatorTestHarness<
                         Integer, Tuple2<Integer, ChangeBatch>, Row>
                 harness;
-        private final RowCodec rows = new RowCodec(LAYOUT.schema());
-        private final RowCodec keys =
-                new RowCodec(CdcSchema.of(LAYOUT.schema().columns().get(LAYOUT.k)));
+        private final Shape shape;
+        private final List<RowCodec> rows = new ArrayList<>();
+        private final List<RowCodec> keys = new ArrayList<>();
 
-        CdcMultiJoinOperator(List<FlinkJoinType> steps, long[] ttls) throws Exception {
-            List<String> key = List.of(LAYOUT.columns[LAYOUT.k]);
-            CdcMultiJoin.Builder b =
-                    CdcMultiJoin.builder().input("in0", LAYOUT.schema(), key, LAYOUT.primaryKey());
-            for (int i = 1; i < steps.size(); i++) {
-                JoinType type = steps.get(i) == FlinkJoinType.LEFT ? JoinType.LEFT : JoinType.INNER;
-                b.input("in" + i, LAYOUT.schema(), key, LAYOUT.primaryKey(), type);
+        CdcMultiJoinOperator(Shape shape) throws Exception {
+            this.shape = shape;
+            CdcMultiJoin.Builder b = CdcMultiJoin.builder();
+            for (int i = 0; i < shape.n(); i++) {
+                Layout l = shape.layouts[i];
+                List<String> key = List.of(l.columns[l.k]);
+                if (i == 0) {
+                    b.input("in0", l.schema(), key, l.primaryKey());
+                } else {
+                    boolean left = shape.steps.get(i) == FlinkJoinType.LEFT;
+                    JoinType type = left ? JoinType.LEFT : JoinType.INNER;
+                    b.input("in" + i, l.schema(), key, l.primaryKey(), type);
+                }
+                long ttl = shape.ttls[i];
+                b.ttl("in" + i, ttl == 0 ? null : Duration.ofMillis(ttl));
+                rows.add(new RowCodec(l.schema()));
+                keys.add(new RowCodec(CdcSchema.of(l.schema().columns().get(l.k))));
             }
-            Map<String, Duration> own = new LinkedHashMap<>();
-            for (int i = 0; i < ttls.length; i++) {
-                own.put("in" + i, ttls[i] == 0 ? null : Duration.ofMillis(ttls[i]));
-            }
-            own.forEach(b::ttl);
             MultiJoinSpec spec = b.build().spec();
             NativeMultiJoinOperator<Row> op =
                     NativeMultiJoinOperator.rows(spec, 1, 1000, BadRecordPolicy.FAIL);
@@ -305,8 +396,9 @@ class MultiJoinFlinkFidelityTest {
 
         @Override
         public List<String> process(Record r) throws Exception {
-            JoinKey key = new JoinKey(keys.encode(new Object[] {r.row[LAYOUT.k]}));
-            ChangeRecord change = new ChangeRecord(r.kind, key, rows.encode(r.row));
+            Object k = r.row[shape.k(r.input)];
+            JoinKey key = new JoinKey(keys.get(r.input).encode(new Object[] {k}));
+            ChangeRecord change = new ChangeRecord(r.kind, key, rows.get(r.input).encode(r.row));
             ChangeBatch batch = JoinHarnesses.batch(change).getValue();
             harness.setProcessingTime(r.now);
             harness.processElement(new StreamRecord<>(Tuple2.of(r.input, batch)));
