@@ -83,8 +83,9 @@
 //! key: it matches nothing, and an outer step null-pads where it was the only row. Its expiry
 //! emits nothing, and a retraction of it is a retraction of a row not in state. Expired rows are
 //! freed when their key is touched (groups of few rows; every group of the key when a later
-//! step is RIGHT or FULL, whose emission reads the inputs' row counts), when a change finds
-//! them by primary key or value, and by a sweep every half of the shortest TTL. Snapshots keep
+//! step is RIGHT or FULL, whose emission reads the inputs' row counts: there a change with a TTL
+//! declared scans the rows of its key), when a change finds them by primary key or value, and by
+//! a sweep every half of the shortest TTL. Snapshots keep
 //! each row's write time; a snapshot restores only where the same inputs declare a TTL (it is
 //! part of the row entry the section's definition names).
 //!
