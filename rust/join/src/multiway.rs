@@ -76,7 +76,7 @@
 //! # TTL
 //!
 //! Each input may declare its own `ttl_ms`, as Flink's `StreamingMultiJoinOperator` takes one
-//! state retention per input, with the two-table join's rules and code ([`crate::ttl`]): a row
+//! state retention per input, with the two-table join's rules and code (`ttl`): a row
 //! expires `ttl_ms` after its last write (insert, identical replacement, a copy counted up or
 //! down on a multiset input), processing time, `OnCreateAndWrite` / `NeverReturnExpired`. An
 //! expired row is invisible to every change at once, as if its input had no such row under the
