@@ -24,7 +24,9 @@ BUILD=${CDCJOIN_BENCH_BUILD_DIR:-$DEFAULT_BUILD}
 cd "$ROOT"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   mvn -B -q install -DskipTests "${LINE_ARGS[@]}" -Dcdcjoin.build.dir="$BUILD"
-  (cd bench && mvn -B -q package -DskipTests "${LINE_ARGS[@]}")
+  # clean: classes compiled against an older product JAR are not recompiled otherwise, and a
+  # changed signature (a setter moved to a base builder) fails at run time with NoSuchMethodError
+  (cd bench && mvn -B -q clean package -DskipTests "${LINE_ARGS[@]}")
   mkdir -p "$TARGET/lib"
   cp "$BUILD/cdcjoin-flink-$VERSION.jar" "$TARGET/lib/cdcjoin-flink.jar"
 fi
