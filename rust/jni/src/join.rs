@@ -38,7 +38,7 @@ pub(crate) trait Engine: Sections + Send {
 
 /// A join, the buffer its last output (or snapshot) was written to, and when its output feeds a
 /// next join the rekeyer and the buffer the join writes to.
-pub(crate) struct Join {
+struct Join {
     engine: Box<dyn Engine>,
     out: Vec<u8>,
     chain: Option<(Rekeyer, Vec<u8>)>,

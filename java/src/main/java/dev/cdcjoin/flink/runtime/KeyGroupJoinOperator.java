@@ -273,14 +273,14 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      * {@code message}: fails the job, or sends a {@link BadRecord} to {@link BadRecord#OUTPUT}.
      */
     private void reject(byte input, String message) {
-        String reason = inputName(input) + ": change rejected by the join: " + message;
+        String table = inputName(input);
+        String reason = table + ": change rejected by the join: " + message;
         if (policy == BadRecordPolicy.FAIL) {
             throw new IllegalStateException(
                     reason + " (bad-record policy FAIL; SIDE_OUTPUT sends it to the bad records)");
         }
         output.collect(
-                BadRecord.OUTPUT,
-                new StreamRecord<>(new BadRecord(inputName(input), -1, null, reason)));
+                BadRecord.OUTPUT, new StreamRecord<>(new BadRecord(table, -1, null, reason)));
     }
 
     /** Joins what is buffered and publishes the final counters as job accumulators. */
