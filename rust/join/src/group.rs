@@ -662,37 +662,43 @@ impl Group {
     }
 
     /// Rebuilds a group from snapshot bytes, checking every entry so that a corrupt snapshot is an
-    /// error, never an out-of-bounds read later (nor an unavailable column emitted).
+    /// error, never an out-of-bounds read later (nor an unavailable column emitted); the group and
+    /// its rows, with multiplicity. One pass checks and counts the entries (a restore runs it for
+    /// every stored row), one copy makes the group.
     pub fn from_bytes(
-        bytes: Vec<u8>,
+        bytes: &[u8],
         layout: EntryLayout,
         rows: &RowLayout,
         id: &RowIdentity<'_>,
-    ) -> Result<Group, String> {
-        let mut at = 0;
+    ) -> Result<(Group, u64), String> {
+        if bytes.is_empty() {
+            return Err("empty group".into());
+        }
+        let header = layout.header_len();
+        let (mut at, mut entries, mut count) = (0, 0, 0);
         while at < bytes.len() {
-            let header = layout.header_len();
             if at + header > bytes.len() {
                 return Err(format!("truncated entry header at byte {at}"));
             }
-            let len = u32_at(&bytes, at) as usize;
+            let len = u32_at(bytes, at) as usize;
             let row = at + header..(at + header).saturating_add(len);
             let row_bytes = bytes
                 .get(row.clone())
                 .ok_or_else(|| format!("truncated row at byte {at}"))?;
-            rows.validate(row_bytes)
+            rows.validate_stored(row_bytes)
                 .map_err(|e| format!("invalid row at byte {at}: {e}"))?;
-            if RowRef::new(rows, row_bytes).has_unavailable() {
-                return Err(format!(
-                    "row at byte {at} has an unavailable column, which state never holds"
-                ));
-            }
+            count += match layout.count {
+                true => u32_at(bytes, at + layout.count_at()) as u64,
+                false => 1,
+            };
+            entries += 1;
             at = row.end;
         }
-        if bytes.is_empty() {
-            return Err("empty group".into());
-        }
-        Ok(Group::of_entries(bytes, layout, id))
+        let group = match entries >= INDEX_AT {
+            true => Group::Indexed(Box::new(Indexed::build(bytes.to_vec(), layout, id))),
+            false => Group::Compact(Box::from(bytes)),
+        };
+        Ok((group, count))
     }
 }
 
@@ -801,8 +807,9 @@ mod tests {
         }
         let mut snapshot = Vec::new();
         g.write_entries(&mut snapshot);
-        let restored = Group::from_bytes(snapshot, l, &rl, &id).unwrap();
+        let (restored, rows) = Group::from_bytes(&snapshot, l, &rl, &id).unwrap();
         assert!(restored.is_indexed());
+        assert_eq!(rows, left.len() as u64);
         assert_eq!(restored, g);
         for &x in &left[..left.len() - COMPACT_BELOW + 1] {
             let e = g.find(l, &id, &row(x)).unwrap();
@@ -874,16 +881,16 @@ mod tests {
         g.push(l, &id, &row(1), (1, 0), 0);
         let mut good = Vec::new();
         g.write_entries(&mut good);
-        assert_eq!(Group::from_bytes(good.clone(), l, &rl, &id).unwrap(), g);
-        assert!(Group::from_bytes(good[..good.len() - 1].to_vec(), l, &rl, &id).is_err());
-        assert!(Group::from_bytes(vec![], l, &rl, &id).is_err());
+        assert_eq!(Group::from_bytes(&good, l, &rl, &id).unwrap(), (g, 1));
+        assert!(Group::from_bytes(&good[..good.len() - 1], l, &rl, &id).is_err());
+        assert!(Group::from_bytes(&[], l, &rl, &id).is_err());
         let mut huge = good.clone();
         huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(Group::from_bytes(huge, l, &rl, &id).is_err());
+        assert!(Group::from_bytes(&huge, l, &rl, &id).is_err());
         let mut unavailable = good.clone();
         let row_at = l.header_len();
         unavailable[row_at..].copy_from_slice(&[1, 1, 0, 0, 0]); // null bit, marked slot
-        let err = Group::from_bytes(unavailable, l, &rl, &id).unwrap_err();
-        assert!(err.contains("unavailable column"), "{err}");
+        let err = Group::from_bytes(&unavailable, l, &rl, &id).unwrap_err();
+        assert!(err.contains("column 0 is unavailable"), "{err}");
     }
 }

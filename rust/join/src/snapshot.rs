@@ -1023,21 +1023,20 @@ fn restore_groups<S: Slot>(
 }
 
 /// The group of one side (declared as `spec`) from its snapshot bytes, every row checked, and its
-/// join key, written to `key`.
-fn restore_group(spec: &ResolvedSide, bytes: &[u8], key: &mut Vec<u8>) -> Result<Group, String> {
-    let g = Group::from_bytes(
-        bytes.to_vec(),
-        spec.entry,
-        &spec.row_layout,
-        &spec.identity(),
-    )?;
+/// rows; its join key is written to `key`.
+fn restore_group(
+    spec: &ResolvedSide,
+    bytes: &[u8],
+    key: &mut Vec<u8>,
+) -> Result<(Group, u64), String> {
+    let (g, rows) = Group::from_bytes(bytes, spec.entry, &spec.row_layout, &spec.identity())?;
     let first = g
         .first(spec.entry)
         .expect("from_bytes refuses empty groups");
     key.clear();
     spec.join_key
         .write(&RowRef::new(&spec.row_layout, g.row(&first)), key);
-    Ok(g)
+    Ok((g, rows))
 }
 
 /// Stores restored group `g` of side `i` under join key `key` in `table`, and counts it in
@@ -1046,11 +1045,10 @@ fn add_group<S: Slot>(
     table: &mut KeyTable<S>,
     sides: &[ResolvedSide],
     i: usize,
-    g: Group,
+    (g, rows): (Group, u64),
     key: &[u8],
     restored: &mut Restored,
 ) -> Result<(), String> {
-    let rows = g.rows(sides[i].entry);
     let (stored, overhead) = (g.stored_bytes() as u64, g.overhead_bytes() as u64);
     let mut entry = table.entry(sides, hash_key(key), key);
     match entry.occupied() {

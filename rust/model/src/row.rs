@@ -27,6 +27,8 @@ pub const UNAVAILABLE: u8 = 1;
 pub struct RowLayout {
     types: Vec<DataType>,
     offsets: Vec<usize>,
+    /// The STRING/BYTES columns and their slots' offsets, in column order (what validation walks).
+    variable: Vec<(usize, usize)>,
     bitmap_len: usize,
     fixed_len: usize,
 }
@@ -42,9 +44,14 @@ impl RowLayout {
             offsets.push(at);
             at += t.slot_width();
         }
+        let variable = (types.iter().zip(&offsets).enumerate())
+            .filter(|(_, (t, _))| t.is_variable())
+            .map(|(i, (_, &at))| (i, at))
+            .collect();
         RowLayout {
             types,
             offsets,
+            variable,
             bitmap_len,
             fixed_len: at,
         }
@@ -67,7 +74,21 @@ impl RowLayout {
 
     /// Checks that `bytes` is a structurally valid row of this layout (lengths, offsets, null
     /// slots), so that reading it can never go out of bounds. For rows from untrusted callers.
+    /// Unavailable columns are accepted: they travel from the decoder to the join.
     pub fn validate(&self, bytes: &[u8]) -> Result<(), String> {
+        self.check(bytes, true)
+    }
+
+    /// [`RowLayout::validate`] for a row of state, which never holds unavailable columns: a null
+    /// slot must be all zero (rows read back from a snapshot).
+    pub fn validate_stored(&self, bytes: &[u8]) -> Result<(), String> {
+        self.check(bytes, false)
+    }
+
+    /// The checks of [`RowLayout::validate`], unavailable columns accepted or not. One pass over
+    /// the set null bits and one over the variable columns: it runs for every input change and
+    /// every restored row.
+    fn check(&self, bytes: &[u8], unavailable: bool) -> Result<(), String> {
         if bytes.len() < self.fixed_len {
             return Err(format!(
                 "row of {} bytes is shorter than its fixed part ({} bytes)",
@@ -75,24 +96,25 @@ impl RowLayout {
                 self.fixed_len
             ));
         }
-        let mut tail = self.fixed_len;
-        for (i, t) in self.types.iter().enumerate() {
-            let row = RowRef {
-                layout: self,
-                bytes,
-            };
-            if row.is_null(i) {
-                let at = self.offsets[i];
-                let slot = &bytes[at..at + t.slot_width()];
-                if slot[1..].iter().any(|&b| b != 0) || slot[0] > UNAVAILABLE {
-                    return Err(format!("column {i}: null slot is not zero"));
+        let bitmap = &bytes[..self.bitmap_len];
+        for (b, &byte) in bitmap.iter().enumerate() {
+            let mut bits = byte;
+            while bits != 0 {
+                let i = b * 8 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if i < self.types.len() {
+                    self.check_null_slot(bytes, i, unavailable)?;
                 }
+            }
+        }
+        let mut tail = self.fixed_len;
+        for &(i, at) in &self.variable {
+            if bitmap[i / 8] & (1 << (i % 8)) != 0 {
                 continue;
             }
-            if !t.is_variable() {
-                continue;
-            }
-            let (off, len) = row.var_slot(i);
+            let slot: [u8; 8] = bytes[at..at + 8].try_into().expect("8 bytes");
+            let off = u32::from_le_bytes(slot[..4].try_into().expect("4 bytes")) as usize;
+            let len = u32::from_le_bytes(slot[4..].try_into().expect("4 bytes")) as usize;
             if off != tail || off + len > bytes.len() {
                 return Err(format!(
                     "column {i}: variable data at {off}+{len} is not where the encoding puts it"
@@ -104,6 +126,25 @@ impl RowLayout {
             return Err(format!("row has {} trailing bytes", bytes.len() - tail));
         }
         Ok(())
+    }
+
+    /// Checks the slot of null column `i`: all zero, or marked unavailable where accepted.
+    fn check_null_slot(&self, bytes: &[u8], i: usize, unavailable: bool) -> Result<(), String> {
+        let at = self.offsets[i];
+        let slot = &bytes[at..at + self.types[i].slot_width()];
+        if slot[1..].iter().all(|&b| b == 0) {
+            match slot[0] {
+                0 => return Ok(()),
+                UNAVAILABLE if unavailable => return Ok(()),
+                UNAVAILABLE => {
+                    return Err(format!(
+                        "column {i} is unavailable, which a row of state never is"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Err(format!("column {i}: null slot is not zero"))
     }
 }
 
@@ -583,5 +624,70 @@ mod tests {
         assert!(p.same_key(&r, &o) && !p.same_key(&r, &t));
         let k = RowRef::new(p.key_layout(), &key);
         assert!(p.has_key(&r, &k) && p.has_key(&o, &k) && !p.has_key(&t, &k));
+    }
+
+    /// The checks of [`RowLayout::validate`] written column by column, in schema order, as the
+    /// format above states them: what the one-pass check must agree with.
+    fn validate_by_column(layout: &RowLayout, bytes: &[u8], unavailable: bool) -> bool {
+        if bytes.len() < layout.fixed_len {
+            return false;
+        }
+        let row = RowRef { layout, bytes };
+        let mut tail = layout.fixed_len;
+        for (i, t) in layout.types.iter().enumerate() {
+            let slot = &bytes[layout.offsets[i]..layout.offsets[i] + t.slot_width()];
+            if row.is_null(i) {
+                let first_ok = slot[0] == 0 || (unavailable && slot[0] == UNAVAILABLE);
+                if !first_ok || slot[1..].iter().any(|&b| b != 0) {
+                    return false;
+                }
+            } else if t.is_variable() {
+                let (off, len) = row.var_slot(i);
+                if off != tail || off + len > bytes.len() {
+                    return false;
+                }
+                tail = off + len;
+            }
+        }
+        tail == bytes.len()
+    }
+
+    proptest::proptest! {
+        /// Valid rows with up to four bytes overwritten, cut or extended: both checks accept
+        /// exactly what the column-by-column reading accepts.
+        #[test]
+        fn the_one_pass_check_agrees_with_the_format(
+            id in proptest::prelude::any::<i32>(),
+            name in proptest::option::of("[a-z]{0,6}"),
+            marks in proptest::collection::vec(
+                (proptest::prelude::any::<usize>(), 0u8..4), 0..4),
+            cut in 0usize..3,
+            extend in 0usize..2,
+        ) {
+            let layout = RowLayout::new(&schema());
+            let mut bytes = write(&layout, id, name.as_deref(), 0.0);
+            // Half of the marks land where a check looks: the null bitmap, a slot's first byte,
+            // a variable slot's length.
+            let slots: Vec<usize> = (layout.offsets.iter())
+                .flat_map(|&o| [0, o, o + 4])
+                .collect();
+            for (at, value) in marks {
+                let at = match at % 2 {
+                    0 => slots[at / 2 % slots.len()],
+                    _ => at / 2 % bytes.len(),
+                };
+                bytes[at] = value;
+            }
+            bytes.truncate(bytes.len() - cut.min(bytes.len()));
+            bytes.extend(std::iter::repeat_n(0, extend));
+            proptest::prop_assert_eq!(
+                layout.validate(&bytes).is_ok(),
+                validate_by_column(&layout, &bytes, true)
+            );
+            proptest::prop_assert_eq!(
+                layout.validate_stored(&bytes).is_ok(),
+                validate_by_column(&layout, &bytes, false)
+            );
+        }
     }
 }
