@@ -27,9 +27,8 @@ use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{Compression, JoinEngine, Side};
 use cdcjoin_model::{KeyProjection, RowKind, RowLayout, RowRef, RowWriter};
 use cdcjoin_workload::{domains_schema, users_schema, XorShift};
-use common::{key_group, spec};
-use criterion::measurement::WallTime;
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use common::{key_group, measure, spec, thread_cpu_ns};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::{Duration, Instant};
 
 #[global_allocator]
@@ -369,30 +368,6 @@ fn checkpoint_under_updates(
         })
     });
     g.finish();
-}
-
-/// CPU time this thread has run, from the kernel's scheduler statistics (nanoseconds).
-fn thread_cpu_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-    stat.split_whitespace().next().unwrap().parse().unwrap()
-}
-
-/// Benchmarks `f` by the CPU time of this thread (what `f` returns is dropped outside the
-/// measurement). On a machine shared with other work, wall time would also count the time `f`
-/// waited for a core; on an idle one the two are the same for this single-threaded work.
-fn measure<R>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut f: impl FnMut() -> R) {
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let mut cpu_ns = 0;
-            for _ in 0..iters {
-                let start = thread_cpu_ns();
-                let result = std::hint::black_box(f());
-                cpu_ns += thread_cpu_ns() - start;
-                drop(result);
-            }
-            Duration::from_nanos(cpu_ns)
-        })
-    });
 }
 
 criterion_group!(benches, bench);

@@ -8,10 +8,12 @@
 //!          | written_at i64 (with TTL only) | row bytes
 //! ```
 //!
-//! Most keys hold a handful of rows. For them the entries live back to back in one exactly sized
-//! heap block ([`Group::Compact`]): one block per join key instead of one per row plus a
-//! collection, which is what keeps state within a few dozen bytes of the payload. A row is found by
-//! a scan and a change moves the block, both cheap at that size but O(n) in the rows of the key.
+//! Most keys hold a handful of rows. For them the entries live back to back in one heap block
+//! ([`Group::Compact`]) of the allocator's size class for them ([`Block`]): one block per join key
+//! instead of one per row plus a collection, which is what keeps state within a few dozen bytes of
+//! the payload. A row is found by a scan and a change moves the entries after it, both cheap at
+//! that size but O(n) in the rows of the key; the block is reallocated only when the entries
+//! outgrow it or fall to half of it.
 //!
 //! Real change streams are skewed (one customer with tens of thousands of orders), and there an
 //! O(n) change makes the join quadratic. From [`INDEX_AT`] rows on, a group is
@@ -24,6 +26,7 @@
 //!
 //! The join key itself is not stored: it is projected from the rows when needed.
 
+use crate::block::Block;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
 use hashbrown::HashTable;
 use std::fmt;
@@ -190,26 +193,20 @@ fn live_entries(raw: &[u8], layout: EntryLayout, at: usize) -> impl Iterator<Ite
     })
 }
 
-/// Appends one entry in the format above.
-fn encode_entry(
-    layout: EntryLayout,
-    row: &[u8],
-    count: u32,
-    matches: u32,
-    now: i64,
-    out: &mut Vec<u8>,
-) {
-    out.extend_from_slice(&(row.len() as u32).to_le_bytes());
+/// The header of an entry in the format above, in the first [`EntryLayout::header_len`] bytes.
+fn entry_header(layout: EntryLayout, row: &[u8], count: u32, matches: u32, now: i64) -> [u8; 20] {
+    let mut h = [0; 20];
+    h[..4].copy_from_slice(&(row.len() as u32).to_le_bytes());
     if layout.count {
-        out.extend_from_slice(&count.to_le_bytes());
+        h[layout.count_at()..][..4].copy_from_slice(&count.to_le_bytes());
     }
     if layout.matches {
-        out.extend_from_slice(&matches.to_le_bytes());
+        h[layout.matches_at()..][..4].copy_from_slice(&matches.to_le_bytes());
     }
     if layout.ttl {
-        out.extend_from_slice(&now.to_le_bytes());
+        h[layout.written_at()..][..8].copy_from_slice(&now.to_le_bytes());
     }
-    out.extend_from_slice(row);
+    h
 }
 
 /// The time at or before which a row written under a retention of `ttl_ms` has expired at `now`.
@@ -220,15 +217,15 @@ pub fn expiry_deadline(ttl_ms: u64, now: i64) -> i64 {
 /// The rows of one join key on one side.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Group {
-    /// The entries back to back in one exactly sized block (few rows).
-    Compact(Box<[u8]>),
+    /// The entries back to back in one block (few rows).
+    Compact(Block),
     /// The entries in an arena with an index by row identity (many rows).
     Indexed(Box<Indexed>),
 }
 
 impl Default for Group {
     fn default() -> Group {
-        Group::Compact(Box::default())
+        Group::Compact(Block::default())
     }
 }
 
@@ -331,7 +328,10 @@ impl Indexed {
             self.arena.reserve_exact(need.max(self.arena.len() / 4));
         }
         let at = self.arena.len();
-        encode_entry(self.layout, row, count, matches, now, &mut self.arena);
+        let header = entry_header(self.layout, row, count, matches, now);
+        self.arena
+            .extend_from_slice(&header[..self.layout.header_len()]);
+        self.arena.extend_from_slice(row);
         self.live_bytes += need;
         self.rows += count as u64;
         let (arena, layout) = (&self.arena, self.layout);
@@ -382,7 +382,7 @@ impl Group {
         if live_entries(&bytes, layout, 0).nth(INDEX_AT - 1).is_some() {
             Group::Indexed(Box::new(Indexed::build(bytes, layout, id)))
         } else {
-            Group::Compact(bytes.into_boxed_slice())
+            Group::Compact(Block::from_vec(bytes))
         }
     }
 
@@ -442,7 +442,7 @@ impl Group {
     /// Heap bytes held beyond [`Group::stored_bytes`] (an indexed group's index and spare room).
     pub fn overhead_bytes(&self) -> usize {
         match self {
-            Group::Compact(_) => 0,
+            Group::Compact(b) => b.spare(),
             Group::Indexed(ix) => ix.overhead_bytes(),
         }
     }
@@ -587,10 +587,11 @@ impl Group {
         match self {
             Group::Indexed(ix) => ix.push(id, row, count, matches, now),
             Group::Compact(b) => {
-                let mut v = std::mem::take(b).into_vec();
-                v.reserve_exact(layout.header_len() + row.len());
-                encode_entry(layout, row, count, matches, now, &mut v);
-                *self = Group::of_entries(v, layout, id);
+                let header = entry_header(layout, row, count, matches, now);
+                b.append(&[&header[..layout.header_len()], row]);
+                if live_entries(b, layout, 0).nth(INDEX_AT - 1).is_some() {
+                    *self = Group::Indexed(Box::new(Indexed::build(b.to_vec(), layout, id)));
+                }
             }
         }
     }
@@ -599,15 +600,11 @@ impl Group {
     /// becomes compact again.
     pub fn remove(&mut self, id: &RowIdentity<'_>, e: &Entry) {
         match self {
-            Group::Compact(b) => {
-                let mut v = std::mem::take(b).into_vec();
-                v.drain(e.at..e.row.end);
-                *b = v.into_boxed_slice();
-            }
+            Group::Compact(b) => b.remove(e.at..e.row.end),
             Group::Indexed(ix) => {
                 ix.remove(id, e);
                 if ix.index.len() < COMPACT_BELOW {
-                    *self = Group::Compact(ix.live_bytes().into_boxed_slice());
+                    *self = Group::Compact(Block::from_vec(ix.live_bytes()));
                 }
             }
         }
@@ -696,7 +693,7 @@ impl Group {
         }
         let group = match entries >= INDEX_AT {
             true => Group::Indexed(Box::new(Indexed::build(bytes.to_vec(), layout, id))),
-            false => Group::Compact(Box::from(bytes)),
+            false => Group::Compact(Block::from_slice(bytes)),
         };
         Ok((group, count))
     }
