@@ -5,9 +5,11 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Process measurements: CPU time, heap, /proc/self/status. */
@@ -54,6 +56,52 @@ public final class Metrics {
         }
         ThreadInfo info = best < 0 ? null : THREADS.getThreadInfo(best);
         return info == null ? null : Map.entry(info.getThreadName(), bestCpu);
+    }
+
+    /**
+     * CPU nanos of every thread of this process, JVM threads (JIT compilers, GC) included, summed
+     * by kind: the kernel's 15-character thread name with a trailing number ("#3", "-7") dropped,
+     * so that the compiler, GC and each Flink task chain's threads add up. Empty where there is no
+     * /proc (clock ticks of 10 ms).
+     */
+    public static Map<String, Long> cpuByThreadKind() {
+        Map<String, Long> cpu = new HashMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                addTaskCpu(task.resolve("stat"), cpu);
+            }
+        } catch (IOException e) {
+            // not Linux: leave empty
+        }
+        return cpu;
+    }
+
+    private static void addTaskCpu(Path stat, Map<String, Long> cpu) {
+        String line;
+        try {
+            line = Files.readString(stat);
+        } catch (IOException e) {
+            return; // the thread ended meanwhile
+        }
+        int open = line.indexOf('(');
+        int close = line.lastIndexOf(')');
+        // After the name: state, then 10 fields up to utime (field 14) and stime (15).
+        String[] f = line.substring(close + 2).split(" ");
+        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        String kind = line.substring(open + 1, close).replaceAll("[#-]?\\d+$", "").trim();
+        cpu.merge(kind, ticks * 10_000_000L, Long::sum);
+    }
+
+    /** {@code after - before} per kind, in seconds, largest first, kinds under 10 ms left out. */
+    public static Map<String, Double> cpuSecondsBetween(
+            Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Double> used = new LinkedHashMap<>();
+        after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() >= 10_000_000L)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> used.put(e.getKey(), e.getValue() / 1e9));
+        return used;
     }
 
     /** Heap bytes in use now (live and garbage). */

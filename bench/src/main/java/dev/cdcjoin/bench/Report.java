@@ -674,8 +674,44 @@ final class Report {
                         .append(f("%.0f ms", med(v, c, "checkpointDurationMs")))
                         .append(" |\n");
             }
+            md.append("\nCPU µs per event by thread (first run; threads named by the kernel's")
+                    .append(" 15 characters, JIT compilers and GC included):\n\n");
+            for (String v : variants) {
+                md.append("- ")
+                        .append(NAMES.get(v))
+                        .append(": ")
+                        .append(threads(v, c))
+                        .append("\n");
+            }
             md.append("\n");
         }
+    }
+
+    /** The first run's CPU per event of its five busiest kinds of thread. */
+    @SuppressWarnings("unchecked")
+    private String threads(String v, String[] c) {
+        return runs(tp, v, c).stream()
+                .filter(r -> r.get("cpuByThread") instanceof Map)
+                .findFirst()
+                .map(
+                        r -> {
+                            double events = ((Number) r.get("messages")).doubleValue();
+                            Map<String, Number> cpu = (Map<String, Number>) r.get("cpuByThread");
+                            return cpu.entrySet().stream()
+                                    .limit(5)
+                                    .map(
+                                            e ->
+                                                    "`"
+                                                            + e.getKey()
+                                                            + "` "
+                                                            + f(
+                                                                    "%.2f",
+                                                                    e.getValue().doubleValue()
+                                                                            * 1e6
+                                                                            / events))
+                                    .collect(java.util.stream.Collectors.joining(", "));
+                        })
+                .orElse("–");
     }
 
     private void latencySection(StringBuilder md) {

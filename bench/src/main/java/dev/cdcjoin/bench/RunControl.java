@@ -23,6 +23,9 @@ public final class RunControl {
     /** CPU nanos of each Java thread when the first record was emitted. */
     public static volatile Map<Long, Long> threadCpuAtFirstEmit = Map.of();
 
+    /** CPU nanos of this process's threads by kind when the first record was emitted. */
+    public static volatile Map<String, Long> cpuByKindAtFirstEmit = Map.of();
+
     /** Machine busy CPU seconds when the first record was emitted. */
     public static volatile double machineAtFirstEmit;
 
@@ -81,6 +84,7 @@ public final class RunControl {
         firstEmit.set(Long.MAX_VALUE);
         cpuAtFirstEmit = 0;
         threadCpuAtFirstEmit = Map.of();
+        cpuByKindAtFirstEmit = Map.of();
         messagesEmitted.set(0);
         probesEmitted.set(0);
         exhausted.set(0);
@@ -101,6 +105,7 @@ public final class RunControl {
         if (firstEmit.compareAndSet(Long.MAX_VALUE, now)) {
             cpuAtFirstEmit = Metrics.processCpuNanos();
             threadCpuAtFirstEmit = Metrics.threadCpuNanos();
+            cpuByKindAtFirstEmit = Metrics.cpuByThreadKind();
             machineAtFirstEmit = Metrics.machineBusySeconds();
         }
     }

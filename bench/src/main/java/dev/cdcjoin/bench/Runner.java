@@ -586,6 +586,7 @@ public final class Runner {
         // it lives (a Kafka job ends with its input).
         Map.Entry<String, Long> busiest =
                 Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, Metrics.threadCpuNanos());
+        Map<String, Long> cpuByKindEnd = Metrics.cpuByThreadKind();
         double machineEnd = Metrics.machineBusySeconds();
         long exhaustedAt = RunControl.exhaustedAt;
         // The final checkpoint: flushes the native batches; its size is the whole final state. A
@@ -628,6 +629,10 @@ public final class Runner {
             m.put("busiestThread", busiest.getKey());
             m.put("busiestThreadCores", busiest.getValue() / 1e9 / inputSeconds);
         }
+        // Where the CPU went, by thread kind (task chains, JIT compilers, GC): in seconds.
+        m.put(
+                "cpuByThread",
+                Metrics.cpuSecondsBetween(RunControl.cpuByKindAtFirstEmit, cpuByKindEnd));
         m.put("rowsOut", RunControl.rowsOut.get());
         long count = RunControl.signedCount.get();
         String sum = Long.toHexString(RunControl.checksum.get());
