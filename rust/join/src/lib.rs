@@ -4,7 +4,7 @@
 //! The crate is split the way the problem is:
 //! - [`spec`]: what the user declares (schemas, keys, join type, TTL) and what it implies, chiefly
 //!   the *state layout* of each side, chosen as Flink does from the keys.
-//! - `block`: a compact group's heap block, in the allocator's size classes, so that an update
+//! - [`block`]: a compact group's heap block, in the allocator's size classes, so that an update
 //!   changes it in place.
 //! - [`group`]: the rows stored under one join key: one allocation while they are few, an arena
 //!   indexed by primary key (or row value) once they are many, so a hot key costs O(1) per change.
@@ -24,7 +24,7 @@
 //!   Flink stored it under.
 
 pub mod batch;
-mod block;
+pub mod block;
 pub mod chain;
 pub mod engine;
 pub mod group;
