@@ -5,7 +5,8 @@
 //! records, the size the JNI bridge crosses with. The measurement is a LEFT join of users and
 //! domains on `users.id = domains.user_id` from empty state, output rows encoded into a reused
 //! buffer, timed by the CPU time of the benchmark's thread (so that other work on a shared machine
-//! weighs less; the engine is dropped outside the measurement). Before criterion runs, a counting allocator reports the bytes state holds per stored row.
+//! weighs less; the engine is dropped outside the measurement). Before criterion runs, a counting
+//! allocator reports the bytes state holds per stored row.
 
 mod common;
 

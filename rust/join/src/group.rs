@@ -13,7 +13,8 @@
 //! instead of one per row plus a collection, which is what keeps state within a few dozen bytes of
 //! the payload. A row is found by a scan and a change moves the entries after it, both cheap at
 //! that size but O(n) in the rows of the key; the block is reallocated only when the entries
-//! outgrow it or fall to half of it.
+//! outgrow it, and after a removal keeps room for the bytes removed (so an update allocates
+//! nothing).
 //!
 //! Real change streams are skewed (one customer with tens of thousands of orders), and there an
 //! O(n) change makes the join quadratic. From [`INDEX_AT`] rows on, a group is
@@ -191,6 +192,11 @@ fn live_entries(raw: &[u8], layout: EntryLayout, at: usize) -> impl Iterator<Ite
         next = live_from(raw, layout, e.row.end);
         Some(e)
     })
+}
+
+/// Whether `raw` holds [`INDEX_AT`] live entries or more (a group of them is indexed).
+fn reaches_index(raw: &[u8], layout: EntryLayout) -> bool {
+    live_entries(raw, layout, 0).nth(INDEX_AT - 1).is_some()
 }
 
 /// The header of an entry in the format above, in the first [`EntryLayout::header_len`] bytes.
@@ -379,7 +385,7 @@ impl Indexed {
 impl Group {
     /// A group of the entries `bytes` (none removed), indexed when they are [`INDEX_AT`] or more.
     fn of_entries(bytes: Vec<u8>, layout: EntryLayout, id: &RowIdentity<'_>) -> Group {
-        if live_entries(&bytes, layout, 0).nth(INDEX_AT - 1).is_some() {
+        if reaches_index(&bytes, layout) {
             Group::Indexed(Box::new(Indexed::build(bytes, layout, id)))
         } else {
             Group::Compact(Block::from_vec(bytes))
@@ -589,7 +595,7 @@ impl Group {
             Group::Compact(b) => {
                 let header = entry_header(layout, row, count, matches, now);
                 b.append(&[&header[..layout.header_len()], row]);
-                if live_entries(b, layout, 0).nth(INDEX_AT - 1).is_some() {
+                if reaches_index(b, layout) {
                     *self = Group::Indexed(Box::new(Indexed::build(b.to_vec(), layout, id)));
                 }
             }

@@ -690,28 +690,22 @@ final class Report {
     /** The first run's CPU per event of its five busiest kinds of thread. */
     @SuppressWarnings("unchecked")
     private String threads(String v, String[] c) {
-        return runs(tp, v, c).stream()
-                .filter(r -> r.get("cpuByThread") instanceof Map)
-                .findFirst()
-                .map(
-                        r -> {
-                            double events = ((Number) r.get("messages")).doubleValue();
-                            Map<String, Number> cpu = (Map<String, Number>) r.get("cpuByThread");
-                            return cpu.entrySet().stream()
-                                    .limit(5)
-                                    .map(
-                                            e ->
-                                                    "`"
-                                                            + e.getKey()
-                                                            + "` "
-                                                            + f(
-                                                                    "%.2f",
-                                                                    e.getValue().doubleValue()
-                                                                            * 1e6
-                                                                            / events))
-                                    .collect(java.util.stream.Collectors.joining(", "));
-                        })
-                .orElse("–");
+        for (Map<String, Object> r : runs(tp, v, c)) {
+            if (r.get("cpuByThread") instanceof Map) {
+                double events = ((Number) r.get("messages")).doubleValue();
+                return ((Map<String, Number>) r.get("cpuByThread"))
+                        .entrySet().stream()
+                                .limit(5)
+                                .map(e -> "`" + e.getKey() + "` " + perEvent(e.getValue(), events))
+                                .collect(java.util.stream.Collectors.joining(", "));
+            }
+        }
+        return "–";
+    }
+
+    /** CPU seconds as µs per event. */
+    private static String perEvent(Number seconds, double events) {
+        return f("%.2f", seconds.doubleValue() * 1e6 / events);
     }
 
     private void latencySection(StringBuilder md) {
