@@ -2,10 +2,11 @@
 //!
 //! Reported as MB/s of JSON and as events (messages) per second; the bytes group also decodes the
 //! same batch wrapped in Kafka Connect's `{"schema", "payload"}` envelope, and the batch with
-//! MySQL `source` blocks instead.
+//! MySQL `source` blocks instead. Timed by the benchmark thread's CPU time (`cdcjoin_workload::cpu_time`).
 
 mod common;
 
+use cdcjoin_workload::cpu_time::measure;
 use common::{bytes, workload, Connector, Consumer, BATCH};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -24,23 +25,23 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("debezium_decode_bytes");
     group.throughput(Throughput::Bytes(bytes(&bare)));
-    group.bench_function("users_domains_10k", |b| {
-        b.iter(|| black_box(consumer.decode(black_box(&bare))))
+    measure(&mut group, "users_domains_10k", || {
+        consumer.decode(black_box(&bare))
     });
     group.throughput(Throughput::Bytes(bytes(&wrapped)));
-    group.bench_function("users_domains_10k_wrapped", |b| {
-        b.iter(|| black_box(consumer.decode(black_box(&wrapped))))
+    measure(&mut group, "users_domains_10k_wrapped", || {
+        consumer.decode(black_box(&wrapped))
     });
     group.throughput(Throughput::Bytes(bytes(&mysql)));
-    group.bench_function("users_domains_10k_mysql", |b| {
-        b.iter(|| black_box(consumer.decode(black_box(&mysql))))
+    measure(&mut group, "users_domains_10k_mysql", || {
+        consumer.decode(black_box(&mysql))
     });
     group.finish();
 
     let mut group = c.benchmark_group("debezium_decode_events");
     group.throughput(Throughput::Elements(BATCH as u64));
-    group.bench_function("users_domains_10k", |b| {
-        b.iter(|| black_box(consumer.decode(black_box(&bare))))
+    measure(&mut group, "users_domains_10k", || {
+        consumer.decode(black_box(&bare))
     });
     group.finish();
 }

@@ -254,7 +254,7 @@ pub(crate) fn json_string<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> Option
 
 /// Decodes hex digits (either case) into `out`; false if `text` is not hex.
 fn hex(text: &[u8], out: &mut Vec<u8>) -> bool {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return false;
     }
     let digit = |b: u8| (b as char).to_digit(16);

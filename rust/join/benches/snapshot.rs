@@ -26,8 +26,9 @@ mod common;
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{Compression, JoinEngine, Side};
 use cdcjoin_model::{KeyProjection, RowKind, RowLayout, RowRef, RowWriter};
+use cdcjoin_workload::cpu_time::thread_cpu_ns;
 use cdcjoin_workload::{domains_schema, users_schema, XorShift};
-use common::{key_group, measure, spec, thread_cpu_ns};
+use common::{key_group, measure, spec};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::{Duration, Instant};
 

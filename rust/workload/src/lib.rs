@@ -7,6 +7,8 @@
 //! domains first, as a foreign key would). Envelopes carry a full Postgres `source` block, so decode
 //! benchmarks parse what a real connector sends. The same seed always gives the same trace.
 
+#[cfg(feature = "criterion")]
+pub mod cpu_time;
 mod xorshift;
 
 pub use xorshift::XorShift;

@@ -1,11 +1,9 @@
 //! What the users/domains benchmarks share: the join's declaration, how records are spread over
-//! key groups, and measuring by CPU time.
+//! key groups, and measuring by CPU time (`cdcjoin_workload::cpu_time`).
 
 use cdcjoin_join::{JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
+pub use cdcjoin_workload::cpu_time::measure;
 use cdcjoin_workload::{domains_schema, users_schema};
-use criterion::measurement::WallTime;
-use criterion::BenchmarkGroup;
-use std::time::Duration;
 
 /// Key groups of the benchmarks' engines: Flink's default maximum parallelism.
 pub const MAX_KG: u16 = 128;
@@ -37,28 +35,4 @@ pub fn key_group(key: &[u8]) -> u16 {
     let mut h = std::hash::DefaultHasher::new();
     std::hash::Hash::hash(key, &mut h);
     (std::hash::Hasher::finish(&h) % MAX_KG as u64) as u16
-}
-
-/// CPU time this thread has run, from the kernel's scheduler statistics (nanoseconds).
-pub fn thread_cpu_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-    stat.split_whitespace().next().unwrap().parse().unwrap()
-}
-
-/// Benchmarks `f` by the CPU time of this thread (what `f` returns is dropped outside the
-/// measurement). On a machine shared with other work, wall time would also count the time `f`
-/// waited for a core; on an idle one the two are the same for this single-threaded work.
-pub fn measure<R>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut f: impl FnMut() -> R) {
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let mut cpu_ns = 0;
-            for _ in 0..iters {
-                let start = thread_cpu_ns();
-                let result = std::hint::black_box(f());
-                cpu_ns += thread_cpu_ns() - start;
-                drop(result);
-            }
-            Duration::from_nanos(cpu_ns)
-        })
-    });
 }
