@@ -1,16 +1,17 @@
 package dev.cdcjoin.bench;
 
-import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
-import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -31,7 +32,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * Reads one topic of a generated trace ({@link Workload}) from its partition files: subtask {@code
  * s} of {@code p} reads partitions {@code k ≡ s (mod p)}, round-robin, each in order, as a Kafka
  * consumer reads its assigned partitions. Messages are read from the page cache through a 1 MiB
- * buffer, so the source costs a copy per message and no parsing.
+ * buffer, so the source costs a copy per message and no parsing ({@link Open}).
  *
  * <p>Options ({@link Spec}): an input rate (messages/s over both topics, split by each subtask's
  * share of the trace; 0 = as fast as possible), a time limit, latency probes (updates of probe rows
@@ -392,11 +393,17 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
         }
     }
 
-    /** An open partition file. */
+    /**
+     * An open partition file, read through a 1 MiB direct buffer refilled from its channel: each
+     * message costs one copy into its own array, as a Kafka consumer's byte-array deserializer
+     * gives it, and no lock (a {@code DataInputStream} over a {@code BufferedInputStream} took a
+     * monitor per byte of each length prefix).
+     */
     static final class Open {
         final Split split;
         final long count;
-        final DataInputStream in;
+        private final FileChannel channel;
+        private final ByteBuffer buffer = ByteBuffer.allocateDirect(1 << 20);
         long read;
         long position;
 
@@ -405,28 +412,49 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
             String name = TraceFiles.file(split.topic, split.partition);
             this.count =
                     Long.parseLong(TraceFiles.load(Path.of(dir)).getProperty("messages." + name));
-            FileInputStream file = new FileInputStream(Path.of(dir, name).toFile());
-            file.getChannel().position(split.position);
-            this.in = new DataInputStream(new BufferedInputStream(file, 1 << 20));
+            this.channel = FileChannel.open(Path.of(dir, name), StandardOpenOption.READ);
+            channel.position(split.position);
+            buffer.limit(0);
             this.read = split.offset;
             this.position = split.position;
         }
 
+        /** The next message (its big-endian length, then its bytes); null for a tombstone. */
         byte[] readMessage() throws IOException {
-            int length = in.readInt();
+            ensure(Integer.BYTES);
+            int length = buffer.getInt();
             read++;
-            position += 4;
+            position += Integer.BYTES;
             if (length < 0) {
                 return null;
             }
             byte[] b = new byte[length];
-            in.readFully(b);
+            for (int at = 0; at < length; ) {
+                ensure(1);
+                int n = Math.min(length - at, buffer.remaining());
+                buffer.get(b, at, n);
+                at += n;
+            }
             position += length;
             return b;
         }
 
+        /** Makes at least {@code bytes} (at most the buffer's size) readable from the buffer. */
+        private void ensure(int bytes) throws IOException {
+            if (buffer.remaining() >= bytes) {
+                return;
+            }
+            buffer.compact();
+            while (buffer.position() < bytes) {
+                if (channel.read(buffer) < 0) {
+                    throw new EOFException(split.splitId() + " ends inside a message");
+                }
+            }
+            buffer.flip();
+        }
+
         void close() throws IOException {
-            in.close();
+            channel.close();
         }
     }
 
