@@ -2,7 +2,8 @@
 //!
 //! Reported as MB/s of JSON and as events (messages) per second; the bytes group also decodes the
 //! same batch wrapped in Kafka Connect's `{"schema", "payload"}` envelope, and the batch with
-//! MySQL `source` blocks instead. Timed by the benchmark thread's CPU time (`cdcjoin_workload::cpu_time`).
+//! MySQL `source` blocks instead. Timed by the benchmark thread's CPU time
+//! (`cdcjoin_workload::cpu_time`).
 
 mod common;
 
