@@ -1,15 +1,15 @@
 //! Entry points of `dev.cdcjoin.flink.nativelib.KeyGroupJoin`, the calls the two-table join
 //! (`NativeJoin`, a [`JoinEngine`]) and the multi-way join (`NativeMultiJoin`, a `MultiwayJoin`,
 //! `crate::multiway`) share: one set of entry points over either kind of join ([`Engine`]), fed
-//! batch by batch, its output optionally re-keyed for a next join, its state written and restored
-//! one section per key group, live or from a state frozen at an instant (`freeze`,
+//! batch by batch, its output optionally reshaped (re-keyed for a next join, or its rows written
+//! as Flink rows: [`Reshape`]), its state written and restored one section per key group, live or from a state frozen at an instant (`freeze`,
 //! `snapshotFrozen`, `takeFrozenOutput`, `releaseFrozen`) while the join goes on. Each class keeps
 //! only its constructor and counter names (`NativeJoin.create` here).
 
 use cdcjoin_join::state::Slot;
 use cdcjoin_join::{
-    ChainSpec, Compression, FrozenState, JoinEngine, JoinSpec, Rekeyer, StoredSection,
-    COUNTER_NAMES,
+    ChainSpec, Compression, FlinkRows, FlinkRowsSpec, FrozenState, JoinEngine, JoinSpec, Rekeyer,
+    StoredSection, COUNTER_NAMES,
 };
 use jni::objects::{JByteBuffer, JClass, JLongArray, JString};
 use jni::sys::{jboolean, jlong};
@@ -26,6 +26,8 @@ pub(crate) trait Engine: Sections + Send {
     fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
     /// The rekeyer of an output that feeds the next join `chain` declares.
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer>;
+    /// The writer of the output's rows as the Flink rows `spec` declares.
+    fn flink_rows(&self, spec: &FlinkRowsSpec) -> NativeResult<FlinkRows>;
     /// Sets the compression of later snapshots.
     fn set_snapshot_compression(&mut self, compression: Compression);
     /// Restores one stored section.
@@ -36,12 +38,30 @@ pub(crate) trait Engine: Sections + Send {
     fn counters(&self) -> Vec<i64>;
 }
 
-/// A join, the buffer its last output (or snapshot) was written to, and when its output feeds a
-/// next join the rekeyer and the buffer the join writes to.
+/// A join, the buffer its last output (or snapshot) was written to, and when its output is
+/// reshaped, how and the buffer the join writes to.
 struct Join {
     engine: Box<dyn Engine>,
     out: Vec<u8>,
-    chain: Option<(Rekeyer, Vec<u8>)>,
+    reshape: Option<(Reshape, Vec<u8>)>,
+}
+
+/// What becomes of a join's output entries before the caller reads them.
+enum Reshape {
+    /// Re-keyed into the next join's input blocks (`cdcjoin_join::chain`).
+    Chain(Box<Rekeyer>),
+    /// Each joined row written as a Flink row (`cdcjoin_join::flink_rows`).
+    Flink(FlinkRows),
+}
+
+impl Reshape {
+    /// Appends the reshaped output of the join output `entries` to `out`.
+    fn write(&mut self, entries: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Reshape::Chain(rekeyer) => rekeyer.rekey(entries, out),
+            Reshape::Flink(rows) => rows.write(entries, out),
+        }
+    }
 }
 
 static JOINS: Registry<Join> = Registry::new("KeyGroupJoin");
@@ -94,7 +114,7 @@ impl<S: Slot> Sections for FrozenState<S> {
     }
 }
 
-/// The two-table join, and its spec for a chain declared later.
+/// The two-table join, and its spec for a chain or Flink rows declared later.
 struct TwoTable {
     engine: JoinEngine,
     spec: JoinSpec,
@@ -118,6 +138,9 @@ impl Engine for TwoTable {
     }
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer> {
         Rekeyer::new(&self.spec, chain).map_err(invalid)
+    }
+    fn flink_rows(&self, spec: &FlinkRowsSpec) -> NativeResult<FlinkRows> {
+        FlinkRows::new(&self.spec, spec).map_err(invalid)
     }
     fn set_snapshot_compression(&mut self, compression: Compression) {
         self.engine.set_snapshot_compression(compression);
@@ -144,7 +167,7 @@ pub(crate) fn create(
         Ok(Join {
             engine: build(json)?,
             out: Vec::new(),
-            chain: None,
+            reshape: None,
         })
     })
 }
@@ -196,47 +219,73 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_chain<'loca
     handle: jlong,
     chain: JString<'local>,
 ) {
-    jni_entry(&mut env, "KeyGroupJoin.chain", |env| {
-        let chain = chain_spec(env, &chain)?;
+    let context = "KeyGroupJoin.chain";
+    set_reshape(&mut env, context, handle, &chain, |engine, spec| {
+        Ok(Reshape::Chain(Box::new(engine.rekeyer(&spec)?)))
+    })
+}
+
+/// `static native void flinkRows(long handle, String specJson)`: from now on `processBatch`
+/// writes each joined row as the Flink row (`cdcjoin_join::flink_rows`) of the `FlinkRowsSpec` as
+/// JSON, in Flink's `BinaryRowData` layout, instead of one row per input.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_flinkRows<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    spec: JString<'local>,
+) {
+    let context = "KeyGroupJoin.flinkRows";
+    set_reshape(&mut env, context, handle, &spec, |engine, spec| {
+        Ok(Reshape::Flink(engine.flink_rows(&spec)?))
+    })
+}
+
+/// Reshapes the later output of the join of `handle` as `make` builds it from the spec given as
+/// JSON (`json`, a `T`).
+fn set_reshape<T: serde::de::DeserializeOwned>(
+    env: &mut EnvUnowned<'_>,
+    context: &'static str,
+    handle: jlong,
+    json: &JString<'_>,
+    make: impl FnOnce(&dyn Engine, T) -> NativeResult<Reshape>,
+) {
+    jni_entry(env, context, |env| {
+        let json = json.try_to_string(env)?;
+        let spec =
+            serde_json::from_str(&json).map_err(|e| invalid(format!("invalid spec: {e}")))?;
         JOINS.with(handle, |j| {
-            j.chain = Some((j.engine.rekeyer(&chain)?, Vec::new()));
+            j.reshape = Some((make(j.engine.as_ref(), spec)?, Vec::new()));
             Ok(())
         })
     })
 }
 
-/// Joins `batch` into `j.out`: the joined rows, or with a chain their re-keyed blocks.
+/// Joins `batch` into `j.out`: the joined rows, or reshaped.
 fn join_batch(j: &mut Join, batch: &[u8], now_ms: i64) -> NativeResult<()> {
     let engine = &mut j.engine;
-    rekeyed(&mut j.chain, &mut j.out, |out| {
+    reshaped(&mut j.reshape, &mut j.out, |out| {
         engine.process(batch, now_ms, out)
     })
 }
 
 /// Writes a join's output into `out` (cleared first) by `process`: the joined rows, or when the
-/// output feeds a next join (`chain`) their re-keyed blocks, the joined rows written to the
-/// chain's own buffer first.
-fn rekeyed(
-    chain: &mut Option<(Rekeyer, Vec<u8>)>,
+/// output is reshaped, the joined rows written to the reshape's own buffer first, then reshaped.
+fn reshaped(
+    reshape: &mut Option<(Reshape, Vec<u8>)>,
     out: &mut Vec<u8>,
     process: impl FnOnce(&mut Vec<u8>) -> NativeResult<()>,
 ) -> NativeResult<()> {
     out.clear();
-    match chain {
+    match reshape {
         None => process(out),
-        Some((rekeyer, joined)) => {
+        Some((reshape, joined)) => {
             joined.clear();
             let done = process(joined);
-            rekeyer.rekey(joined, out);
+            reshape.write(joined, out);
             done
         }
     }
-}
-
-/// The `ChainSpec` of a `chain` call, given as JSON.
-fn chain_spec(env: &mut Env<'_>, json: &JString<'_>) -> NativeResult<ChainSpec> {
-    let json = json.try_to_string(env)?;
-    serde_json::from_str(&json).map_err(|e| invalid(format!("invalid chain spec: {e}")))
 }
 
 /// `static native long processBatch(long handle, ByteBuffer in, int len, long nowMs,

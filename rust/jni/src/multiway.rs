@@ -5,8 +5,8 @@
 //! input's index, the output is the join's output entries with one row per input.
 
 use cdcjoin_join::{
-    ChainSpec, Compression, MultiwayJoin, MultiwaySpec, Rekeyer, StoredSection,
-    MULTIWAY_COUNTER_NAMES,
+    ChainSpec, Compression, FlinkRows, FlinkRowsSpec, MultiwayJoin, MultiwaySpec, Rekeyer,
+    StoredSection, MULTIWAY_COUNTER_NAMES,
 };
 use jni::objects::{JClass, JString};
 use jni::sys::jlong;
@@ -15,7 +15,7 @@ use jni::EnvUnowned;
 use crate::errors::NativeResult;
 use crate::join::{counter_names, create, failed, invalid, Engine, Sections};
 
-/// The multi-way join, and its spec for a chain declared later.
+/// The multi-way join, and its spec for a chain or Flink rows declared later.
 struct Multiway {
     join: MultiwayJoin,
     spec: MultiwaySpec,
@@ -39,6 +39,9 @@ impl Engine for Multiway {
     }
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer> {
         Rekeyer::multiway(&self.spec, chain).map_err(invalid)
+    }
+    fn flink_rows(&self, spec: &FlinkRowsSpec) -> NativeResult<FlinkRows> {
+        FlinkRows::multiway(&self.spec, spec).map_err(invalid)
     }
     fn set_snapshot_compression(&mut self, compression: Compression) {
         self.join.set_snapshot_compression(compression);

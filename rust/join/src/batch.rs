@@ -37,7 +37,7 @@ use crate::spec::Side;
 use cdcjoin_model::exchange::{
     read_stamp, write_change, write_stamp, BlockHeader, Changes, BLOCK_HEADER_LEN, STAMP_LEN,
 };
-use cdcjoin_model::RowKind;
+use cdcjoin_model::{RowKind, Schema};
 
 /// Length marking a null side in an output row.
 pub const NULL_SIDE: u32 = u32::MAX;
@@ -278,6 +278,36 @@ impl<'a> OutputWriter<'a> {
     pub fn reject_input(&mut self, input: usize, message: &str) {
         write_rejection(self.buf, self.timestamp, input as u8, message);
     }
+}
+
+/// The input and the column there of each output column of `projection`, whose indexes count
+/// the columns of the joined rows' `inputs` in input order (a two-table join's left then right
+/// columns); or which output column is not a column of the join.
+pub fn output_columns(
+    inputs: &[&Schema],
+    projection: &[usize],
+) -> Result<Vec<(usize, usize)>, String> {
+    let starts: Vec<usize> = inputs
+        .iter()
+        .scan(0, |at, s| {
+            let start = *at;
+            *at += s.len();
+            Some(start)
+        })
+        .collect();
+    projection
+        .iter()
+        .map(|&c| {
+            let input = starts
+                .iter()
+                .rposition(|&start| start <= c)
+                .expect("0 <= c");
+            match c - starts[input] {
+                at if at < inputs[input].len() => Ok((input, at)),
+                _ => Err(format!("output column {c} is not a column of the join")),
+            }
+        })
+        .collect()
 }
 
 /// Appends a rejection entry: the change of input `input` (a [`Side`] as its byte, or a

@@ -26,7 +26,7 @@
 //! The Java mirror of the declaration is `NativeConfig.chain`; of the output, `JoinBatches` (read by
 //! `KeyGroupJoinOperator.emitChained`).
 
-use crate::batch::{write_rejection, WideEntries, WideEntry, WideRow};
+use crate::batch::{output_columns, write_rejection, WideEntries, WideEntry, WideRow};
 use crate::multiway::MultiwaySpec;
 use crate::spec::JoinSpec;
 use cdcjoin_model::exchange::Partitioner;
@@ -76,26 +76,7 @@ impl Rekeyer {
 
     /// A rekeyer of joined rows of one row per input of `inputs`.
     fn over(inputs: &[&Schema], chain: &ChainSpec) -> Result<Rekeyer, String> {
-        let starts = inputs.iter().scan(0, |at, s| {
-            let start = *at;
-            *at += s.len();
-            Some(start)
-        });
-        let starts: Vec<usize> = starts.collect();
-        let columns = chain
-            .projection
-            .iter()
-            .map(|&c| {
-                let input = starts
-                    .iter()
-                    .rposition(|&start| start <= c)
-                    .expect("0 <= c");
-                match c - starts[input] {
-                    at if at < inputs[input].len() => Ok((input, at)),
-                    _ => Err(format!("output column {c} is not a column of the join")),
-                }
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let columns = output_columns(inputs, &chain.projection)?;
         if columns.is_empty() || chain.key.is_empty() {
             return Err("a chained join needs output columns and a key".into());
         }

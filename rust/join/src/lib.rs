@@ -15,6 +15,7 @@
 //! - [`batch`]: the wire format of input records and output rows, so a caller (the JNI bridge)
 //!   crosses into native code once per batch.
 //! - [`chain`]: a join's output turned into the input changes of a next join (chained joins).
+//! - [`flink_rows`]: a join's output with its joined rows in Flink's `BinaryRowData` layout.
 //! - [`multiway`]: up to eight inputs joined on one key by one operator, with the changelog of the
 //!   chain of binary joins and without its intermediate results.
 //! - [`snapshot`]: the versioned, per-key-group snapshot format that makes checkpoints and
@@ -27,6 +28,7 @@ pub mod batch;
 pub mod block;
 pub mod chain;
 pub mod engine;
+pub mod flink_rows;
 pub mod group;
 pub mod multiway;
 mod overlay;
@@ -43,6 +45,7 @@ pub use batch::{
 };
 pub use chain::{ChainSpec, Rekeyer};
 pub use engine::{JoinEngine, JoinError, JoinStats, StateSize, COUNTER_NAMES};
+pub use flink_rows::{FlinkRows, FlinkRowsSpec};
 pub use multiway::{
     MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec, MultiwayStats, MULTIWAY_COUNTER_NAMES,
 };

@@ -8,6 +8,7 @@
 //! printing, the demo), never on the hot path.
 
 pub mod exchange;
+pub mod flink_row;
 #[cfg(any(test, feature = "golden"))]
 pub mod golden;
 pub mod key_group;

@@ -1,5 +1,6 @@
 package dev.cdcjoin.bench;
 
+import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryStringData;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -106,13 +107,24 @@ public final class RowHash {
         return fmix(v + 0x632BE59BD9B4E019L);
     }
 
-    /** {@link #chars(CharSequence)} of the string the UTF-8 bytes of {@code s} decode to. */
+    /**
+     * {@link #chars(CharSequence)} of the string the UTF-8 bytes of {@code s} decode to, read from
+     * the heap array of its one segment (where a row's strings are) or else from a copy.
+     */
     private static long utf16(BinaryStringData s) {
+        MemorySegment[] segments = s.getSegments();
+        if (segments.length == 1 && !segments[0].isOffHeap()) {
+            return utf16(segments[0].getArray(), s.getOffset(), s.getSizeInBytes());
+        }
+        return utf16(s.toBytes(), 0, s.getSizeInBytes());
+    }
+
+    /** {@link #chars(CharSequence)} of the string the UTF-8 bytes {@code b[from, from + n)}. */
+    private static long utf16(byte[] b, int from, int n) {
         long h = 0xCBF29CE484222325L;
-        int n = s.getSizeInBytes();
         int chars = 0;
-        for (int k = 0; k < n; ) {
-            int c = s.byteAt(k) & 0xFF;
+        for (int k = from, end = from + n; k < end; ) {
+            int c = b[k] & 0xFF;
             if (c < 0x80) {
                 h = (h ^ c) * 0x100000001B3L;
                 chars++;
@@ -122,7 +134,7 @@ public final class RowHash {
             int length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
             int cp = c & (0x7F >> length);
             for (int j = 1; j < length; j++) {
-                cp = (cp << 6) | (s.byteAt(k + j) & 0x3F);
+                cp = (cp << 6) | (b[k + j] & 0x3F);
             }
             k += length;
             if (Character.isBmpCodePoint(cp)) {

@@ -271,6 +271,16 @@ public final class MultiJoinSpec implements Serializable {
     }
 
     /**
+     * The native declaration of this join's output rows in Flink's {@code BinaryRowData} layout
+     * ({@code CdcJoin.Result#rowData()}): its output columns.
+     *
+     * @return the Rust {@code FlinkRowsSpec} as JSON
+     */
+    public String flinkRowsJson() {
+        return NativeConfig.flinkRows(projection);
+    }
+
+    /**
      * The output's columns as a schema, that of a next join's side fed by this join.
      *
      * @return the schema of {@link #dataType()}

@@ -126,11 +126,7 @@ final class NativeConfig {
         return json(
                 g -> {
                     g.writeStartObject();
-                    g.writeArrayFieldStart("projection");
-                    for (int p : projection) {
-                        g.writeNumber(p);
-                    }
-                    g.writeEndArray();
+                    projection(g, projection);
                     g.writeArrayFieldStart("key");
                     for (String column : next.joinKey()) {
                         g.writeNumber(next.schema().indexOf(column));
@@ -139,6 +135,29 @@ final class NativeConfig {
                     g.writeNumberField("max_parallelism", maxParallelism);
                     g.writeEndObject();
                 });
+    }
+
+    /**
+     * Which columns a join's output rows in Flink's {@code BinaryRowData} layout hold (Rust {@code
+     * cdcjoin_join::FlinkRowsSpec}): the join's output projection, indexes into its inputs' columns
+     * in input order.
+     */
+    static String flinkRows(int[] projection) {
+        return json(
+                g -> {
+                    g.writeStartObject();
+                    projection(g, projection);
+                    g.writeEndObject();
+                });
+    }
+
+    /** The {@code projection} field of a chain or Flink rows declaration. */
+    private static void projection(JsonGenerator g, int[] projection) throws IOException {
+        g.writeArrayFieldStart("projection");
+        for (int p : projection) {
+            g.writeNumber(p);
+        }
+        g.writeEndArray();
     }
 
     /** One input of the join (Rust {@code SideSpec}). */

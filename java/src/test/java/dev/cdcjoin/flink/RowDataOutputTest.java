@@ -4,17 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cdcjoin.flink.codec.BinaryRowEncoder;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
-import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.JoinBatches;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
+import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.RowData;
@@ -90,188 +91,102 @@ class RowDataOutputTest {
                     Column.nullable("ltz", "TIMESTAMP_LTZ(6)"),
                     Column.notNull("id", "BIGINT"));
 
-    /** Values of {@link #EVERY_TYPE} that cross each of the layout's cases. */
-    private static List<Object[]> everyTypeValues() {
-        List<Object[]> rows = new ArrayList<>();
-        rows.add(
-                new Object[] {
-                    true,
-                    (byte) -7,
-                    (short) 300,
-                    -5,
-                    Long.MIN_VALUE,
-                    1.5f,
-                    Double.NaN,
-                    new BigDecimal("-12345678.91"),
-                    new BigDecimal("-1234567890123456789012.3456"),
-                    "",
-                    new byte[0],
-                    LocalDate.of(1969, 12, 31),
-                    LocalTime.of(23, 59, 59, 999_000_000),
-                    LocalDateTime.of(1960, 1, 1, 0, 0, 0, 1_000_000),
-                    LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_000),
-                    LocalDateTime.of(2024, 2, 29, 12, 0, 0, 123_456_789),
-                    Instant.ofEpochSecond(-1, 1000),
-                    1L
-                });
-        rows.add(
-                new Object[] {
-                    false,
-                    Byte.MAX_VALUE,
-                    Short.MIN_VALUE,
-                    Integer.MAX_VALUE,
-                    42L,
-                    -0.0f,
-                    1e300,
-                    new BigDecimal("0.00"),
-                    new BigDecimal("0.0000"),
-                    "seven b",
-                    "1234567".getBytes(StandardCharsets.UTF_8),
-                    LocalDate.of(9999, 12, 31),
-                    LocalTime.MIDNIGHT,
-                    LocalDateTime.of(2024, 1, 1, 0, 0),
-                    LocalDateTime.of(1970, 1, 1, 0, 0, 0, 1000),
-                    LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_999),
-                    Instant.ofEpochSecond(1_700_000_000L, 999_999_000),
-                    2L
-                });
-        rows.add(
-                new Object[] {
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    new BigDecimal("99999999.99"),
-                    new BigDecimal("99999999999999999999999999999999.9999"),
-                    "eight by, ünïcødé ✓ and more than a word",
-                    "eight by".getBytes(StandardCharsets.UTF_8),
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    3L
-                });
-        rows.add(
-                new Object[] {
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    new BigDecimal("-0.0001"),
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    4L
-                });
-        rows.add(
-                new Object[] {
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    new BigDecimal("-128.0000"),
-                    "ü",
-                    new byte[] {-1, 0, 1},
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    null,
-                    5L
-                });
-        return rows;
-    }
+    /**
+     * The two rows of {@code tests/wire/flink_rows.bin}, written by the native join's Flink rows
+     * (Rust {@code flink_rows::tests::flink_rows_layout}, which spells the same values).
+     */
+    private static final Object[][] GOLDEN_ROWS = {
+        {
+            true,
+            (byte) -7,
+            (short) 300,
+            -5,
+            Long.MIN_VALUE,
+            1.5f,
+            -0.25,
+            new BigDecimal("-12345678.91"),
+            new BigDecimal("-1234567890123456789012.3456"),
+            "seven b",
+            new byte[0],
+            LocalDate.of(1969, 12, 31),
+            LocalTime.of(23, 59, 59, 999_000_000),
+            LocalDateTime.of(1960, 1, 1, 0, 0, 0, 1_000_000),
+            LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_000),
+            LocalDateTime.of(2024, 2, 29, 12, 0, 0, 123_456_789),
+            Instant.ofEpochSecond(-1, 1000),
+            1L
+        },
+        {
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            new BigDecimal("-0.0001"),
+            "eight by, ünïcødé ✓",
+            new byte[] {-1, 0, 1, 2, 3, 4, 5, 6, 7},
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            2L
+        }
+    };
 
     /**
-     * Every column type: rows of two sources side by side, projected, reordered and with a
-     * null-padded source, written by {@link BinaryRowEncoder} and read back with Flink's converter,
-     * equal the values {@link RowCodec} decodes, also after later rows were written.
+     * Every column type, as the native join writes Flink rows: the shared golden file's entries
+     * ({@code +I} of the right row's columns reversed then the left row's, {@code -U} with a
+     * null-padded right side, a rejection), read as the operator reads them and pointed at as it
+     * does, equal the values read back with Flink's converter.
      */
     @Test
-    void everyColumnTypeReadsBackWithFlinksConverter() {
-        RowCodec codec = new RowCodec(EVERY_TYPE);
-        int n = codec.arity();
-        // Output: every column of source 1 reversed, then every column of source 0.
-        int[] source = new int[2 * n];
-        int[] column = new int[2 * n];
+    void goldenFlinkRowsReadBackWithFlinksConverter() throws Exception {
+        int n = EVERY_TYPE.columns().size();
         DataTypes.Field[] fields = new DataTypes.Field[2 * n];
         for (int i = 0; i < 2 * n; i++) {
-            source[i] = i < n ? 1 : 0;
-            column[i] = i < n ? n - 1 - i : i - n;
-            Column c = EVERY_TYPE.columns().get(column[i]);
+            Column c = EVERY_TYPE.columns().get(i < n ? n - 1 - i : i - n);
             fields[i] = DataTypes.FIELD(c.name() + i, c.type().dataType(true));
         }
-        BinaryRowEncoder encoder =
-                new BinaryRowEncoder(new RowCodec[] {codec, codec}, source, column);
+        Object[] first = new Object[2 * n];
+        Object[] second = new Object[2 * n];
+        for (int i = 0; i < n; i++) {
+            first[i] = GOLDEN_ROWS[1][n - 1 - i];
+            first[n + i] = GOLDEN_ROWS[0][i];
+            second[n + i] = GOLDEN_ROWS[1][i];
+        }
+        List<Row> expected =
+                List.of(
+                        Row.ofKind(RowKind.INSERT, first),
+                        Row.ofKind(RowKind.UPDATE_BEFORE, second));
+
+        byte[] golden =
+                Files.readAllBytes(
+                        Path.of(
+                                System.getProperty("cdcjoin.project.basedir", "."),
+                                "tests",
+                                "wire",
+                                "flink_rows.bin"));
+        ByteBuffer out = ByteBuffer.wrap(golden).order(ByteOrder.LITTLE_ENDIAN);
+        JoinBatches.Entries e = new JoinBatches.Entries(1).reset(out, 0);
         DataStructureConverter<Object, Object> converter = converter(DataTypes.ROW(fields));
-        List<Object[]> rows = everyTypeValues();
-        List<BinaryRowData> written = new ArrayList<>();
-        List<Row> expectedRows = new ArrayList<>();
-        // Many rounds, so that rows fill several chunks.
-        for (int round = 0; round < 200; round++) {
-            encodeEveryPair(encoder, codec, source, column, rows, written, expectedRows);
+        List<Row> read = new ArrayList<>();
+        while (e.next() && !e.isRejection()) {
+            int at = e.inputAt(0);
+            BinaryRowData row = new BinaryRowData(2 * n);
+            row.pointTo(MemorySegmentFactory.wrap(golden), at, out.getInt(at - 4));
+            assertEquals(RowKind.fromByteValue(e.kind()), row.getRowKind());
+            read.add(external(converter, row));
         }
-        for (int r = 0; r < written.size(); r++) {
-            assertEquals(expectedRows.get(r), external(converter, written.get(r)), "row #" + r);
-            assertEquals(expectedRows.get(r).getKind(), written.get(r).getRowKind());
-        }
-        assertTrue(
-                written.get(0).getSegments()[0] != written.get(written.size() - 1).getSegments()[0],
-                "rows in more than one chunk");
-    }
-
-    /**
-     * Encodes each row of {@code rows} beside each other one and beside a null-padded source,
-     * adding the rows written and the rows expected.
-     */
-    private static void encodeEveryPair(
-            BinaryRowEncoder encoder,
-            RowCodec codec,
-            int[] source,
-            int[] column,
-            List<Object[]> rows,
-            List<BinaryRowData> written,
-            List<Row> expectedRows) {
-        for (int a = 0; a < rows.size(); a++) {
-            for (int b = -1; b < rows.size(); b++) {
-                byte[] left = codec.encode(rows.get(a));
-                byte[] right = b < 0 ? new byte[0] : codec.encode(rows.get(b));
-                ByteBuffer buf = ByteBuffer.allocate(3 + left.length + right.length);
-                buf.order(ByteOrder.LITTLE_ENDIAN).position(3);
-                buf.put(left).put(right);
-                int[] starts = {3, b < 0 ? -1 : 3 + left.length};
-                RowKind kind = RowKind.values()[(a + b + 1) % 4];
-                BinaryRowData row = encoder.encode(kind.toByteValue(), buf, starts);
-
-                Object[] expected = new Object[source.length];
-                for (int i = 0; i < expected.length; i++) {
-                    if (starts[source[i]] >= 0) {
-                        expected[i] = codec.read(buf, starts[source[i]], column[i]);
-                    }
-                }
-                written.add(row);
-                expectedRows.add(Row.ofKind(kind, expected));
-            }
-        }
+        assertEquals(expected, read);
+        assertTrue(e.isRejection(), "the rejection follows the rows");
+        assertEquals(JoinBatches.SIDE_RIGHT, e.rejectedSide());
+        assertEquals("no", e.message());
+        assertFalse(e.next(), "nothing after the rejection");
     }
 
     static Stream<Arguments> vectorsAndJoinTypes() throws Exception {

@@ -7,8 +7,8 @@ import java.util.function.LongSupplier;
  * What the two-table join ({@link NativeJoin}) and the multi-way join ({@link NativeMultiJoin})
  * share, with one set of native entry points for both (Rust {@code cdcjoin_jni::join}): a native
  * join owning a key group range, fed batches of key group blocks in direct buffers, its output the
- * joined rows or, chained, the next join's input blocks, its state written and restored one section
- * per key group, live or frozen at an instant.
+ * joined rows (one row per input, or Flink rows) or, chained, the next join's input blocks, its
+ * state written and restored one section per key group, live or frozen at an instant.
  *
  * <p>Not thread-safe: one instance per operator instance. {@link #close()} frees the native state;
  * any later call throws {@link IllegalStateException}. A {@link FrozenState} taken with {@link
@@ -35,6 +35,19 @@ public abstract class KeyGroupJoin extends NativeHandle {
      */
     public final void chain(String chainJson) {
         chain(open(), chainJson);
+    }
+
+    /**
+     * Makes each joined row of later batches a row in Flink's {@code BinaryRowData} layout: instead
+     * of one row per input, a joined row's body is {@code len u32 | row}, the output row projected
+     * to this join's output columns with its kind in its header byte (Rust {@code
+     * cdcjoin_join::flink_rows}); rejections are as before.
+     *
+     * @param specJson the {@code FlinkRowsSpec} as JSON (projection)
+     * @throws IllegalArgumentException if the declaration is invalid
+     */
+    public final void flinkRows(String specJson) {
+        flinkRows(open(), specJson);
     }
 
     /**
@@ -124,6 +137,8 @@ public abstract class KeyGroupJoin extends NativeHandle {
     }
 
     static native void chain(long handle, String chainJson);
+
+    static native void flinkRows(long handle, String specJson);
 
     static native long processBatch(
             long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);

@@ -24,6 +24,10 @@ import java.nio.charset.StandardCharsets;
  * i32 | bytes} per input, and a rejection's side byte is the input's index ({@link
  * Entries#Entries(int)}).
  *
+ * <p>A Flink output (Rust {@code cdcjoin_join::flink_rows}, {@code rowData()}) is the same entries
+ * with each joined row one row in Flink's {@code BinaryRowData} layout, read as a joined row of one
+ * input ({@code Entries(1)}): {@code kind u8 | len i32 | Flink row}.
+ *
  * <p>A chained output (Rust {@code cdcjoin_join::chain}) is what a join whose output feeds another
  * join emits: its rejections, then its rows re-keyed into the next join's input blocks.
  *
@@ -119,13 +123,14 @@ public final class JoinBatches {
         }
 
         /**
-         * A cursor over entries whose joined rows have {@code inputs} rows (a multi-way join's).
+         * A cursor over entries whose joined rows have {@code inputs} rows: a multi-way join's, or
+         * 1 for a join's Flink output, whose joined row is one row in Flink's layout.
          *
-         * @param inputs rows per joined row, at least 2
+         * @param inputs rows per joined row, at least 1
          */
         public Entries(int inputs) {
-            if (inputs < 2) {
-                throw new IllegalArgumentException("a joined row has at least 2 inputs");
+            if (inputs < 1) {
+                throw new IllegalArgumentException("a joined row has at least 1 row");
             }
             this.lengthAt = new int[inputs];
         }

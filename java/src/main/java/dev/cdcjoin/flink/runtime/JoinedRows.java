@@ -1,9 +1,10 @@
 package dev.cdcjoin.flink.runtime;
 
-import dev.cdcjoin.flink.codec.BinaryRowEncoder;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import org.apache.flink.core.memory.MemorySegment;
+import org.apache.flink.core.memory.MemorySegmentFactory;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -24,33 +25,56 @@ final class JoinedRows {
          * dev.cdcjoin.flink.RawJoinOutput}); every input's row whole.
          */
         BYTES,
-        /** {@link BinaryRowData} with its {@link RowKind}, projected ({@link BinaryRowEncoder}). */
+        /**
+         * {@link BinaryRowData}, projected, written in Flink's layout by the native join ({@code
+         * KeyGroupJoin#flinkRows}): a joined row is one row, copied into a chunk and pointed at.
+         */
         ROW_DATA
     }
+
+    /** The least size of an array {@link Form#ROW_DATA} rows are copied into. */
+    static final int CHUNK_BYTES = 32 * 1024;
 
     private final Form form;
     private final RowCodec[] codecs;
     private final int[] projectedInput;
     private final int[] projectedColumn;
-    private final BinaryRowEncoder binary;
 
-    /** Per input: where its row starts in the current entry ({@link #rowData}). */
-    private final int[] starts;
+    /**
+     * The chunk {@link Form#ROW_DATA} rows are copied into, as Flink's rows point at it, and its
+     * first free byte: each row its own region that is never written again, so the only object per
+     * row is its {@link BinaryRowData}, and a row kept downstream keeps at most one chunk alive.
+     */
+    private MemorySegment[] chunk = {MemorySegmentFactory.wrap(new byte[0])};
+
+    private int free;
 
     /**
      * The joined rows of a join of inputs {@code codecs}, output column {@code i} being column
      * {@code projectedColumn[i]} of input {@code projectedInput[i]}.
+     *
+     * @throws UnsupportedOperationException for {@link Form#ROW_DATA} on a big-endian machine (the
+     *     native join writes Flink's layout little-endian)
      */
     JoinedRows(Form form, RowCodec[] codecs, int[] projectedInput, int[] projectedColumn) {
+        if (form == Form.ROW_DATA && !BinaryRowData.LITTLE_ENDIAN) {
+            throw new UnsupportedOperationException(
+                    "rowData() output needs a little-endian machine; use rows()");
+        }
         this.form = form;
         this.codecs = codecs;
         this.projectedInput = projectedInput;
         this.projectedColumn = projectedColumn;
-        this.binary =
-                form == Form.ROW_DATA
-                        ? new BinaryRowEncoder(codecs, projectedInput, projectedColumn)
-                        : null;
-        this.starts = new int[codecs.length];
+    }
+
+    /**
+     * The rows per joined row of the output this form reads ({@link JoinBatches.Entries}): one per
+     * input, or the one Flink row.
+     *
+     * @return the rows per entry
+     */
+    int rowsPerEntry() {
+        return form == Form.ROW_DATA ? 1 : codecs.length;
     }
 
     /**
@@ -65,17 +89,27 @@ final class JoinedRows {
             case BYTES:
                 return Arrays.copyOfRange(out.array(), e.rowStart(), e.end());
             case ROW_DATA:
-                return rowData(out, e);
+                return rowData(out, e.inputAt(0));
             default:
                 return row(out, e);
         }
     }
 
-    private BinaryRowData rowData(ByteBuffer out, JoinBatches.Entries e) {
-        for (int i = 0; i < starts.length; i++) {
-            starts[i] = e.inputAt(i);
+    /** The Flink row at {@code at} of {@code out} (its length before it), copied into a chunk. */
+    private BinaryRowData rowData(ByteBuffer out, int at) {
+        int length = out.getInt(at - Integer.BYTES);
+        if (free + length > chunk[0].size()) {
+            chunk =
+                    new MemorySegment[] {
+                        MemorySegmentFactory.wrap(new byte[Math.max(CHUNK_BYTES, length)])
+                    };
+            free = 0;
         }
-        return binary.encode(e.kind(), out, starts);
+        chunk[0].put(free, out.array(), out.arrayOffset() + at, length);
+        BinaryRowData row = new BinaryRowData(projectedInput.length);
+        row.pointTo(chunk, free, length);
+        free += length;
+        return row;
     }
 
     /** The projected {@link Row}; only the projected columns are decoded. */

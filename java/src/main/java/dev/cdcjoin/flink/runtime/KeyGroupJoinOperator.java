@@ -102,6 +102,12 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      */
     abstract String chainJson(SideSpec next, int maxParallelism);
 
+    /**
+     * The native declaration of the output rows in Flink's {@code BinaryRowData} layout ({@link
+     * JoinedRows.Form#ROW_DATA}): the join's output columns.
+     */
+    abstract String flinkRowsJson();
+
     /** The output rows in {@code form}, decoded with each input's codec and projected. */
     abstract JoinedRows outputRows(JoinedRows.Form form);
 
@@ -169,6 +175,8 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         join = createJoin(keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup());
         if (next != null) {
             join.chain(chainJson(next, maxParallelism));
+        } else if (form == JoinedRows.Form.ROW_DATA) {
+            join.flinkRows(flinkRowsJson());
         }
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.
@@ -190,7 +198,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         getMetricGroup().gauge(NativeJoinOperator.STATE_RESTORE_MILLIS, () -> millis);
         joined = outputRows(form);
         heapCopy = new HeapCopy();
-        entries = new JoinBatches.Entries(inputs());
+        entries = new JoinBatches.Entries(joined.rowsPerEntry());
         reuse = new StreamRecord<>(null);
         rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
         updateStats(0);

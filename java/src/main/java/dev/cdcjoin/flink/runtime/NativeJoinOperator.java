@@ -39,8 +39,8 @@ import org.apache.flink.types.RowKind;
  *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
  *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
  *   <li>{@link #rowData}: Flink's {@link BinaryRowData} with its {@link RowKind}, projected to the
- *       definition's output columns, each written from the native bytes without a Java object per
- *       column ({@link dev.cdcjoin.flink.codec.BinaryRowEncoder});
+ *       definition's output columns, written in Flink's layout by the native join ({@code
+ *       cdcjoin_join::flink_rows}), so Java only points each row at its bytes;
  *   <li>{@link #chained}: the input of a next join, re-keyed in native code ({@code
  *       cdcjoin_join::chain}): each output row projected to the output columns and grouped by the
  *       key group of the next join's key, one {@link ChangeBatch} per key group, routed by {@link
@@ -196,6 +196,11 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     @Override
     String chainJson(SideSpec next, int maxParallelism) {
         return definition.chainJson(next, maxParallelism);
+    }
+
+    @Override
+    String flinkRowsJson() {
+        return definition.flinkRowsJson();
     }
 
     @Override

@@ -149,6 +149,11 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     }
 
     @Override
+    String flinkRowsJson() {
+        return definition.flinkRowsJson();
+    }
+
+    @Override
     JoinedRows outputRows(JoinedRows.Form form) {
         RowCodec[] codecs =
                 definition.inputs().stream()
