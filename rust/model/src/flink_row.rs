@@ -218,6 +218,35 @@ mod tests {
     }
 
     #[test]
+    fn null_bits_take_whole_words_after_the_header_byte() {
+        // Flink's BinaryRowData.calculateBitSetWidthInBytes: 8 bytes up to 56 columns, then 16
+        // up to 120, 24 from 121.
+        let width = |arity| {
+            let columns = vec![column(0, 0, DataType::Int); arity];
+            FlinkRowLayout::new(columns).null_bytes
+        };
+        for (arity, bytes) in [(0, 8), (1, 8), (56, 8), (57, 16), (120, 16), (121, 24)] {
+            assert_eq!(width(arity), bytes, "{arity} columns");
+        }
+        let schema = Schema::new(vec![Field::new("i", DataType::Int)]);
+        let (layout, bytes) = row(&schema, |w| w.null());
+        let flink = FlinkRowLayout::new(vec![column(0, 0, DataType::Int); 57]);
+        let mut out = Vec::new();
+        let len = flink.write(
+            RowKind::Delete,
+            &[Some(RowRef::new(&layout, &bytes))],
+            &mut out,
+        );
+        assert_eq!(len, 16 + 57 * 8);
+        // Bits 8..=64 set: column 56's bit is the first of the second word.
+        assert_eq!(
+            &out[..9],
+            &[3, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]
+        );
+        assert!(out[9..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
     fn strings_inline_up_to_seven_bytes_then_in_the_variable_part() {
         let schema = Schema::new(vec![
             Field::new("a", DataType::String),
