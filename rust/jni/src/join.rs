@@ -2,9 +2,10 @@
 //! (`NativeJoin`, a [`JoinEngine`]) and the multi-way join (`NativeMultiJoin`, a `MultiwayJoin`,
 //! `crate::multiway`) share: one set of entry points over either kind of join ([`Engine`]), fed
 //! batch by batch, its output optionally reshaped (re-keyed for a next join, or its rows written
-//! as Flink rows: [`Reshape`]), its state written and restored one section per key group, live or from a state frozen at an instant (`freeze`,
-//! `snapshotFrozen`, `takeFrozenOutput`, `releaseFrozen`) while the join goes on. Each class keeps
-//! only its constructor and counter names (`NativeJoin.create` here).
+//! as Flink rows: [`Reshape`]), its state written and restored one section per key group, live or
+//! from a state frozen at an instant (`freeze`, `snapshotFrozen`, `takeFrozenOutput`,
+//! `releaseFrozen`) while the join goes on. Each class keeps only its constructor and counter
+//! names (`NativeJoin.create` here).
 
 use cdcjoin_join::state::Slot;
 use cdcjoin_join::{

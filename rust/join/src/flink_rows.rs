@@ -110,7 +110,8 @@ mod tests {
     use cdcjoin_model::{golden, DataType, Field, RowKind, RowWriter, Value};
 
     /// The schema of `tests/wire/flink_rows.bin`'s inputs: every column type, each case of the
-    /// layout (the Java test `WireFormatsTest.flinkRows` declares the same).
+    /// layout (the Java test
+    /// `RowDataOutputTest.goldenFlinkRowsReadBackWithFlinksConverter` declares the same).
     fn every_type() -> Schema {
         let t = |precision| DataType::Timestamp { precision };
         Schema::new(vec![
@@ -147,8 +148,8 @@ mod tests {
         ])
     }
 
-    /// The two rows of the golden file, as the Java test spells them.
-    fn rows() -> [Vec<Value>; 2] {
+    /// The three rows of the golden file, as the Java test spells them.
+    fn rows() -> [Vec<Value>; 3] {
         [
             vec![
                 Value::Bool(true),
@@ -190,6 +191,26 @@ mod tests {
                 Value::Null,
                 Value::BigInt(2),
             ],
+            vec![
+                Value::Bool(false),
+                Value::TinyInt(i8::MAX),
+                Value::SmallInt(i16::MIN),
+                Value::Int(i32::MAX),
+                Value::BigInt(42),
+                Value::Float(-0.0),
+                Value::Double(f64::NAN),
+                Value::Decimal(9_999_999_999, 2),      // 99999999.99
+                Value::Decimal(10i128.pow(38) - 1, 4), // the largest DECIMAL(38, 4)
+                Value::String(String::new()),
+                Value::Bytes(b"1234567".to_vec()),
+                Value::Date(2_932_896),                        // 9999-12-31
+                Value::Time(0),                                // 00:00
+                Value::Timestamp(1_704_067_200_000_000, 3),    // 2024-01-01T00:00
+                Value::Timestamp(1, 6),                        // 1970-01-01T00:00:00.000001
+                Value::Timestamp(-1, 9),                       // 1969-12-31T23:59:59.999999999
+                Value::TimestampLtz(1_700_000_000_999_999, 6), // 2023-11-14T22:13:20.999999Z
+                Value::BigInt(3),
+            ],
         ]
     }
 
@@ -203,13 +224,14 @@ mod tests {
         bytes
     }
 
-    /// The golden file's output: `+I[right reversed, left]` of the two rows, stamped 7; `-U` of
-    /// the second row with a null-padded right side, no timestamp; a rejection of a right change.
+    /// The golden file's output, each joined row projected to the right row's columns reversed
+    /// then the left row's: `+I[a, b]` stamped 7; `-U[b, null]` (a null-padded right side), no
+    /// timestamp; `+U[c, a]`; a rejection of a right change.
     #[test]
     fn flink_rows_layout() {
         let schema = every_type();
         let layout = RowLayout::new(&schema);
-        let [a, b] = rows().map(|r| encode(&layout, &r));
+        let [a, b, c] = rows().map(|r| encode(&layout, &r));
         let n = schema.len();
         let projection: Vec<usize> = (0..n).rev().map(|c| n + c).chain(0..n).collect();
         let flink = FlinkRows::over(&[&schema, &schema], &FlinkRowsSpec { projection }).unwrap();
@@ -231,6 +253,7 @@ mod tests {
         };
         w.set_input(&second);
         w.emit(RowKind::UpdateBefore, Some(&b), None);
+        w.emit(RowKind::UpdateAfter, Some(&c), Some(&a));
         w.reject("no");
         let mut out = Vec::new();
         flink.write(&entries, &mut out);

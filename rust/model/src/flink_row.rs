@@ -72,11 +72,6 @@ impl FlinkRowLayout {
         }
     }
 
-    /// Number of columns.
-    pub fn arity(&self) -> usize {
-        self.columns.len()
-    }
-
     /// Bytes before the variable part.
     fn fixed_len(&self) -> usize {
         self.null_bytes + 8 * self.columns.len()

@@ -8,13 +8,13 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
+import dev.cdcjoin.flink.runtime.GoldenFiles;
 import dev.cdcjoin.flink.runtime.JoinBatches;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -92,7 +92,7 @@ class RowDataOutputTest {
                     Column.notNull("id", "BIGINT"));
 
     /**
-     * The two rows of {@code tests/wire/flink_rows.bin}, written by the native join's Flink rows
+     * The three rows of {@code tests/wire/flink_rows.bin}, written by the native join's Flink rows
      * (Rust {@code flink_rows::tests::flink_rows_layout}, which spells the same values).
      */
     private static final Object[][] GOLDEN_ROWS = {
@@ -135,14 +135,35 @@ class RowDataOutputTest {
             null,
             null,
             2L
+        },
+        {
+            false,
+            Byte.MAX_VALUE,
+            Short.MIN_VALUE,
+            Integer.MAX_VALUE,
+            42L,
+            -0.0f,
+            Double.NaN,
+            new BigDecimal("99999999.99"),
+            new BigDecimal("9999999999999999999999999999999999.9999"),
+            "",
+            "1234567".getBytes(StandardCharsets.UTF_8),
+            LocalDate.of(9999, 12, 31),
+            LocalTime.MIDNIGHT,
+            LocalDateTime.of(2024, 1, 1, 0, 0),
+            LocalDateTime.of(1970, 1, 1, 0, 0, 0, 1000),
+            LocalDateTime.of(1969, 12, 31, 23, 59, 59, 999_999_999),
+            Instant.ofEpochSecond(1_700_000_000L, 999_999_000),
+            3L
         }
     };
 
     /**
      * Every column type, as the native join writes Flink rows: the shared golden file's entries
-     * ({@code +I} of the right row's columns reversed then the left row's, {@code -U} with a
-     * null-padded right side, a rejection), read as the operator reads them and pointed at as it
-     * does, equal the values read back with Flink's converter.
+     * (each row the right row's columns reversed then the left row's: {@code +I[0, 1]}, {@code
+     * -U[1, null]}, {@code +U[2, 0]} of {@link #GOLDEN_ROWS}, then a rejection), read as the
+     * operator reads them and pointed at as it does, equal the values read back with Flink's
+     * converter.
      */
     @Test
     void goldenFlinkRowsReadBackWithFlinksConverter() throws Exception {
@@ -152,25 +173,13 @@ class RowDataOutputTest {
             Column c = EVERY_TYPE.columns().get(i < n ? n - 1 - i : i - n);
             fields[i] = DataTypes.FIELD(c.name() + i, c.type().dataType(true));
         }
-        Object[] first = new Object[2 * n];
-        Object[] second = new Object[2 * n];
-        for (int i = 0; i < n; i++) {
-            first[i] = GOLDEN_ROWS[1][n - 1 - i];
-            first[n + i] = GOLDEN_ROWS[0][i];
-            second[n + i] = GOLDEN_ROWS[1][i];
-        }
         List<Row> expected =
                 List.of(
-                        Row.ofKind(RowKind.INSERT, first),
-                        Row.ofKind(RowKind.UPDATE_BEFORE, second));
+                        joined(RowKind.INSERT, GOLDEN_ROWS[0], GOLDEN_ROWS[1]),
+                        joined(RowKind.UPDATE_BEFORE, GOLDEN_ROWS[1], null),
+                        joined(RowKind.UPDATE_AFTER, GOLDEN_ROWS[2], GOLDEN_ROWS[0]));
 
-        byte[] golden =
-                Files.readAllBytes(
-                        Path.of(
-                                System.getProperty("cdcjoin.project.basedir", "."),
-                                "tests",
-                                "wire",
-                                "flink_rows.bin"));
+        byte[] golden = GoldenFiles.read("flink_rows.bin");
         ByteBuffer out = ByteBuffer.wrap(golden).order(ByteOrder.LITTLE_ENDIAN);
         JoinBatches.Entries e = new JoinBatches.Entries(1).reset(out, 0);
         DataStructureConverter<Object, Object> converter = converter(DataTypes.ROW(fields));
@@ -187,6 +196,17 @@ class RowDataOutputTest {
         assertEquals(JoinBatches.SIDE_RIGHT, e.rejectedSide());
         assertEquals("no", e.message());
         assertFalse(e.next(), "nothing after the rejection");
+    }
+
+    /** The golden file's projection of {@code left} and {@code right} (null: null-padded). */
+    private static Row joined(RowKind kind, Object[] left, Object[] right) {
+        int n = left.length;
+        Object[] values = new Object[2 * n];
+        for (int i = 0; i < n; i++) {
+            values[i] = right == null ? null : right[n - 1 - i];
+            values[n + i] = left[i];
+        }
+        return Row.ofKind(kind, values);
     }
 
     static Stream<Arguments> vectorsAndJoinTypes() throws Exception {

@@ -111,9 +111,6 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     /** The output rows in {@code form}, decoded with each input's codec and projected. */
     abstract JoinedRows outputRows(JoinedRows.Form form);
 
-    /** The inputs of a joined row: 2 for the two-table join. */
-    abstract int inputs();
-
     /** The name of input {@code input} (its table), for errors and bad records. */
     abstract String inputName(byte input);
 

@@ -220,11 +220,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     }
 
     @Override
-    int inputs() {
-        return 2;
-    }
-
-    @Override
     String inputName(byte input) {
         return (input == JoinBatches.SIDE_LEFT ? definition.left() : definition.right()).name();
     }

@@ -170,11 +170,6 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     }
 
     @Override
-    int inputs() {
-        return definition.inputs().size();
-    }
-
-    @Override
     String inputName(byte input) {
         return definition.inputs().get(input).name();
     }

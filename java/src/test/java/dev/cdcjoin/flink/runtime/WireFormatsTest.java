@@ -14,8 +14,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -44,17 +42,11 @@ class WireFormatsTest {
                     Column.nullable("user_id", "BIGINT"),
                     Column.nullable("name", "STRING"));
 
-    /** The contents of golden file {@code name}. */
-    private static byte[] golden(String name) throws IOException {
-        return Files.readAllBytes(
-                Path.of(System.getProperty("cdcjoin.project.basedir", "."), "tests", "wire", name));
-    }
-
     /** Holds the bytes written to {@code batch} to golden file {@code name}. */
     private static void assertGolden(String name, BatchBuffer batch) throws IOException {
         byte[] written = new byte[batch.length()];
         batch.buffer().get(0, written);
-        assertArrayEquals(golden(name), written, "golden file " + name);
+        assertArrayEquals(GoldenFiles.read(name), written, "golden file " + name);
     }
 
     private static ByteBuffer little(byte[] bytes) {
@@ -82,7 +74,8 @@ class WireFormatsTest {
         assertGolden("exchange_block.bin", batch);
         assertEquals(
                 blockChanges(),
-                ChangeBlocks.readBlock(little(golden("exchange_block.bin")), 0, MAX_PARALLELISM));
+                ChangeBlocks.readBlock(
+                        little(GoldenFiles.read("exchange_block.bin")), 0, MAX_PARALLELISM));
     }
 
     @Test
@@ -95,7 +88,7 @@ class WireFormatsTest {
 
     @Test
     void joinOutputEntries() throws IOException {
-        ByteBuffer out = little(golden("join_output.bin"));
+        ByteBuffer out = little(GoldenFiles.read("join_output.bin"));
         JoinBatches.Entries entries = new JoinBatches.Entries().reset(out, 0);
         List<String> read = new ArrayList<>();
         while (entries.next()) {
@@ -215,14 +208,14 @@ class WireFormatsTest {
         assertEquals(
                 List.of(error, ChangeBatch.of(MAX_PARALLELISM, new StreamRecord<>(change, 100))),
                 decoded("decode_output_partitioned.bin", true));
-        assertEquals(1, DecoderOutput.tombstones(little(golden("decode_output.bin"))));
+        assertEquals(1, DecoderOutput.tombstones(little(GoldenFiles.read("decode_output.bin"))));
     }
 
     /** What {@link DecoderOutput#read} hands out of golden file {@code name}, in order. */
     private static List<Object> decoded(String name, boolean partitioned) throws Exception {
         List<Object> seen = new ArrayList<>();
         DecoderOutput.read(
-                little(golden(name)),
+                little(GoldenFiles.read(name)),
                 partitioned,
                 MAX_PARALLELISM,
                 new DecoderOutput.Visitor() {
