@@ -28,6 +28,7 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
@@ -153,6 +154,9 @@ public final class Runner {
         String managedMemory = "512m";
         boolean restore;
 
+        /** Flink's snapshot compression switch (the native joins write LZ4 sections with it). */
+        boolean snapshotCompression;
+
         /**
          * After the restore, restore the same savepoint again at this parallelism (a rescaling
          * restore, on a cluster of its own with as many slots); 0 = none.
@@ -217,6 +221,9 @@ public final class Runner {
                         break;
                     case "--restore":
                         o.restore = Boolean.parseBoolean(v);
+                        break;
+                    case "--snapshot-compression":
+                        o.snapshotCompression = Boolean.parseBoolean(v);
                         break;
                     case "--rescaled-restore":
                         o.rescaledRestore = Integer.parseInt(v);
@@ -368,6 +375,7 @@ public final class Runner {
         jobConf.set(StateBackendOptions.STATE_BACKEND, o.variant.backend);
         // A failed job fails its run at once with its exception: no restarts.
         jobConf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        jobConf.set(ExecutionOptions.SNAPSHOT_COMPRESSION, o.snapshotCompression);
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(jobConf);
         env.setParallelism(o.parallelism);
@@ -549,6 +557,7 @@ public final class Runner {
                         .mapToLong(k -> Long.parseLong(trace.getProperty(k)))
                         .sum());
         m.put("checkpointIntervalMs", o.checkpointIntervalMs);
+        m.put("snapshotCompression", o.snapshotCompression);
         m.put("managedMemory", o.managedMemory);
         m.put("xmx", Runtime.getRuntime().maxMemory());
         m.put("loadBefore", Metrics.loadAverage());

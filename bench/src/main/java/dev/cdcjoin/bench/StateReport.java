@@ -86,18 +86,57 @@ final class StateReport {
     // -------------------------------------------------------------------------------------
     // Selection and per-run figures
 
-    /** The run of a variant at a size, with periodic checkpoints or without; null if none. */
-    private Map<String, Object> run(String v, long size, boolean periodic) {
+    /**
+     * The first run of a variant at a size with periodic checkpoints (the one that restores too);
+     * null if none.
+     */
+    private Map<String, Object> run(String v, long size) {
         for (Map<String, Object> r : runs) {
             if (v.equals(r.get("variant"))
                     && num(r, "storedRows").longValue() == size
-                    && periodic
-                            == (num(r, "checkpointIntervalMs").longValue()
-                                    != Suite.NO_PERIODIC_CHECKPOINT_MS)) {
+                    && num(r, "checkpointIntervalMs").longValue()
+                            != Suite.NO_PERIODIC_CHECKPOINT_MS) {
                 return r;
             }
         }
         return null;
+    }
+
+    /**
+     * The native runs at a size as pairs (with periodic checkpoints, without), in the order they
+     * ran ({@code --state-pairs}); only pairs whose runs both succeeded.
+     */
+    private List<Map<String, Object>[]> pairs(long size) {
+        List<Map<String, Object>> with = new ArrayList<>();
+        List<Map<String, Object>> without = new ArrayList<>();
+        for (Map<String, Object> r : runs) {
+            if ("NATIVE".equals(r.get("variant")) && num(r, "storedRows").longValue() == size) {
+                (num(r, "checkpointIntervalMs").longValue() != Suite.NO_PERIODIC_CHECKPOINT_MS
+                                ? with
+                                : without)
+                        .add(r);
+            }
+        }
+        List<Map<String, Object>[]> pairs = new ArrayList<>();
+        for (int i = 0; i < Math.min(with.size(), without.size()); i++) {
+            if (ok(with.get(i)) && ok(without.get(i))) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object>[] pair = new Map[] {with.get(i), without.get(i)};
+                pairs.add(pair);
+            }
+        }
+        return pairs;
+    }
+
+    /** The throughput with periodic checkpoints over without, of a pair. */
+    private static double ratio(Map<String, Object>[] pair) {
+        return num(pair[0], "eventsPerSec") / num(pair[1], "eventsPerSec");
+    }
+
+    /** The median of the pairs' throughput ratios (the lower middle one of an even count). */
+    private static double medianRatio(List<Map<String, Object>[]> pairs) {
+        double[] q = pairs.stream().mapToDouble(StateReport::ratio).sorted().toArray();
+        return q[(q.length - 1) / 2];
     }
 
     private static boolean ok(Map<String, Object> r) {
@@ -225,7 +264,16 @@ final class StateReport {
     private void mainTable(StringBuilder md) {
         md.append("## Throughput, memory, checkpoints, restore\n\n")
                 .append("INNER join, parallelism 1, checkpoints every 10 s (full, to the local ")
-                .append("file system), one run each. Sync/async = the longest synchronous and ")
+                .append("file system")
+                .append(
+                        runs.stream()
+                                        .anyMatch(
+                                                r ->
+                                                        Boolean.TRUE.equals(
+                                                                r.get("snapshotCompression")))
+                                ? "; Flink's snapshot compression on: LZ4-compressed native sections"
+                                : "")
+                .append("), one run each. Sync/async = the longest synchronous and ")
                 .append("asynchronous phase of any subtask in a checkpoint, max / median over ")
                 .append("the run's checkpoints (the last one taken at the end of the input, ")
                 .append("holding the whole state); restore = the time the join's subtask spent ")
@@ -247,7 +295,7 @@ final class StateReport {
                 .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (long size : sizes) {
             for (String v : variants) {
-                Map<String, Object> r = run(v, size, true);
+                Map<String, Object> r = run(v, size);
                 if (r != null) {
                     md.append(row(r, size, v));
                 }
@@ -331,19 +379,25 @@ final class StateReport {
     private void checkpointCost(StringBuilder md) {
         md.append("## What checkpoints cost the native join\n\n")
                 .append("The same trace run twice: checkpoints every 10 s, and none but the one ")
-                .append("at the end of the input (not inside the measured time). Written = the ")
-                .append("bytes of the checkpoints taken during the input (each one full); CPU per ")
-                .append("event is the steadier comparison on a shared machine, peak RSS shows ")
-                .append("what a snapshot holds while it is written (the sections of the key ")
-                .append("groups the join wrote to before they were written out).\n\n")
-                .append("| stored rows | events/s, every 10 s | none | ratio | CPU µs/event, ")
+                .append("at the end of the input (not inside the measured time); with ")
+                .append("`--state-pairs` N, N such pairs, alternated (the ratio swings between ")
+                .append("pairs on a shared machine; the target reads the median pair). Written = ")
+                .append("the bytes of the checkpoints taken during the input (each one full); CPU ")
+                .append("per event is the steadier comparison on a shared machine, peak RSS shows ")
+                .append("what a snapshot holds while it is written (the frozen versions of the ")
+                .append("keys the join changed before their key group was written out); other ")
+                .append("processes = the machine's busy cores not ours (with steal time) during ")
+                .append("each run, what slows a run on a shared machine.\n\n")
                 .append(
-                        "every 10 s | none | checkpoints, written | peak RSS, every 10 s | none |\n")
-                .append("|---|---|---|---|---|---|---|---|---|\n");
+                        "| stored rows | pair | events/s, every 10 s | none | ratio | CPU µs/event, ")
+                .append("every 10 s | none | checkpoints, written | peak RSS, every 10 s | none ")
+                .append("| other processes, cores |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (long size : sizes) {
-            Map<String, Object> with = run("NATIVE", size, true);
-            Map<String, Object> without = run("NATIVE", size, false);
-            if (ok(with) && ok(without)) {
+            List<Map<String, Object>[]> pairs = pairs(size);
+            for (int i = 0; i < pairs.size(); i++) {
+                Map<String, Object> with = pairs.get(i)[0];
+                Map<String, Object> without = pairs.get(i)[1];
                 double last = num(with, "checkpointId");
                 List<Map<String, Object>> during =
                         checkpoints(with).stream().filter(c -> num(c, "id") < last).toList();
@@ -351,19 +405,28 @@ final class StateReport {
                 md.append(
                         String.format(
                                 Locale.ROOT,
-                                "| %s | %s | %s | %s | %s | %s | %d, %s | %s | %s |\n",
+                                "| %s | %d | %s | %s | %s | %s | %s | %d, %s | %s | %s | %s / %s |\n",
                                 millions(size),
+                                i + 1,
                                 Report.k(num(with, "eventsPerSec")),
                                 Report.k(num(without, "eventsPerSec")),
-                                Report.f(
-                                        "%.3f",
-                                        num(with, "eventsPerSec") / num(without, "eventsPerSec")),
+                                Report.f("%.3f", ratio(pairs.get(i))),
                                 Report.f("%.2f", num(with, "cpuNsPerEvent") / 1e3),
                                 Report.f("%.2f", num(without, "cpuNsPerEvent") / 1e3),
                                 during.size(),
                                 Report.mb(written),
                                 Report.mb(num(with, "vmHwm")),
-                                Report.mb(num(without, "vmHwm"))));
+                                Report.mb(num(without, "vmHwm")),
+                                Report.f("%.2f", num(with, "backgroundCores")),
+                                Report.f("%.2f", num(without, "backgroundCores"))));
+            }
+            if (pairs.size() > 1) {
+                md.append(
+                        String.format(
+                                Locale.ROOT,
+                                "| %s | median | | | **%.3f** | | | | | | |\n",
+                                millions(size),
+                                medianRatio(pairs)));
             }
         }
         md.append("\n");
@@ -419,8 +482,7 @@ final class StateReport {
         StringBuilder bytes = new StringBuilder();
         StringBuilder ratio = new StringBuilder();
         for (long size : sizes) {
-            Map<String, Object> r = run("NATIVE", size, true);
-            Map<String, Object> none = run("NATIVE", size, false);
+            Map<String, Object> r = run("NATIVE", size);
             if (!ok(r)) {
                 continue;
             }
@@ -442,11 +504,17 @@ final class StateReport {
                             size == ROWS_BEFORE
                                     ? mark(b <= BYTES_PER_ROW_BEFORE)
                                     : "(no earlier figure at this size)"));
-            if (ok(none)) {
-                double q = num(r, "eventsPerSec") / num(none, "eventsPerSec");
+            List<Map<String, Object>[]> pairs = pairs(size);
+            if (!pairs.isEmpty()) {
+                double q = medianRatio(pairs);
                 ratio.append(
                         String.format(
-                                Locale.ROOT, " %s: %.3f %s;", millions(size), q, mark(q >= 0.9)));
+                                Locale.ROOT,
+                                " %s: %.3f%s %s;",
+                                millions(size),
+                                q,
+                                pairs.size() > 1 ? " (median of " + pairs.size() + " pairs)" : "",
+                                mark(q >= 0.9)));
             }
         }
         md.append("- Synchronous phase ≤ ")
@@ -584,7 +652,7 @@ final class StateReport {
         int g = 0;
         for (long size : sizes) {
             for (int i = 0; i < variants.size(); i++) {
-                Map<String, Object> r = run(variants.get(i), size, true);
+                Map<String, Object> r = run(variants.get(i), size);
                 double m = ok(r) ? metric.applyAsDouble(r) : Double.NaN;
                 if (Double.isNaN(m) || m < 0) {
                     continue;
