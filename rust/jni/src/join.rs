@@ -106,7 +106,7 @@ pub(crate) trait Sections {
     fn section(&self, kg: u16, out: &mut Vec<u8>) -> NativeResult<()>;
 }
 
-impl<S: Slot> Sections for FrozenState<S> {
+impl<S: Slot + Clone> Sections for FrozenState<S> {
     fn with_state(&self) -> Vec<u16> {
         self.key_groups_with_state()
     }

@@ -19,7 +19,8 @@
 //!   before criterion runs.
 //!
 //! And, first, what one checkpoint taken while the join goes on costs, step by step, in CPU time
-//! (group `checkpoint`, see [`checkpoint_under_updates`]).
+//! (group `checkpoint`, see [`checkpoint_under_updates`]), and the wall time of a freeze taken
+//! while an earlier frozen state is still to be written (`checkpoint/freeze_during_a_write`).
 
 mod common;
 
@@ -368,7 +369,40 @@ fn checkpoint_under_updates(
             Duration::from_nanos((0..iters).map(|_| steps(engine, false)[1]).sum())
         })
     });
+    g.bench_function("freeze_during_a_write", |b| {
+        b.iter_custom(|iters| {
+            let ns = (0..iters).map(|_| freeze_during_a_write(engine, &updates, kgs, out));
+            Duration::from_nanos(ns.sum())
+        })
+    });
     g.finish();
+}
+
+/// The wall time of a freeze taken while an earlier frozen state has written none of its key
+/// groups and a batch of `updates` has written to all of them since (a savepoint triggered
+/// while a checkpoint is written); both states are then written out and the copies merged back.
+fn freeze_during_a_write(
+    engine: &mut JoinEngine,
+    updates: &[Vec<u8>; 2],
+    kgs: &[u16],
+    out: &mut Vec<u8>,
+) -> u64 {
+    let mut emitted = Vec::new();
+    let first = engine.freeze();
+    engine.process_batch(&updates[0], 0, &mut emitted).unwrap();
+    let start = Instant::now();
+    let second = engine.freeze();
+    let freeze = start.elapsed().as_nanos() as u64;
+    engine.process_batch(&updates[1], 0, &mut emitted).unwrap();
+    for state in [&first, &second] {
+        out.clear();
+        for &kg in kgs {
+            state.snapshot_key_group(kg, out).unwrap();
+        }
+    }
+    drop((first, second));
+    engine.process_batch(&[], 0, &mut emitted).unwrap();
+    freeze
 }
 
 criterion_group!(benches, bench);

@@ -14,6 +14,16 @@
 //! writes to while the snapshot is written, and the extra memory is the versions of those slots
 //! the snapshot keeps (counted as frozen bytes). Once no frozen state holds the table, the overlay
 //! is merged into it (after the next batch, or before anything that walks the whole table).
+//!
+//! A freeze while an earlier frozen state still holds the table (a savepoint or a forced
+//! checkpoint taken while a checkpoint is being written) must not merge the overlay into the
+//! table either: that would make the earlier frozen state write its section on the task thread
+//! first, a pause that grows with the state (115-170 ms at 20M rows, bench/README.md). Instead
+//! the overlay becomes a frozen *layer*, shared with the new frozen state ([`FrozenView`]), and the
+//! engine writes to a fresh overlay above it. Reads look in the overlay, then in the layers from
+//! the newest down, then in the table; the layers are merged into the table, oldest first, once
+//! no frozen state holds them (a frozen state holds the table with its layers, so a table no
+//! frozen state holds has layers none holds).
 
 use crate::group::Group;
 use crate::snapshot::{own_table, Frozen};
@@ -27,12 +37,32 @@ use std::sync::{Arc, Weak};
 pub(crate) struct KeyGroupState<S = KeySlot> {
     /// The table, shared with the frozen states that have not written the key group yet.
     table: Arc<KeyTable<S>>,
-    /// The keys changed while the table was shared; `None` when nothing was.
+    /// Overlays frozen by freezes taken while the table was shared, oldest first: shared with
+    /// the frozen states taken over them. Empty unless the table is shared (or being released).
+    layers: Vec<Arc<Overlay<S>>>,
+    /// The keys changed while the table was shared (since the newest layer); `None` when nothing
+    /// was.
     overlay: Option<Box<Overlay<S>>>,
 }
 
+/// A key group as a frozen state holds it: the table and the layers above it, as they were at
+/// the freeze.
+pub(crate) struct FrozenView<S> {
+    // Dropped before the table: a table no frozen state holds has layers none holds.
+    layers: Vec<Arc<Overlay<S>>>,
+    table: Arc<KeyTable<S>>,
+}
+
+impl<S: Slot + Clone> FrozenView<S> {
+    /// The key group as one table: the table itself, or a copy with the layers merged (a freeze
+    /// taken while an earlier one was written; the copy is made by the snapshot's writer).
+    pub(crate) fn merged(&self, sides: &[ResolvedSide]) -> Cow<'_, KeyTable<S>> {
+        merged(&self.table, &self.layers, None, sides)
+    }
+}
+
 /// The keys of a shared table changed since, and what they cost.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Overlay<S> {
     shadows: KeyTable<Shadow<S>>,
     /// Keys the overlay adds to the table's, net of those it removes.
@@ -48,8 +78,9 @@ struct Shadow<S> {
     slot: S,
     /// The join key's bytes (a tombstone has no row to project it from).
     key: Box<[u8]>,
-    /// Whether the shared table holds the key: an emptied slot then stays as a tombstone.
-    in_table: bool,
+    /// Whether the key is held below the overlay (by the shared table, or as a slot or a
+    /// tombstone of a layer): an emptied slot then stays as a tombstone.
+    held_below: bool,
 }
 
 impl<S: Slot> Slot for Shadow<S> {
@@ -57,7 +88,7 @@ impl<S: Slot> Slot for Shadow<S> {
         Shadow {
             slot: S::with_inputs(n),
             key: Box::default(),
-            in_table: false,
+            held_below: false,
         }
     }
 
@@ -75,7 +106,7 @@ impl<S: Slot> Slot for Shadow<S> {
 
     /// A tombstone is not empty: it masks the shared table's slot.
     fn is_empty(&self) -> bool {
-        !self.in_table && self.slot.is_empty()
+        !self.held_below && self.slot.is_empty()
     }
 
     fn has_key(&self, _: &[ResolvedSide], key: &[u8]) -> bool {
@@ -105,8 +136,14 @@ impl<S: Slot + Clone> KeyGroupState<S> {
 
     /// Number of join keys stored.
     pub(crate) fn len(&self) -> u64 {
-        let extra = self.overlay.as_ref().map_or(0, |o| o.keys);
+        let extra: i64 = self.overlays().map(|o| o.keys).sum();
         (self.table.len() as i64 + extra) as u64
+    }
+
+    /// The layers, oldest first, then the overlay.
+    fn overlays(&self) -> impl Iterator<Item = &Overlay<S>> {
+        let layers = self.layers.iter().map(|l| &**l);
+        layers.chain(self.overlay.as_deref())
     }
 
     /// True when no key is stored.
@@ -116,17 +153,30 @@ impl<S: Slot + Clone> KeyGroupState<S> {
 
     /// Whether keys changed while the table was shared are not merged into it yet.
     pub(crate) fn has_overlay(&self) -> bool {
-        self.overlay.is_some()
+        self.overlay.is_some() || !self.layers.is_empty()
     }
 
-    /// Heap bytes of the tables themselves (the overlay's included; groups not).
+    /// Heap bytes of the tables themselves (the overlays' included; groups not).
     pub(crate) fn table_bytes(&self) -> usize {
-        self.table.table_bytes() + self.overlay.as_ref().map_or(0, |o| o.shadows.table_bytes())
+        let overlays: usize = self.overlays().map(|o| o.shadows.table_bytes()).sum();
+        self.table.table_bytes() + overlays
     }
 
     /// Heap bytes kept only for the frozen states: the versions of the slots changed since.
     pub(crate) fn masked_bytes(&self) -> u64 {
-        self.overlay.as_ref().map_or(0, |o| o.masked_bytes)
+        self.overlays().map(|o| o.masked_bytes).sum()
+    }
+
+    /// The key group as a frozen state takes it: the table and its layers, the overlay becoming
+    /// the newest layer. O(1): nothing is copied or merged.
+    pub(crate) fn freeze(&mut self) -> FrozenView<S> {
+        if let Some(overlay) = self.overlay.take() {
+            self.layers.push(Arc::new(*overlay));
+        }
+        FrozenView {
+            layers: self.layers.clone(),
+            table: Arc::clone(&self.table),
+        }
     }
 
     /// Runs `run` on the slot of `key` as [`KeyTable::change`] does: on the table if there is no
@@ -143,7 +193,7 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         create: bool,
         run: impl FnOnce(&mut S) -> R,
     ) -> Option<(R, i64)> {
-        if self.overlay.is_none() {
+        if !self.has_overlay() {
             if let Some(table) = Arc::get_mut(&mut self.table) {
                 return table.change(sides, hash, key, create, run);
             }
@@ -172,22 +222,24 @@ impl<S: Slot + Clone> KeyGroupState<S> {
             entry.remove_if_empty();
             (r, keys)
         } else {
-            let mut shadow = match self.table.find(sides, hash, key) {
+            let (below, held_below) = find_below(&self.layers, &self.table, sides, hash, key);
+            let mut shadow = match below {
                 Some(slot) => {
                     overlay.masked_bytes += slot_bytes(slot);
                     Shadow {
                         slot: slot.clone(),
                         key: key.into(),
-                        in_table: true,
+                        held_below,
                     }
                 }
                 None if create => Shadow {
                     key: key.into(),
+                    held_below,
                     ..Shadow::with_inputs(sides.len())
                 },
                 None => return None,
             };
-            let before = shadow.in_table;
+            let before = !shadow.slot.is_empty();
             let r = run(&mut shadow.slot);
             let keys = !shadow.slot.is_empty() as i64 - before as i64;
             entry.insert(shadow);
@@ -197,13 +249,30 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         Some((r, keys))
     }
 
-    /// Merges the overlay into the table once no frozen state holds the table. Cheap otherwise.
+    /// Merges the layers and the overlay into the table once no frozen state holds them. Cheap
+    /// otherwise.
     pub(crate) fn settle(&mut self, sides: &[ResolvedSide]) {
-        if self.overlay.is_some() {
-            if let Some(table) = Arc::get_mut(&mut self.table) {
-                let overlay = self.overlay.take().expect("checked above");
-                apply(table, overlay.shadows.into_entries(), sides);
-            }
+        let released = |l: &mut Arc<Overlay<S>>| Arc::get_mut(l).is_some();
+        if self.has_overlay()
+            && self.layers.iter_mut().all(released)
+            && Arc::get_mut(&mut self.table).is_some()
+        {
+            let mut table = std::mem::take(&mut self.table);
+            self.merge_into(Arc::get_mut(&mut table).expect("checked above"), sides);
+            self.table = table;
+        }
+    }
+
+    /// Applies the layers, oldest first, then the overlay to `table` (the key group's own, taken
+    /// out of it meanwhile).
+    fn merge_into(&mut self, table: &mut KeyTable<S>, sides: &[ResolvedSide]) {
+        for layer in self.layers.drain(..) {
+            // A frozen state still dropping its view on another thread may hold it an instant.
+            let layer = Arc::unwrap_or_clone(layer);
+            apply(table, layer.shadows.into_entries(), sides);
+        }
+        if let Some(overlay) = self.overlay.take() {
+            apply(table, overlay.shadows.into_entries(), sides);
         }
     }
 
@@ -216,26 +285,56 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         freezes: &mut Vec<Weak<Frozen<S>>>,
         offset: usize,
     ) -> &mut KeyTable<S> {
-        let table = own_table(&mut self.table, freezes, offset);
-        if let Some(overlay) = self.overlay.take() {
-            apply(table, overlay.shadows.into_entries(), sides);
-        }
-        table
+        own_table(&mut self.table, freezes, offset);
+        let mut table = std::mem::take(&mut self.table);
+        self.merge_into(Arc::make_mut(&mut table), sides);
+        self.table = table;
+        Arc::get_mut(&mut self.table).expect("owned above")
     }
 
     /// The key group's state as one table: the table itself, or without a frozen state's help a
-    /// copy of it with the overlay merged (a snapshot of the live state while one is written).
+    /// copy of it with the layers and the overlay merged (a snapshot of the live state while one
+    /// is written).
     pub(crate) fn merged(&self, sides: &[ResolvedSide]) -> Cow<'_, KeyTable<S>> {
-        match &self.overlay {
-            None => Cow::Borrowed(&self.table),
-            Some(overlay) => {
-                let mut table = KeyTable::clone(&self.table);
-                let shadows = overlay.shadows.entries().map(|(h, s)| (h, s.clone()));
-                apply(&mut table, shadows, sides);
-                Cow::Owned(table)
-            }
+        merged(&self.table, &self.layers, self.overlay.as_deref(), sides)
+    }
+}
+
+/// The slot of `key` below an overlay (in the newest of `layers` holding it, else in `table`),
+/// and whether anything below holds the key (a layer's tombstone does).
+fn find_below<'a, S: Slot>(
+    layers: &'a [Arc<Overlay<S>>],
+    table: &'a KeyTable<S>,
+    sides: &[ResolvedSide],
+    hash: u64,
+    key: &[u8],
+) -> (Option<&'a S>, bool) {
+    for layer in layers.iter().rev() {
+        if let Some(shadow) = layer.shadows.find(sides, hash, key) {
+            return ((!shadow.slot.is_empty()).then_some(&shadow.slot), true);
         }
     }
+    let slot = table.find(sides, hash, key);
+    (slot, slot.is_some())
+}
+
+/// `table` with `layers` (oldest first) and `overlay` merged: itself when there are none, else a
+/// copy.
+fn merged<'t, S: Slot + Clone>(
+    table: &'t Arc<KeyTable<S>>,
+    layers: &[Arc<Overlay<S>>],
+    overlay: Option<&Overlay<S>>,
+    sides: &[ResolvedSide],
+) -> Cow<'t, KeyTable<S>> {
+    if layers.is_empty() && overlay.is_none() {
+        return Cow::Borrowed(table);
+    }
+    let mut copy = KeyTable::clone(table);
+    for o in layers.iter().map(|l| &**l).chain(overlay) {
+        let shadows = o.shadows.entries().map(|(h, s)| (h, s.clone()));
+        apply(&mut copy, shadows, sides);
+    }
+    Cow::Owned(copy)
 }
 
 /// Writes the `shadows` (hash and shadow) into `table`: a slot replaces the key's, a tombstone
@@ -252,6 +351,8 @@ fn apply<S: Slot>(
                 *slot = shadow.slot;
                 entry.remove_if_empty();
             }
+            // A tombstone of a layer masks a key of a lower layer, merged before it.
+            None if shadow.slot.is_empty() => {}
             None => entry.insert(shadow.slot),
         }
     }
@@ -302,6 +403,57 @@ mod tests {
         table
             .find(sides, hash_key(&key), &key)
             .map_or(0, |slot| slot.sides[1].rows(sides[1].entry) as usize)
+    }
+
+    /// Empties the slot of `k`; the change in keys, or `None` when the key is not stored.
+    fn clear(kg: &mut KeyGroupState, sides: &[ResolvedSide; 2], k: i32) -> Option<i64> {
+        let key = key(sides, k);
+        let empty = |slot: &mut KeySlot| slot.sides[1] = Group::default();
+        kg.change(sides, hash_key(&key), &key, false, empty)
+            .map(|(_, keys)| keys)
+    }
+
+    /// Rows of `k` in a frozen view.
+    fn frozen_rows(view: &FrozenView<KeySlot>, sides: &[ResolvedSide; 2], k: i32) -> usize {
+        let key = key(sides, k);
+        let table = view.merged(sides);
+        table
+            .find(sides, hash_key(&key), &key)
+            .map_or(0, |slot| slot.sides[1].rows(sides[1].entry) as usize)
+    }
+
+    /// Freezes taken while earlier ones still hold the table stack the overlays as layers: each
+    /// view keeps its instant (a key removed in one layer and stored again above it included),
+    /// nothing merges while any view holds the table, and everything merges once none does.
+    #[test]
+    fn freezes_over_held_tables_stack_layers() {
+        let sides = sides();
+        let mut kg = KeyGroupState::default();
+        add(&mut kg, &sides, 1);
+        add(&mut kg, &sides, 2);
+        let oldest = kg.freeze();
+        add(&mut kg, &sides, 1);
+        assert_eq!(clear(&mut kg, &sides, 2), Some(-1));
+        let middle = kg.freeze();
+        assert_eq!(clear(&mut kg, &sides, 2), None, "removed in a layer below");
+        assert_eq!(add(&mut kg, &sides, 2), 1);
+        assert_eq!(add(&mut kg, &sides, 3), 1);
+        let newest = kg.freeze();
+        add(&mut kg, &sides, 1);
+        let at = |view: &FrozenView<KeySlot>| [1, 2, 3].map(|k| frozen_rows(view, &sides, k));
+        assert_eq!(at(&oldest), [1, 1, 0]);
+        assert_eq!(at(&middle), [2, 0, 0]);
+        assert_eq!(at(&newest), [2, 1, 1]);
+        assert_eq!([1, 2, 3].map(|k| rows(&kg, &sides, k)), [3, 1, 1]);
+        assert_eq!(kg.len(), 3);
+        drop((oldest, newest));
+        kg.settle(&sides);
+        assert!(kg.has_overlay(), "the middle view still holds the table");
+        drop(middle);
+        kg.settle(&sides);
+        assert!(!kg.has_overlay());
+        assert_eq!([1, 2, 3].map(|k| rows(&kg, &sides, k)), [3, 1, 1]);
+        assert_eq!((kg.len(), kg.masked_bytes()), (3, 0));
     }
 
     /// A key written while a frozen state held the table goes to the overlay, and so does every

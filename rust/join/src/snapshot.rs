@@ -45,17 +45,18 @@
 //! write (`crate::overlay`: copy on write per join key), merged back into the table once no
 //! frozen state holds it. The extra memory is the frozen versions of the keys written to
 //! meanwhile, released when the snapshots are done with their key groups (written, or dropped
-//! when aborted); [`JoinEngine::frozen_bytes`] counts it. Whole-table changes (TTL sweeps,
-//! restores, a freeze while an earlier frozen state still holds a key group written to) make
-//! the frozen states holding the table write its section first (serialize on first write, the
-//! scheme before copies per key: it cost the task thread a pass over nearly the whole state per
-//! checkpoint, since every key group is written to within milliseconds at production rates;
-//! bench/README.md).
+//! when aborted); [`JoinEngine::frozen_bytes`] counts it. A freeze while an earlier frozen state
+//! still holds a key group written to keeps the copies as a frozen layer shared with the new
+//! frozen state (`crate::overlay`), so no freeze writes or merges anything. Whole-table changes
+//! (TTL sweeps, restores) make the frozen states holding the table write its section first
+//! (serialize on first write, the scheme before copies per key: it cost the task thread a pass
+//! over nearly the whole state per checkpoint, since every key group is written to within
+//! milliseconds at production rates; bench/README.md).
 
 use crate::engine::{JoinEngine, JoinError};
 use crate::group::Group;
 use crate::multiway::{MultiSlot, MultiwayError, MultiwayJoin, MultiwaySpec};
-use crate::overlay::KeyGroupState;
+use crate::overlay::{FrozenView, KeyGroupState};
 pub use crate::restore::StoredSection;
 use crate::restore::{check_key_group, named, restore_one, Restored, SectionRead};
 use crate::spec::SideSpec;
@@ -472,9 +473,9 @@ fn compress_section(out: &mut Vec<u8>, at: usize) {
 
 /// What a frozen state holds of one key group.
 enum Pending<S> {
-    /// The key group's table as it was frozen, shared with the engine, which writes the keys it
-    /// changes meanwhile to copies ([`crate::overlay`]).
-    Table(Arc<KeyTable<S>>),
+    /// The key group as it was frozen: its table and the layers above it, shared with the
+    /// engine, which writes the keys it changes meanwhile to copies ([`crate::overlay`]).
+    Table(FrozenView<S>),
     /// The key group's section, written by the engine before a change of the whole table (or the
     /// error writing it failed with).
     Section(Result<Vec<u8>, JoinError>),
@@ -497,7 +498,7 @@ pub(crate) struct Frozen<S = KeySlot> {
     held: AtomicU64,
 }
 
-impl<S: Slot> Frozen<S> {
+impl<S: Slot + Clone> Frozen<S> {
     fn context(&self) -> SectionContext<'_> {
         SectionContext {
             sides: &self.sides,
@@ -518,10 +519,11 @@ impl<S: Slot> Frozen<S> {
     /// yet, and lets the table go, so that the engine changes it in place.
     fn write_before_change(&self, offset: usize) {
         let mut slot = self.slot(offset);
-        if let Pending::Table(table) = &*slot {
+        if let Pending::Table(view) = &*slot {
             let kg = self.range.start + offset as u16;
             let mut section = Vec::new();
-            let written = write_section(kg, table, &self.context(), &mut section).map(|()| {
+            let table = view.merged(&self.sides);
+            let written = write_section(kg, &table, &self.context(), &mut section).map(|()| {
                 section.shrink_to_fit();
                 self.held
                     .fetch_add(section.capacity() as u64, Ordering::Relaxed);
@@ -546,7 +548,7 @@ pub struct FrozenState<S = KeySlot> {
     with_state: Vec<u16>,
 }
 
-impl<S: Slot> FrozenState<S> {
+impl<S: Slot + Clone> FrozenState<S> {
     /// Key groups that held any state.
     pub fn key_groups_with_state(&self) -> Vec<u16> {
         self.with_state.clone()
@@ -563,7 +565,10 @@ impl<S: Slot> FrozenState<S> {
         // The table is dropped before the slot is unlocked, so the engine, which waits for the
         // slot before its first write to the key group, finds the table its own again.
         match std::mem::replace(&mut *slot, Pending::Done) {
-            Pending::Table(table) => write_section(kg, &table, &frozen.context(), out),
+            Pending::Table(view) => {
+                let table = view.merged(&frozen.sides);
+                write_section(kg, &table, &frozen.context(), out)
+            }
             Pending::Section(written) => written.map(|section| {
                 frozen
                     .held
@@ -610,8 +615,9 @@ fn holding_state(range: KeyGroupRange, empty: impl Iterator<Item = bool>) -> Vec
 }
 
 /// The state of `key_groups` (the key groups of `range`, whose frozen states are `freezes`) as it
-/// is now, written with `cx`: O(key groups), no row is copied (see the module docs). The key
-/// groups written to while an earlier frozen state still holds them are merged first.
+/// is now, written with `cx`: O(key groups), no row is copied or merged (see the module docs):
+/// the copies of keys written to while an earlier frozen state still holds their key group
+/// become a layer the new frozen state shares.
 fn freeze_key_groups<S: Slot + Clone>(
     key_groups: &mut [KeyGroupState<S>],
     freezes: &mut Vec<Weak<Frozen<S>>>,
@@ -619,18 +625,16 @@ fn freeze_key_groups<S: Slot + Clone>(
     cx: &SectionContext<'_>,
 ) -> FrozenState<S> {
     freezes.retain(|f| f.strong_count() > 0);
-    for (offset, kg) in key_groups.iter_mut().enumerate() {
-        // Nothing to do unless an earlier frozen state still holds a key group written since.
+    for kg in key_groups.iter_mut() {
         kg.settle(cx.sides);
-        if kg.has_overlay() {
-            kg.own(cx.sides, freezes, offset);
-        }
     }
     let with_state = holding_state(range, key_groups.iter().map(KeyGroupState::is_empty));
-    let pending = (key_groups.iter())
+    // A key group an earlier frozen state still holds keeps its overlay as a layer (see
+    // `crate::overlay`): nothing is written or merged here.
+    let pending = (key_groups.iter_mut())
         .map(|kg| match kg.is_empty() {
             true => Pending::Done,
-            false => Pending::Table(Arc::clone(kg.table())),
+            false => Pending::Table(kg.freeze()),
         })
         .map(Mutex::new)
         .collect();

@@ -585,6 +585,42 @@ proptest! {
     }
 }
 
+/// The changes of `ops`, every row deleted at the end, and two cuts: `cut` of them, then `mid` of
+/// the rest (as absolute positions): what runs before a freeze, until the next step, and after.
+fn cut_twice(
+    keys: [Keys; 2],
+    ops: &[Op],
+    cut: prop::sample::Index,
+    mid: prop::sample::Index,
+) -> (Vec<Change>, usize, usize) {
+    let mut world = World::new(keys);
+    ops.iter().for_each(|o| world.apply(o));
+    world.delete_all();
+    let cut = cut.index(world.changes.len() + 1);
+    let mid = cut + mid.index(world.changes.len() - cut + 1);
+    (world.changes, cut, mid)
+}
+
+/// An engine joining as `jt` on `keys`, and a twin of it, both after `head`.
+fn engine_and_twin(jt: JoinType, keys: [Keys; 2], head: &[Change]) -> (JoinEngine, JoinEngine) {
+    let [mut engine, mut twin] =
+        [(); 2].map(|()| JoinEngine::new(&spec(jt, keys[0], keys[1], ALL)).unwrap());
+    run(&mut engine, keys, head);
+    run(&mut twin, keys, head);
+    (engine, twin)
+}
+
+/// The sections of `kgs`, each written by `write`.
+fn sections(kgs: &[u16], write: &dyn Fn(u16, &mut Vec<u8>)) -> Vec<Vec<u8>> {
+    kgs.iter()
+        .map(|&kg| {
+            let mut out = Vec::new();
+            write(kg, &mut out);
+            out
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
 
@@ -602,19 +638,9 @@ proptest! {
         mid in any::<prop::sample::Index>(), abort_after in 0..4usize
     ) {
         let keys = [lk, rk];
-        let mut world = World::new(keys);
-        ops.iter().for_each(|o| world.apply(o));
-        world.delete_all();
-        let cut = cut.index(world.changes.len() + 1);
-        let (head, tail) = world.changes.split_at(cut);
-        let (early, late) = tail.split_at(mid.index(tail.len() + 1));
-        let mut engine = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
-        let mut twin = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
-        run(&mut engine, keys, head);
-        run(&mut twin, keys, head);
-        let sections = |kgs: &[u16], write: &dyn Fn(u16, &mut Vec<u8>)| {
-            kgs.iter().map(|&kg| { let mut out = Vec::new(); write(kg, &mut out); out }).collect::<Vec<_>>()
-        };
+        let (changes, cut, mid) = cut_twice(keys, &ops, cut, mid);
+        let (head, early, late) = (&changes[..cut], &changes[cut..mid], &changes[mid..]);
+        let (mut engine, mut twin) = engine_and_twin(jt, keys, head);
         // The live state as each side's groups, sorted: a table's bucket order depends on the
         // order its keys came and went in, which copies merged back into it change.
         let live = |e: &JoinEngine| canonical(2, &sections(&e.key_groups_with_state(), &|kg, out| e.snapshot_key_group(kg, out).unwrap()));
@@ -650,5 +676,44 @@ proptest! {
         prop_assert!(live(&engine) == live(&twin), "the live state differs from the twin's");
         drop(frozen);
         prop_assert!(engine.key_groups_with_state().is_empty());
+    }
+
+    /// A freeze while an earlier frozen state is still being written (a savepoint during a
+    /// checkpoint) writes and merges nothing on the engine's thread, and each frozen state writes
+    /// the state of its own instant.
+    #[test]
+    fn a_freeze_during_another_snapshot_is_the_state_of_its_instant(
+        jt in join_type(), lk in keys(), rk in keys(),
+        ops in prop::collection::vec(hot_op(), 1..400), cut in any::<prop::sample::Index>(),
+        mid in any::<prop::sample::Index>(), written_first in any::<prop::sample::Index>()
+    ) {
+        let keys = [lk, rk];
+        let (changes, cut, mid) = cut_twice(keys, &ops, cut, mid);
+        let (head, early, late) = (&changes[..cut], &changes[cut..mid], &changes[mid..]);
+        let (mut engine, mut twin) = engine_and_twin(jt, keys, head);
+        let state = |e: &JoinEngine| sections(&e.key_groups_with_state(), &|kg, out| e.snapshot_key_group(kg, out).unwrap());
+        let live = |e: &JoinEngine| canonical(2, &state(e));
+        let want_first = state(&engine);
+        let first = engine.freeze();
+        let kgs = first.key_groups_with_state();
+        let n = written_first.index(kgs.len() + 1);
+        let mut got_first = sections(&kgs[..n], &|kg, out| first.snapshot_key_group(kg, out).unwrap());
+        prop_assert_eq!(run(&mut engine, keys, early), run(&mut twin, keys, early));
+        let want_second = state(&engine);
+        let frozen_before = engine.frozen_bytes();
+        let second = engine.freeze();
+        prop_assert_eq!(engine.frozen_bytes(), frozen_before, "the second freeze wrote or merged");
+        prop_assert_eq!(run(&mut engine, keys, late), run(&mut twin, keys, late));
+        prop_assert!(live(&engine) == live(&twin), "the live state differs from the twin's");
+        got_first.extend(sections(&kgs[n..], &|kg, out| first.snapshot_key_group(kg, out).unwrap()));
+        prop_assert!(got_first == want_first, "the first frozen state differs from its instant");
+        // The first is done, the second still holds the tables and layers: nothing merges yet.
+        engine.process_batch(&[], 0, &mut Vec::new()).unwrap();
+        let got_second = sections(&second.key_groups_with_state(), &|kg, out| second.snapshot_key_group(kg, out).unwrap());
+        prop_assert!(got_second == want_second, "the second frozen state differs from its instant");
+        // Once both are written, the next batch merges every layer and copy into the tables.
+        engine.process_batch(&[], 0, &mut Vec::new()).unwrap();
+        prop_assert_eq!(engine.frozen_bytes(), 0);
+        prop_assert!(live(&engine) == live(&twin), "the live state differs from the twin's");
     }
 }
