@@ -82,11 +82,39 @@ class AsyncSnapshotTest {
         addUsers(2 * USERS, 2 * USERS + 1);
         assertEquals(0, frozenBytes(), "the frozen state is released after its write");
 
-        try (var restored = CheckpointChunksTest.harness(rowsOperator(), state)) {
-            NativeJoinOperator<?> r = (NativeJoinOperator<?>) restored.getOperator();
-            assertEquals(USERS, r.nativeStats().get(NativeCounters.STATE_ROWS));
-            assertEquals(joinedOf(0, USERS), joinDomains(restored, 0, 2 * USERS));
-        }
+        assertRestoresUsers(state, USERS, 2 * USERS);
+    }
+
+    /**
+     * A second checkpoint (or a savepoint) taken while the first is still to be written freezes
+     * without writing anything on the task thread: the keys changed since the first stay copies,
+     * shared by both; each checkpoint then restores the state of its own instant.
+     */
+    @Test
+    void aCheckpointDuringAnotherWriteFreezesWithoutWritingAndEachIsItsInstant() throws Exception {
+        TestStreams streams = new TestStreams(false);
+        OperatorSnapshotFutures first = checkpoint(1, streams);
+        addUsers(USERS, 2 * USERS);
+        addUsers(0, USERS / 2); // upserts of keys the first holds, in most key groups: copied
+        long copied = frozenBytes();
+        assertTrue(copied > 0);
+
+        OperatorSnapshotFutures second = checkpoint(2, streams);
+        addUsers(2 * USERS, 2 * USERS + 1); // a new key (copies nothing); refreshes the counters
+        assertEquals(copied, frozenBytes(), "the second freeze wrote or merged on the task thread");
+        assertEquals(0, streams.opened, "a stream was opened in a synchronous phase");
+        addUsers(2 * USERS + 1, 3 * USERS);
+        addUsers(0, USERS / 2);
+
+        runAsyncPhase(second);
+        OperatorSubtaskState atSecond = TestLine.jobManagerOwnedState(second);
+        runAsyncPhase(first);
+        OperatorSubtaskState atFirst = TestLine.jobManagerOwnedState(first);
+        addUsers(3 * USERS, 3 * USERS + 1); // the next batch merges the copies back
+        assertEquals(0, frozenBytes(), "the frozen states are released after their writes");
+
+        assertRestoresUsers(atFirst, USERS, 3 * USERS);
+        assertRestoresUsers(atSecond, 2 * USERS, 3 * USERS);
     }
 
     @Test
@@ -196,6 +224,19 @@ class AsyncSnapshotTest {
                         + " bytes compressed, "
                         + plainBytes
                         + " without");
+    }
+
+    /**
+     * Asserts that {@code state} restores users {@code [0, users)}, the first {@code users} of
+     * those a domain for each of {@code [0, probed)} joins.
+     */
+    private void assertRestoresUsers(OperatorSubtaskState state, int users, int probed)
+            throws Exception {
+        try (var restored = CheckpointChunksTest.harness(rowsOperator(), state)) {
+            NativeJoinOperator<?> r = (NativeJoinOperator<?>) restored.getOperator();
+            assertEquals(users, r.nativeStats().get(NativeCounters.STATE_ROWS));
+            assertEquals(joinedOf(0, users), joinDomains(restored, 0, probed));
+        }
     }
 
     private NativeJoinOperator<Row> rowsOperator() {
