@@ -257,15 +257,15 @@ impl<S: Slot + Clone> KeyGroupState<S> {
             && self.layers.iter_mut().all(released)
             && Arc::get_mut(&mut self.table).is_some()
         {
-            let mut table = std::mem::take(&mut self.table);
-            self.merge_into(Arc::get_mut(&mut table).expect("checked above"), sides);
-            self.table = table;
+            self.merge(sides);
         }
     }
 
-    /// Applies the layers, oldest first, then the overlay to `table` (the key group's own, taken
-    /// out of it meanwhile).
-    fn merge_into(&mut self, table: &mut KeyTable<S>, sides: &[ResolvedSide]) {
+    /// Applies the layers, oldest first, then the overlay to the table, which no frozen state
+    /// holds any more (copied only if one being dropped on another thread still does).
+    fn merge(&mut self, sides: &[ResolvedSide]) {
+        let mut shared = std::mem::take(&mut self.table);
+        let table = Arc::make_mut(&mut shared);
         for layer in self.layers.drain(..) {
             // A frozen state still dropping its view on another thread may hold it an instant.
             let layer = Arc::unwrap_or_clone(layer);
@@ -274,6 +274,7 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         if let Some(overlay) = self.overlay.take() {
             apply(table, overlay.shadows.into_entries(), sides);
         }
+        self.table = shared;
     }
 
     /// The table, to be changed as a whole (sweeps, restores, a freeze of a key group with an
@@ -286,9 +287,7 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         offset: usize,
     ) -> &mut KeyTable<S> {
         own_table(&mut self.table, freezes, offset);
-        let mut table = std::mem::take(&mut self.table);
-        self.merge_into(Arc::make_mut(&mut table), sides);
-        self.table = table;
+        self.merge(sides);
         Arc::get_mut(&mut self.table).expect("owned above")
     }
 

@@ -94,8 +94,7 @@ final class StateReport {
         for (Map<String, Object> r : runs) {
             if (v.equals(r.get("variant"))
                     && num(r, "storedRows").longValue() == size
-                    && num(r, "checkpointIntervalMs").longValue()
-                            != Suite.NO_PERIODIC_CHECKPOINT_MS) {
+                    && periodic(r)) {
                 return r;
             }
         }
@@ -111,10 +110,7 @@ final class StateReport {
         List<Map<String, Object>> without = new ArrayList<>();
         for (Map<String, Object> r : runs) {
             if ("NATIVE".equals(r.get("variant")) && num(r, "storedRows").longValue() == size) {
-                (num(r, "checkpointIntervalMs").longValue() != Suite.NO_PERIODIC_CHECKPOINT_MS
-                                ? with
-                                : without)
-                        .add(r);
+                (periodic(r) ? with : without).add(r);
             }
         }
         List<Map<String, Object>[]> pairs = new ArrayList<>();
@@ -137,6 +133,16 @@ final class StateReport {
     private static double medianRatio(List<Map<String, Object>[]> pairs) {
         double[] q = pairs.stream().mapToDouble(StateReport::ratio).sorted().toArray();
         return q[(q.length - 1) / 2];
+    }
+
+    /** Whether the runs had Flink's snapshot compression on. */
+    private boolean compressed() {
+        return runs.stream().anyMatch(r -> Boolean.TRUE.equals(r.get("snapshotCompression")));
+    }
+
+    /** Whether run {@code r} took checkpoints during its input (not only the final one). */
+    private static boolean periodic(Map<String, Object> r) {
+        return num(r, "checkpointIntervalMs").longValue() != Suite.NO_PERIODIC_CHECKPOINT_MS;
     }
 
     private static boolean ok(Map<String, Object> r) {
@@ -266,11 +272,7 @@ final class StateReport {
                 .append("INNER join, parallelism 1, checkpoints every 10 s (full, to the local ")
                 .append("file system")
                 .append(
-                        runs.stream()
-                                        .anyMatch(
-                                                r ->
-                                                        Boolean.TRUE.equals(
-                                                                r.get("snapshotCompression")))
+                        compressed()
                                 ? "; Flink's snapshot compression on: LZ4-compressed native sections"
                                 : "")
                 .append("), one run each. Sync/async = the longest synchronous and ")
