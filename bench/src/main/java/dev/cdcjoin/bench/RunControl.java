@@ -44,6 +44,12 @@ public final class RunControl {
     /** Source subtasks that reached the end of their splits. */
     public static final AtomicInteger exhausted = new AtomicInteger();
 
+    /**
+     * Source subtasks of the run ({@code --source kafka}: 1, the input that ends once): the input
+     * has ended when {@link #exhausted} reaches it.
+     */
+    public static volatile int sources = 1;
+
     /** nanoTime when the last source subtask reached its end. */
     public static volatile long exhaustedAt;
 

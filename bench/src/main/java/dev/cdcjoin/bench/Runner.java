@@ -368,6 +368,9 @@ public final class Runner {
     private void resetRun() {
         RunControl.reset();
         RunControl.expectedMessages = Long.parseLong(trace.getProperty("messages"));
+        // A Kafka job's input ends once (KafkaInput.Progress), a trace's once per source subtask.
+        RunControl.sources =
+                o.kafka != null ? 1 : TraceFiles.topics(trace).size() * o.parallelism;
     }
 
     private StreamExecutionEnvironment env() {
@@ -575,8 +578,7 @@ public final class Runner {
         build(env, spec, false);
         JobID job = submit(env);
         CompletableFuture<JobResult> result = cluster.requestJobResult(job);
-        // A Kafka job's input ends once (KafkaInput.Progress), a trace's once per source subtask.
-        int sources = o.kafka != null ? 1 : TraceFiles.topics(trace).size() * o.parallelism;
+        int sources = RunControl.sources;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
         while (RunControl.exhausted.get() < sources) {
             if (result.isDone()) {
