@@ -448,9 +448,14 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
             if (window.remaining() >= bytes) {
                 return;
             }
-            if (bytes > WINDOW || position + bytes > size) {
+            if (position + bytes > size) {
                 throw new EOFException(
                         split.splitId() + " ends inside a message at byte " + position);
+            }
+            if (bytes > WINDOW) {
+                throw new IOException(
+                        split.splitId() + ": a message of " + bytes + " bytes at byte " + position
+                                + " is larger than the map window (" + WINDOW + " bytes)");
             }
             long length = Math.min(WINDOW, size - position);
             window = channel.map(FileChannel.MapMode.READ_ONLY, position, length);
