@@ -126,30 +126,24 @@ impl Block {
     fn resize_to(&mut self, cap: usize) {
         debug_assert!(cap >= self.len as usize);
         let cap32 = u32::try_from(cap).expect("a compact group holds less than 4 GiB");
-        let new = Layout::array::<u8>(cap).expect("a valid layout");
-        self.ptr = match (self.cap, cap) {
-            (0, 0) => return,
-            (0, _) => {
-                // SAFETY: `new` has a non-zero size.
-                NonNull::new(unsafe { alloc(new) }).unwrap_or_else(|| handle_alloc_error(new))
-            }
-            (_, 0) => {
-                // SAFETY: the block holds an allocation of exactly `self.layout()`.
-                unsafe { dealloc(self.ptr.as_ptr(), self.layout()) };
-                NonNull::dangling()
-            }
+        let ptr = match cap {
+            0 => NonNull::dangling(),
             _ => {
-                // SAFETY: `new` has a non-zero size; the first `len` bytes of the old allocation
-                // are initialized and fit in the new one (`cap >= len`); the old one is freed
-                // with exactly `self.layout()` and not used again.
-                unsafe {
-                    let p = NonNull::new(alloc(new)).unwrap_or_else(|| handle_alloc_error(new));
-                    std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), p.as_ptr(), self.len());
-                    dealloc(self.ptr.as_ptr(), self.layout());
-                    p
-                }
+                let new = Layout::array::<u8>(cap).expect("a valid layout");
+                // SAFETY: `new` has a non-zero size.
+                let p =
+                    NonNull::new(unsafe { alloc(new) }).unwrap_or_else(|| handle_alloc_error(new));
+                // SAFETY: the block's first `len` bytes are initialized (none behind a dangling
+                // pointer) and fit in the new allocation (`cap >= len`).
+                unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), p.as_ptr(), self.len()) };
+                p
             }
         };
+        if self.cap > 0 {
+            // SAFETY: the block holds an allocation of exactly `self.layout()`, not used again.
+            unsafe { dealloc(self.ptr.as_ptr(), self.layout()) };
+        }
+        self.ptr = ptr;
         self.cap = cap32;
     }
 

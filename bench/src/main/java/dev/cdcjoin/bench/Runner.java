@@ -578,9 +578,8 @@ public final class Runner {
         build(env, spec, false);
         JobID job = submit(env);
         CompletableFuture<JobResult> result = cluster.requestJobResult(job);
-        int sources = RunControl.sources;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.timeoutSeconds);
-        while (RunControl.exhausted.get() < sources) {
+        while (RunControl.exhausted.get() < RunControl.sources) {
             if (result.isDone()) {
                 return failed(m, result.get());
             }
