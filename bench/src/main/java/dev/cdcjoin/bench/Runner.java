@@ -369,8 +369,7 @@ public final class Runner {
         RunControl.reset();
         RunControl.expectedMessages = Long.parseLong(trace.getProperty("messages"));
         // A Kafka job's input ends once (KafkaInput.Progress), a trace's once per source subtask.
-        RunControl.sources =
-                o.kafka != null ? 1 : TraceFiles.topics(trace).size() * o.parallelism;
+        RunControl.sources = o.kafka != null ? 1 : TraceFiles.topics(trace).size() * o.parallelism;
     }
 
     private StreamExecutionEnvironment env() {

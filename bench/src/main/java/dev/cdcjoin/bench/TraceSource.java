@@ -394,15 +394,17 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
     }
 
     /**
-     * An open partition file, read from a memory map of the page cache (windows of {@value
-     * #WINDOW} bytes, mapped in turn): each message costs one copy into its own array, as a Kafka
-     * consumer's byte-array deserializer gives it, and no lock (a {@code DataInputStream} over a
-     * {@code BufferedInputStream} took a monitor per byte of each length prefix). Reading the file
-     * into a buffer first cost the kernel's copy out of the page cache too: a quarter of the
-     * {@code domains} source task's CPU in a {@code perf} profile of the native join.
+     * An open partition file, read from a memory map of the page cache (windows of {@value #WINDOW}
+     * bytes, mapped in turn): each message costs one copy into its own array, as a Kafka consumer's
+     * byte-array deserializer gives it, and no lock (a {@code DataInputStream} over a {@code
+     * BufferedInputStream} took a monitor per byte of each length prefix). Reading the file into a
+     * buffer first cost the kernel's copy out of the page cache too: a quarter of the {@code
+     * domains} source task's CPU in a {@code perf} profile of the native join.
      */
     static final class Open {
-        /** Bytes mapped at a time; larger than any message, so one fits in a window mapped at it. */
+        /**
+         * Bytes mapped at a time; larger than any message, so one fits in a window mapped at it.
+         */
         static final int WINDOW = 64 << 20;
 
         final Split split;
@@ -454,8 +456,14 @@ public final class TraceSource<T> implements Source<T, TraceSource.Split, Intege
             }
             if (bytes > WINDOW) {
                 throw new IOException(
-                        split.splitId() + ": a message of " + bytes + " bytes at byte " + position
-                                + " is larger than the map window (" + WINDOW + " bytes)");
+                        split.splitId()
+                                + ": a message of "
+                                + bytes
+                                + " bytes at byte "
+                                + position
+                                + " is larger than the map window ("
+                                + WINDOW
+                                + " bytes)");
             }
             long length = Math.min(WINDOW, size - position);
             window = channel.map(FileChannel.MapMode.READ_ONLY, position, length);

@@ -2,6 +2,7 @@ package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
 import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
@@ -22,7 +23,6 @@ import org.apache.flink.api.java.typeutils.TupleTypeInfo;
 import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 
 /**
@@ -161,48 +161,31 @@ public final class CdcMultiJoin {
             decodeErrors = decodeErrors == null ? errors : decodeErrors.union(errors);
         }
         DataStream<Tuple2<Integer, ChangeBatch>> keyed = all.keyBy(new Routes(), Types.INT);
-        long delay = maxFlushDelay.toMillis();
         return new CdcJoin.Result(
                 this,
                 engine,
+                () -> joined(keyed, JoinOutput.ROWS, definition.rowTypeInfo()),
+                () -> joined(keyed, JoinOutput.ROW_DATA, InternalTypeInfo.of(definition.rowType())),
                 () ->
                         joined(
                                 keyed,
-                                "",
-                                definition.rowTypeInfo(),
-                                NativeMultiJoinOperator.rows(definition, batchSize, delay, policy)),
-                () ->
-                        joined(
-                                keyed,
-                                " (RowData)",
-                                InternalTypeInfo.of(definition.rowType()),
-                                NativeMultiJoinOperator.rowData(
-                                        definition, batchSize, delay, policy)),
-                () ->
-                        joined(
-                                keyed,
-                                " (bytes)",
-                                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                                NativeMultiJoinOperator.bytes(
-                                        definition, batchSize, delay, policy)),
-                next ->
-                        joined(
-                                keyed,
-                                " → " + next.name(),
-                                ChangeBatchSerializer.TYPE_INFO,
-                                NativeMultiJoinOperator.chained(
-                                        definition, next, batchSize, delay, policy)),
+                                JoinOutput.BYTES,
+                                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO),
+                next -> joined(keyed, JoinOutput.chained(next), ChangeBatchSerializer.TYPE_INFO),
                 decodeErrors);
     }
 
     /** The multi-way join operator over the keyed inputs, its state declared as managed memory. */
     private <T> Backend.Joined<T> joined(
             DataStream<Tuple2<Integer, ChangeBatch>> keyed,
-            String suffix,
-            TypeInformation<T> type,
-            OneInputStreamOperator<Tuple2<Integer, ChangeBatch>, T> operator) {
+            JoinOutput<T> output,
+            TypeInformation<T> type) {
+        NativeMultiJoinOperator<T> operator =
+                NativeMultiJoinOperator.of(
+                        definition, output, batchSize, maxFlushDelay.toMillis(), policy);
         SingleOutputStreamOperator<T> join =
-                keyed.transform("CdcMultiJoin: " + definition + suffix, type, operator);
+                keyed.transform(
+                        "CdcMultiJoin: " + definition + output.nameSuffix(), type, operator);
         join.getTransformation()
                 .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
         return Backend.Joined.of(join);

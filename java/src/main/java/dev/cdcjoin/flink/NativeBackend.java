@@ -2,6 +2,7 @@ package dev.cdcjoin.flink;
 
 import dev.cdcjoin.flink.runtime.ChangeBatch;
 import dev.cdcjoin.flink.runtime.ChangeBatcher;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import dev.cdcjoin.flink.serialization.ChangeBatchSerializer;
@@ -52,65 +53,47 @@ final class NativeBackend implements Backend<ChangeBatch> {
 
     @Override
     public Joined<Row> rows(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
-        long delay = join.maxFlushDelay.toMillis();
-        return joined(
-                left,
-                right,
-                "",
-                definition.rowTypeInfo(),
-                NativeJoinOperator.rows(definition, join.batchSize, delay, join.policy));
+        return joined(left, right, JoinOutput.ROWS, definition.rowTypeInfo());
     }
 
     @Override
     public Joined<RowData> rowData(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
-        long delay = join.maxFlushDelay.toMillis();
-        return joined(
-                left,
-                right,
-                " (RowData)",
-                InternalTypeInfo.of(definition.rowType()),
-                NativeJoinOperator.rowData(definition, join.batchSize, delay, join.policy));
+        return joined(left, right, JoinOutput.ROW_DATA, InternalTypeInfo.of(definition.rowType()));
     }
 
     @Override
     public Joined<byte[]> raw(DataStream<ChangeBatch> left, DataStream<ChangeBatch> right) {
-        long delay = join.maxFlushDelay.toMillis();
         return joined(
                 left,
                 right,
-                " (bytes)",
-                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO,
-                NativeJoinOperator.bytes(definition, join.batchSize, delay, join.policy));
-    }
-
-    /** The join operator {@code operator} over the keyed inputs, emitting {@code type}. */
-    private <T> Joined<T> joined(
-            DataStream<ChangeBatch> left,
-            DataStream<ChangeBatch> right,
-            String suffix,
-            TypeInformation<T> type,
-            NativeJoinOperator<T> operator) {
-        return Joined.of(
-                withManagedMemory(
-                        keyed(left, right).transform(operatorName() + suffix, type, operator)));
+                JoinOutput.BYTES,
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
     }
 
     /** The join re-keying its output in native code into {@code next}'s key group batches. */
     @Override
     public Joined<ChangeBatch> chain(
             DataStream<ChangeBatch> left, DataStream<ChangeBatch> right, SideSpec next) {
+        return joined(left, right, JoinOutput.chained(next), ChangeBatchSerializer.TYPE_INFO);
+    }
+
+    /** The join operator over the keyed inputs, emitting {@code output} of {@code type}. */
+    private <T> Joined<T> joined(
+            DataStream<ChangeBatch> left,
+            DataStream<ChangeBatch> right,
+            JoinOutput<T> output,
+            TypeInformation<T> type) {
+        NativeJoinOperator<T> operator =
+                NativeJoinOperator.of(
+                        definition,
+                        output,
+                        join.batchSize,
+                        join.maxFlushDelay.toMillis(),
+                        join.policy);
         return Joined.of(
                 withManagedMemory(
                         keyed(left, right)
-                                .transform(
-                                        operatorName() + " → " + next.name(),
-                                        ChangeBatchSerializer.TYPE_INFO,
-                                        NativeJoinOperator.chained(
-                                                definition,
-                                                next,
-                                                join.batchSize,
-                                                join.maxFlushDelay.toMillis(),
-                                                join.policy))));
+                                .transform(operatorName() + output.nameSuffix(), type, operator)));
     }
 
     /**

@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.FidelityTrace.Layout;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
 import java.time.Duration;
@@ -384,7 +385,8 @@ class MultiJoinFlinkFidelityTest {
             }
             MultiJoinSpec spec = b.build().spec();
             NativeMultiJoinOperator<Row> op =
-                    NativeMultiJoinOperator.rows(spec, 1, 1000, BadRecordPolicy.FAIL);
+                    NativeMultiJoinOperator.of(
+                            spec, JoinOutput.ROWS, 1, 1000, BadRecordPolicy.FAIL);
             KeyGroupRoutes routes = new KeyGroupRoutes();
             KeySelector<Tuple2<Integer, ChangeBatch>, Integer> byGroup = t -> routes.getKey(t.f1);
             harness =

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -52,7 +53,7 @@ class AsyncSnapshotTest {
     void open() throws Exception {
         users = new NativeDecoder(def.left().decoderConfigJson(false));
         domains = new NativeDecoder(def.right().decoderConfigJson(false));
-        op = NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
+        op = NativeJoinOperator.of(def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL);
         h = CheckpointChunksTest.harness(op, null);
         addUsers(0, USERS);
     }
@@ -240,7 +241,7 @@ class AsyncSnapshotTest {
     }
 
     private NativeJoinOperator<Row> rowsOperator() {
-        return NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
+        return NativeJoinOperator.of(def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL);
     }
 
     /** Inserts users {@code [from, to)} and joins them. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -30,8 +31,9 @@ class BatchRoutingTest {
                     throws Exception {
         var h =
                 new KeyedTwoInputStreamOperatorTestHarness<>(
-                        NativeJoinOperator.rows(
+                        NativeJoinOperator.of(
                                 NativeBridgeTest.usersDomains(JoinType.INNER),
+                                JoinOutput.ROWS,
                                 16,
                                 1000,
                                 BadRecordPolicy.FAIL),

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +32,8 @@ class CheckpointChunksTest {
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
                 var h =
                         harness(
-                                NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL),
+                                NativeJoinOperator.of(
+                                        def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL),
                                 null)) {
             for (int i = 0; i < USERS; i++) {
                 h.processElement1(JoinHarnesses.batch(change(users, user(i))));
@@ -50,7 +52,8 @@ class CheckpointChunksTest {
         try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
                 var h =
                         harness(
-                                NativeJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL),
+                                NativeJoinOperator.of(
+                                        def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL),
                                 snapshot)) {
             NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
             NativeCounters after = op.nativeStats();

@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.JavaJoin;
 import dev.cdcjoin.flink.javajoin.JavaJoinFunction;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.util.ArrayList;
 import java.util.List;
@@ -167,7 +168,8 @@ final class FidelityJoins {
             JoinSpec definition = definition(left, right, type);
             harness =
                     JoinHarnesses.of(
-                            NativeJoinOperator.rows(definition, 1, 1000, BadRecordPolicy.FAIL));
+                            NativeJoinOperator.of(
+                                    definition, JoinOutput.ROWS, 1, 1000, BadRecordPolicy.FAIL));
             harness.setup(definition.rowTypeInfo().createSerializer(new SerializerConfigImpl()));
             harness.open();
             layouts = new Layout[] {left, right};

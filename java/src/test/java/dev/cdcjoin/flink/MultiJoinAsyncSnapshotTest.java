@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.KeyGroupRoutes;
 import dev.cdcjoin.flink.runtime.NativeMultiJoinOperator;
 import java.util.ArrayList;
@@ -138,7 +139,7 @@ class MultiJoinAsyncSnapshotTest {
     }
 
     private NativeMultiJoinOperator<Row> operator() {
-        return NativeMultiJoinOperator.rows(def, 1024, 1000, BadRecordPolicy.FAIL);
+        return NativeMultiJoinOperator.of(def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL);
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.ChangeBatch;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -97,9 +98,9 @@ class RawOutputTest {
                         .build();
         JoinSpec def = projected.spec();
         NativeJoinOperator<Row> rowsOp =
-                NativeJoinOperator.rows(def, 7, 1000, BadRecordPolicy.FAIL);
+                NativeJoinOperator.of(def, JoinOutput.ROWS, 7, 1000, BadRecordPolicy.FAIL);
         NativeJoinOperator<byte[]> rawOp =
-                NativeJoinOperator.bytes(def, 7, 1000, BadRecordPolicy.FAIL);
+                NativeJoinOperator.of(def, JoinOutput.BYTES, 7, 1000, BadRecordPolicy.FAIL);
         List<Row> rows;
         List<byte[]> raw;
         try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
@@ -186,8 +187,9 @@ class RawOutputTest {
         JoinSpec def = usersDomains(JoinType.LEFT).build().spec();
         for (NativeJoinOperator<?> op :
                 List.of(
-                        NativeJoinOperator.rows(def, 16, 1000, BadRecordPolicy.FAIL),
-                        NativeJoinOperator.bytes(def, 16, 1000, BadRecordPolicy.FAIL))) {
+                        NativeJoinOperator.of(def, JoinOutput.ROWS, 16, 1000, BadRecordPolicy.FAIL),
+                        NativeJoinOperator.of(
+                                def, JoinOutput.BYTES, 16, 1000, BadRecordPolicy.FAIL))) {
             try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
                     NativeDecoder domains =
                             new NativeDecoder(def.right().decoderConfigJson(false));

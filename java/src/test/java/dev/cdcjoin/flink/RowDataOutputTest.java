@@ -10,6 +10,7 @@ import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.GoldenFiles;
 import dev.cdcjoin.flink.runtime.JoinBatches;
+import dev.cdcjoin.flink.runtime.JoinOutput;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -224,9 +225,9 @@ class RowDataOutputTest {
             throws Exception {
         JoinSpec def = new JoinSpec(v.left, v.right, type, false, null, null);
         NativeJoinOperator<Row> rowsOp =
-                NativeJoinOperator.rows(def, 3, 1000, BadRecordPolicy.FAIL);
+                NativeJoinOperator.of(def, JoinOutput.ROWS, 3, 1000, BadRecordPolicy.FAIL);
         NativeJoinOperator<RowData> dataOp =
-                NativeJoinOperator.rowData(def, 3, 1000, BadRecordPolicy.FAIL);
+                NativeJoinOperator.of(def, JoinOutput.ROW_DATA, 3, 1000, BadRecordPolicy.FAIL);
         List<Row> rows;
         List<RowData> data;
         try (NativeDecoder left = new NativeDecoder(def.left().decoderConfigJson(false));

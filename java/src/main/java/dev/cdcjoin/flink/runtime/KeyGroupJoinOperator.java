@@ -78,15 +78,11 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     private transient Counter rowsOut;
 
     KeyGroupJoinOperator(
-            int batchSize,
-            long maxFlushDelayMs,
-            BadRecordPolicy policy,
-            JoinedRows.Form form,
-            SideSpec next) {
+            int batchSize, long maxFlushDelayMs, BadRecordPolicy policy, JoinOutput<OUT> output) {
         super(batchSize, maxFlushDelayMs);
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.form = form;
-        this.next = next;
+        this.form = output.form;
+        this.next = output.next;
     }
 
     /**

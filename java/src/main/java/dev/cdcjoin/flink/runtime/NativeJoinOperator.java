@@ -14,7 +14,6 @@ import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
 import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
-import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.binary.BinaryRowData;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -30,18 +29,18 @@ import org.apache.flink.types.RowKind;
  * buffer is joined in one native call when it holds a batch's worth of changes, after the max flush
  * delay (processing time), before a watermark, in {@code prepareSnapshotPreBarrier} and at end of
  * input. The output of a batch is emitted in one of these forms, chosen when the operator is
- * created ({@link JoinedRows}):
+ * created ({@link JoinOutput}):
  *
  * <ul>
- *   <li>{@link #rows}: decoded once into {@link Row}s carrying their {@link RowKind}, projected to
- *       the definition's output columns;
- *   <li>{@link #bytes}: each output row copied as it is, one {@code byte[]} per row in the native
- *       wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see {@link
- *       dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
- *   <li>{@link #rowData}: Flink's {@link BinaryRowData} with its {@link RowKind}, projected to the
- *       definition's output columns, written in Flink's layout by the native join ({@code
- *       cdcjoin_join::flink_rows}), so Java only points each row at its bytes;
- *   <li>{@link #chained}: the input of a next join, re-keyed in native code ({@code
+ *   <li>{@link JoinOutput#ROWS}: decoded once into {@link Row}s carrying their {@link RowKind},
+ *       projected to the definition's output columns;
+ *   <li>{@link JoinOutput#BYTES}: each output row copied as it is, one {@code byte[]} per row in
+ *       the native wire format ({@code kind u8 | leftLen i32 | left | rightLen i32 | right}, see
+ *       {@link dev.cdcjoin.flink.RawJoinOutput}); no Java object is built per column;
+ *   <li>{@link JoinOutput#ROW_DATA}: Flink's {@link BinaryRowData} with its {@link RowKind},
+ *       projected to the definition's output columns, written in Flink's layout by the native join
+ *       ({@code cdcjoin_join::flink_rows}), so Java only points each row at its bytes;
+ *   <li>{@link JoinOutput#chained}: the input of a next join, re-keyed in native code ({@code
  *       cdcjoin_join::chain}): each output row projected to the output columns and grouped by the
  *       key group of the next join's key, one {@link ChangeBatch} per key group, routed by {@link
  *       KeyGroupRoutes} exactly as the decoder's batches are; no Java object is built per row.
@@ -105,86 +104,35 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
 
     private NativeJoinOperator(
             JoinSpec definition,
+            JoinOutput<OUT> output,
             int batchSize,
             long maxFlushDelayMs,
-            BadRecordPolicy policy,
-            JoinedRows.Form form,
-            SideSpec next) {
-        super(batchSize, maxFlushDelayMs, policy, form, next);
+            BadRecordPolicy policy) {
+        super(batchSize, maxFlushDelayMs, policy, output);
         this.definition = Objects.requireNonNull(definition, "definition");
     }
 
     /**
-     * A join operator emitting {@link Row}s (with their {@link RowKind}) of {@link
-     * JoinSpec#rowTypeInfo()}.
+     * A join operator emitting {@code output}: {@link JoinOutput#ROWS} (of {@link
+     * JoinSpec#rowTypeInfo()}), {@link JoinOutput#ROW_DATA} (of {@link JoinSpec#rowType()}), {@link
+     * JoinOutput#BYTES}, or {@link JoinOutput#chained} (a next join's side, whose schema is {@link
+     * JoinSpec#outputSchema()}).
      *
      * @param definition the join
+     * @param output what it emits
      * @param batchSize input records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
      * @param policy where changes the engine rejects go
+     * @param <OUT> the output records' type
      * @return the operator
      */
-    public static NativeJoinOperator<Row> rows(
-            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, null);
-    }
-
-    /**
-     * A join operator emitting {@link BinaryRowData} (with its {@link RowKind}) of {@link
-     * JoinSpec#rowType()}, the form of Flink's table runtime, written from the native bytes without
-     * a Java object per column.
-     *
-     * @param definition the join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the engine rejects go
-     * @return the operator
-     */
-    public static NativeJoinOperator<RowData> rowData(
-            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA, null);
-    }
-
-    /**
-     * A join operator emitting each output row as the native wire format's bytes, both sides whole
-     * (the definition's projection is not applied): see {@link dev.cdcjoin.flink.RawJoinOutput}.
-     *
-     * @param definition the join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the engine rejects go
-     * @return the operator
-     */
-    public static NativeJoinOperator<byte[]> bytes(
-            JoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES, null);
-    }
-
-    /**
-     * A join operator whose output is the input of a next join: each output row projected to the
-     * definition's output columns, as a change of the next join's side {@code next} (whose schema
-     * is {@link JoinSpec#outputSchema()}), in {@link ChangeBatch}es of the key groups of {@code
-     * next}'s join key under this operator's max parallelism.
-     *
-     * @param definition the join
-     * @param next the next join's side fed by this join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the engine rejects go
-     * @return the operator
-     */
-    public static NativeJoinOperator<ChangeBatch> chained(
+    public static <OUT> NativeJoinOperator<OUT> of(
             JoinSpec definition,
-            SideSpec next,
+            JoinOutput<OUT> output,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
-        Objects.requireNonNull(next, "next");
-        return new NativeJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, next);
+        return new NativeJoinOperator<>(definition, output, batchSize, maxFlushDelayMs, policy);
     }
 
     @Override

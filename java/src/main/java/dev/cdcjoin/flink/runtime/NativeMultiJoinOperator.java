@@ -14,7 +14,6 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.Row;
-import org.apache.flink.types.RowKind;
 
 /**
  * The keyed multi-way join operator: 2 to 8 inputs on one join key, its state in the native
@@ -27,11 +26,8 @@ import org.apache.flink.types.RowKind;
  * two-table join's batching operator ({@link BatchingOperator}) unchanged. Each batch is framed
  * behind its input's index into one direct buffer ({@link JoinBatches#frame}) and joined in one
  * native call, flushed as the two-table join's is (full batch, max delay, watermark, before the
- * checkpoint barrier, end of input). The output is {@link #rows} (decoded and projected), {@link
- * #rowData} (Flink's binary rows, projected) or {@link #bytes} (each joined row's native bytes,
- * {@code kind u8 | (len i32 | row)*inputs}), as {@link JoinedRows} makes them, or {@link #chained}
- * (the input of a next join, re-keyed in native code as {@link NativeJoinOperator#chained} does),
- * each row with the timestamp of the input record that caused it; rejected changes go to the
+ * checkpoint barrier, end of input). The output is any {@link JoinOutput}, as for the two-table
+ * join, each row with the timestamp of the input record that caused it; rejected changes go to the
  * bad-record policy as in {@link NativeJoinOperator}.
  *
  * <p>The native state is Flink raw keyed state, one section per key group with state, the same
@@ -55,86 +51,36 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
 
     private NativeMultiJoinOperator(
             MultiJoinSpec definition,
+            JoinOutput<OUT> output,
             int batchSize,
             long maxFlushDelayMs,
-            BadRecordPolicy policy,
-            JoinedRows.Form form,
-            SideSpec next) {
-        super(batchSize, maxFlushDelayMs, policy, form, next);
+            BadRecordPolicy policy) {
+        super(batchSize, maxFlushDelayMs, policy, output);
         this.definition = Objects.requireNonNull(definition, "definition");
     }
 
     /**
-     * An operator emitting {@link Row}s of {@link MultiJoinSpec#rowTypeInfo()} with their {@link
-     * RowKind}.
+     * A multi-way join operator emitting {@code output}: {@link JoinOutput#ROWS} (of {@link
+     * MultiJoinSpec#rowTypeInfo()}), {@link JoinOutput#ROW_DATA} (of {@link
+     * MultiJoinSpec#rowType()}), {@link JoinOutput#BYTES}, or {@link JoinOutput#chained} (a next
+     * join's side, whose schema is {@link MultiJoinSpec#outputSchema()}).
      *
      * @param definition the join
+     * @param output what it emits
      * @param batchSize input records per native call
      * @param maxFlushDelayMs longest time a record waits in a batch
      * @param policy where changes the join rejects go
+     * @param <OUT> the output records' type
      * @return the operator
      */
-    public static NativeMultiJoinOperator<Row> rows(
-            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, null);
-    }
-
-    /**
-     * An operator emitting Flink's binary rows of {@link MultiJoinSpec#rowType()} with their {@link
-     * RowKind}, written from the native bytes without a Java object per column.
-     *
-     * @param definition the join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the join rejects go
-     * @return the operator
-     */
-    public static NativeMultiJoinOperator<RowData> rowData(
-            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROW_DATA, null);
-    }
-
-    /**
-     * An operator emitting each joined row as its native bytes, every input's row whole: {@code
-     * kind u8 | (len i32 | row)*inputs}, little-endian, length -1 for a null-padded input.
-     *
-     * @param definition the join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the join rejects go
-     * @return the operator
-     */
-    public static NativeMultiJoinOperator<byte[]> bytes(
-            MultiJoinSpec definition, int batchSize, long maxFlushDelayMs, BadRecordPolicy policy) {
-        return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.BYTES, null);
-    }
-
-    /**
-     * An operator whose output is the input of a next join, as {@link NativeJoinOperator#chained}
-     * makes one: each joined row projected to the definition's output columns, as a change of the
-     * next join's side {@code next} (whose schema is {@link MultiJoinSpec#outputSchema()}), in
-     * {@link ChangeBatch}es of the key groups of {@code next}'s join key under this operator's max
-     * parallelism, re-keyed in native code.
-     *
-     * @param definition the join
-     * @param next the next join's side fed by this join
-     * @param batchSize input records per native call
-     * @param maxFlushDelayMs longest time a record waits in a batch
-     * @param policy where changes the join rejects go
-     * @return the operator
-     */
-    public static NativeMultiJoinOperator<ChangeBatch> chained(
+    public static <OUT> NativeMultiJoinOperator<OUT> of(
             MultiJoinSpec definition,
-            SideSpec next,
+            JoinOutput<OUT> output,
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
-        Objects.requireNonNull(next, "next");
         return new NativeMultiJoinOperator<>(
-                definition, batchSize, maxFlushDelayMs, policy, JoinedRows.Form.ROWS, next);
+                definition, output, batchSize, maxFlushDelayMs, policy);
     }
 
     @Override
