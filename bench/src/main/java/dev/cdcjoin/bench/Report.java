@@ -280,14 +280,18 @@ final class Report {
         return String.format(Locale.ROOT, "%,d", Long.parseLong(n));
     }
 
-    void write() throws IOException {
-        StringBuilder md = new StringBuilder();
-        String date = String.valueOf(machine.getOrDefault("date", "?"));
-        md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL")
-                .append(mart() ? ", the three-table mart" : "")
-                .append(kafka() ? ", through a Kafka broker" : "")
-                .append("\n\n");
-        md.append("- **Date:** ").append(date).append("\n");
+    /**
+     * The report lines of the run's date, machine (its {@code machine.json}) and command, which
+     * every report of the suite opens with.
+     *
+     * @param md the report
+     * @param machine the machine's description
+     * @param command the command, unless the machine's description has it
+     * @param cluster what the MiniCluster's one TaskManager has, such as its slots
+     */
+    static void machineLines(
+            StringBuilder md, Map<String, Object> machine, String command, String cluster) {
+        md.append("- **Date:** ").append(machine.getOrDefault("date", "?")).append("\n");
         md.append("- **Machine:** ")
                 .append(machine.getOrDefault("cpu", "?"))
                 .append(", ")
@@ -300,10 +304,21 @@ final class Report {
                 .append(machine.getOrDefault("java", "?"))
                 .append(", Flink ")
                 .append(machine.getOrDefault("flink", "2.3.0"))
-                .append(" MiniCluster (1 TaskManager, slots = parallelism)\n");
+                .append(" MiniCluster (1 TaskManager")
+                .append(cluster.isEmpty() ? "" : ", " + cluster)
+                .append(")\n");
         md.append("- **Command:** `")
-                .append(machine.getOrDefault("command", o.command))
+                .append(machine.getOrDefault("command", command))
                 .append("`\n");
+    }
+
+    void write() throws IOException {
+        StringBuilder md = new StringBuilder();
+        md.append("# cdcjoin benchmark: native vs pure Java vs Flink SQL")
+                .append(mart() ? ", the three-table mart" : "")
+                .append(kafka() ? ", through a Kafka broker" : "")
+                .append("\n\n");
+        machineLines(md, machine, o.command, "slots = parallelism");
         md.append("- **Trace:** ")
                 .append(tables())
                 .append(trace.getProperty("events"))

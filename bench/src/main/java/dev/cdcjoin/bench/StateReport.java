@@ -217,21 +217,7 @@ final class StateReport {
 
     private void header(StringBuilder md, String chart) throws IOException {
         md.append("# cdcjoin state-scale benchmark (issue 18)\n\n");
-        md.append("- **Date:** ").append(machine.getOrDefault("date", "?")).append("\n");
-        md.append("- **Machine:** ")
-                .append(machine.getOrDefault("cpu", "?"))
-                .append(", ")
-                .append(machine.getOrDefault("cores", "?"))
-                .append(" cores (shared with other work), ")
-                .append(machine.getOrDefault("memTotal", "?"))
-                .append(" RAM, ")
-                .append(machine.getOrDefault("java", "?"))
-                .append(", Flink ")
-                .append(machine.getOrDefault("flink", "2.3.0"))
-                .append(" MiniCluster (1 TaskManager)\n");
-        md.append("- **Command:** `")
-                .append(machine.getOrDefault("command", o.command))
-                .append("`\n");
+        Report.machineLines(md, machine, o.command, "");
         md.append("- **Traces** (users/domains Debezium JSON; a snapshot of rows/5 users and ")
                 .append("4·rows/5 domains, then changes for another tenth):");
         for (Properties t : traces()) {
