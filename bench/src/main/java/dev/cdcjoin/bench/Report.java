@@ -1085,15 +1085,8 @@ final class Report {
         double get(String variant, String[] config);
     }
 
-    private void panel(
-            StringBuilder s,
-            int x0,
-            int y0,
-            int w,
-            int h,
-            String title,
-            Metric metric,
-            boolean unused) {
+    /** A round top of a panel's axis above every variant's {@code metric} in {@code configs}. */
+    private double scaleMax(List<String[]> configs, Metric metric) {
         double max = 0;
         for (String[] c : configs) {
             for (String v : variants) {
@@ -1103,7 +1096,11 @@ final class Report {
                 }
             }
         }
-        max = niceMax(max);
+        return niceMax(max);
+    }
+
+    /** A panel's title above its top left corner. */
+    static void panelTitle(StringBuilder s, int x0, int y0, String title) {
         s.append(
                 String.format(
                         Locale.ROOT,
@@ -1111,6 +1108,19 @@ final class Report {
                         x0,
                         y0 - 6,
                         esc(title)));
+    }
+
+    private void panel(
+            StringBuilder s,
+            int x0,
+            int y0,
+            int w,
+            int h,
+            String title,
+            Metric metric,
+            boolean unused) {
+        double max = scaleMax(configs, metric);
+        panelTitle(s, x0, y0, title);
         axis(s, x0, y0, w, h, max, true);
         int groups = configs.size();
         double gw = (double) w / Math.max(1, groups);
@@ -1153,23 +1163,8 @@ final class Report {
     }
 
     private void panelMemory(StringBuilder s, int x0, int y0, int w, int h, List<String[]> cs) {
-        double max = 0;
-        for (String[] c : cs) {
-            for (String v : variants) {
-                double m = memoryTotal(v, c);
-                if (!Double.isNaN(m)) {
-                    max = Math.max(max, m);
-                }
-            }
-        }
-        max = niceMax(max);
-        s.append(
-                String.format(
-                        Locale.ROOT,
-                        "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n",
-                        x0,
-                        y0 - 6,
-                        esc("memory at end: live heap + native state (MB)")));
+        double max = scaleMax(cs, this::memoryTotal);
+        panelTitle(s, x0, y0, "memory at end: live heap + native state (MB)");
         axis(s, x0, y0, w, h, max, false);
         double gw = (double) w / Math.max(1, cs.size());
         double bw = (gw - 16) / Math.max(1, variants.size());
