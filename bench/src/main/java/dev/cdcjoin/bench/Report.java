@@ -1042,15 +1042,7 @@ final class Report {
                 .append(" shared cores, ")
                 .append(esc(trace.getProperty("events", "?")))
                 .append(" events</text>\n");
-        panel(
-                s,
-                40,
-                40,
-                560,
-                320,
-                "input events/s (median)",
-                (v, c) -> med(v, c, "eventsPerSec"),
-                false);
+        panel(s, 40, 40, 560, 320, "input events/s (median)", (v, c) -> med(v, c, "eventsPerSec"));
         List<String[]> memConfigs = new ArrayList<>();
         for (String[] c : configs) {
             if (c[1].equals("LEFT")) {
@@ -1110,15 +1102,7 @@ final class Report {
                         esc(title)));
     }
 
-    private void panel(
-            StringBuilder s,
-            int x0,
-            int y0,
-            int w,
-            int h,
-            String title,
-            Metric metric,
-            boolean unused) {
+    private void panel(StringBuilder s, int x0, int y0, int w, int h, String title, Metric metric) {
         double max = scaleMax(configs, metric);
         panelTitle(s, x0, y0, title);
         axis(s, x0, y0, w, h, max, true);
