@@ -20,7 +20,6 @@ import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.api.java.typeutils.TupleTypeInfo;
-import org.apache.flink.core.memory.ManagedMemoryUseCase;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
@@ -183,12 +182,12 @@ public final class CdcMultiJoin {
         NativeMultiJoinOperator<T> operator =
                 NativeMultiJoinOperator.of(
                         definition, output, batchSize, maxFlushDelay.toMillis(), policy);
-        SingleOutputStreamOperator<T> join =
-                keyed.transform(
-                        "CdcMultiJoin: " + definition + output.nameSuffix(), type, operator);
-        join.getTransformation()
-                .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
-        return Backend.Joined.of(join);
+        return Backend.Joined.of(
+                NativeBackend.withManagedMemory(
+                        keyed.transform(
+                                "CdcMultiJoin: " + definition + output.nameSuffix(),
+                                type,
+                                operator)));
     }
 
     /** The Java engine: the left-deep chain of Java binary joins ({@link JavaChain}). */

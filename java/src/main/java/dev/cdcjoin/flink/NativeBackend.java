@@ -97,11 +97,10 @@ final class NativeBackend implements Backend<ChangeBatch> {
     }
 
     /**
-     * Declares that the native join's state is Flink managed memory (operator scope), so that the
-     * operator accounts it there; see {@code ManagedMemoryAccount}.
+     * Declares that a native join's state (two-table or multi-way) is Flink managed memory
+     * (operator scope), so that the operator accounts it there; see {@code ManagedMemoryAccount}.
      */
-    private static <T> SingleOutputStreamOperator<T> withManagedMemory(
-            SingleOutputStreamOperator<T> join) {
+    static <T> SingleOutputStreamOperator<T> withManagedMemory(SingleOutputStreamOperator<T> join) {
         join.getTransformation()
                 .declareManagedMemoryUseCaseAtOperatorScope(ManagedMemoryUseCase.OPERATOR, 1);
         return join;

@@ -59,11 +59,8 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     /** The native state's memory, as managed memory. */
     transient ManagedMemoryAccount memory;
 
-    /** The form of the output rows, unless the output feeds a next join ({@link #next}). */
-    private final JoinedRows.Form form;
-
-    /** The next join's side this join's output feeds (its batches), else {@code null}. */
-    private final SideSpec next;
+    /** What the operator emits: its rows' form, or the next join's side it feeds. */
+    private final JoinOutput<OUT> emits;
 
     /** Where rejected changes go. */
     private final BadRecordPolicy policy;
@@ -81,8 +78,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
             int batchSize, long maxFlushDelayMs, BadRecordPolicy policy, JoinOutput<OUT> output) {
         super(batchSize, maxFlushDelayMs);
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.form = output.form;
-        this.next = output.next;
+        this.emits = Objects.requireNonNull(output, "output");
     }
 
     /**
@@ -166,9 +162,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
                         task.getIndexOfThisSubtask());
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         join = createJoin(keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup());
-        if (next != null) {
-            join.chain(chainJson(next, maxParallelism));
-        } else if (form == JoinedRows.Form.ROW_DATA) {
+        if (emits.next != null) {
+            join.chain(chainJson(emits.next, maxParallelism));
+        } else if (emits.form == JoinedRows.Form.ROW_DATA) {
             join.flinkRows(flinkRowsJson());
         }
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
@@ -189,7 +185,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         long millis = restoreMillis;
         getMetricGroup().gauge(NativeJoinOperator.RESTORED_STATE_BYTES, () -> bytes);
         getMetricGroup().gauge(NativeJoinOperator.STATE_RESTORE_MILLIS, () -> millis);
-        joined = outputRows(form);
+        joined = outputRows(emits.form);
         heapCopy = new HeapCopy();
         entries = new JoinBatches.Entries(joined.rowsPerEntry());
         reuse = new StreamRecord<>(null);
@@ -215,7 +211,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         long now = getProcessingTimeService().getCurrentProcessingTime();
         ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length(), now));
         batch.clear();
-        rowsOut.inc(next == null ? emitRows(out) : emitChained(out));
+        rowsOut.inc(emits.next == null ? emitRows(out) : emitChained(out));
         updateStats(records);
     }
 
