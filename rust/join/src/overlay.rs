@@ -81,6 +81,10 @@ struct Shadow<S> {
     /// Whether the key is held below the overlay (by the shared table, or as a slot or a
     /// tombstone of a layer): an emptied slot then stays as a tombstone.
     held_below: bool,
+    /// The position of the key's bucket in the shared table, when the copy was taken from it:
+    /// the overlay merged first into the table (which no change moved since) writes the slot
+    /// there without a probe.
+    at: Option<usize>,
 }
 
 impl<S: Slot> Slot for Shadow<S> {
@@ -89,6 +93,7 @@ impl<S: Slot> Slot for Shadow<S> {
             slot: S::with_inputs(n),
             key: Box::default(),
             held_below: false,
+            at: None,
         }
     }
 
@@ -224,12 +229,13 @@ impl<S: Slot + Clone> KeyGroupState<S> {
         } else {
             let (below, held_below) = find_below(&self.layers, &self.table, sides, hash, key);
             let mut shadow = match below {
-                Some(slot) => {
+                Some((slot, at)) => {
                     overlay.masked_bytes += slot_bytes(slot);
                     Shadow {
                         slot: slot.clone(),
                         key: key.into(),
                         held_below,
+                        at,
                     }
                 }
                 None if create => Shadow {
@@ -266,13 +272,10 @@ impl<S: Slot + Clone> KeyGroupState<S> {
     fn merge(&mut self, sides: &[ResolvedSide]) {
         let mut shared = std::mem::take(&mut self.table);
         let table = Arc::make_mut(&mut shared);
-        for layer in self.layers.drain(..) {
-            // A frozen state still dropping its view on another thread may hold it an instant.
-            let layer = Arc::unwrap_or_clone(layer);
-            apply(table, layer.shadows.into_entries(), sides);
-        }
-        if let Some(overlay) = self.overlay.take() {
-            apply(table, overlay.shadows.into_entries(), sides);
+        // A frozen state still dropping its view on another thread may hold a layer an instant.
+        let layers = self.layers.drain(..).map(Arc::unwrap_or_clone);
+        for (i, o) in layers.chain(self.overlay.take().map(|o| *o)).enumerate() {
+            apply(table, o.shadows.into_entries(), sides, i == 0);
         }
         self.table = shared;
     }
@@ -299,21 +302,22 @@ impl<S: Slot + Clone> KeyGroupState<S> {
     }
 }
 
-/// The slot of `key` below an overlay (in the newest of `layers` holding it, else in `table`),
-/// and whether anything below holds the key (a layer's tombstone does).
+/// The slot of `key` below an overlay (in the newest of `layers` holding it, else in `table`,
+/// with its position there), and whether anything below holds the key (a layer's tombstone does).
 fn find_below<'a, S: Slot>(
     layers: &'a [Arc<Overlay<S>>],
     table: &'a KeyTable<S>,
     sides: &[ResolvedSide],
     hash: u64,
     key: &[u8],
-) -> (Option<&'a S>, bool) {
+) -> (Option<(&'a S, Option<usize>)>, bool) {
     for layer in layers.iter().rev() {
         if let Some(shadow) = layer.shadows.find(sides, hash, key) {
-            return ((!shadow.slot.is_empty()).then_some(&shadow.slot), true);
+            let slot = (!shadow.slot.is_empty()).then_some((&shadow.slot, None));
+            return (slot, true);
         }
     }
-    let slot = table.find(sides, hash, key);
+    let slot = table.find_at(sides, hash, key).map(|(at, s)| (s, Some(at)));
     (slot, slot.is_some())
 }
 
@@ -329,21 +333,33 @@ fn merged<'t, S: Slot + Clone>(
         return Cow::Borrowed(table);
     }
     let mut copy = KeyTable::clone(table);
-    for o in layers.iter().map(|l| &**l).chain(overlay) {
+    for (i, o) in layers.iter().map(|l| &**l).chain(overlay).enumerate() {
         let shadows = o.shadows.entries().map(|(h, s)| (h, s.clone()));
-        apply(&mut copy, shadows, sides);
+        apply(&mut copy, shadows, sides, i == 0);
     }
     Cow::Owned(copy)
 }
 
 /// Writes the `shadows` (hash and shadow) into `table`: a slot replaces the key's, a tombstone
-/// removes it.
+/// removes it. `in_place`: `table` is the table the shadows' positions were taken in, unchanged
+/// since (the first overlay merged into it), so the slots of keys it holds are written at their
+/// positions, in order, before any other change moves a bucket.
 fn apply<S: Slot>(
     table: &mut KeyTable<S>,
     shadows: impl Iterator<Item = (u64, Shadow<S>)>,
     sides: &[ResolvedSide],
+    in_place: bool,
 ) {
+    let (mut placed, mut keyed) = (Vec::new(), Vec::new());
     for (hash, shadow) in shadows {
+        match shadow.at {
+            Some(at) if in_place && !shadow.slot.is_empty() => placed.push((at, hash, shadow.slot)),
+            _ => keyed.push((hash, shadow)),
+        }
+    }
+    placed.sort_unstable_by_key(|&(at, ..)| at);
+    table.replace_at(placed);
+    for (hash, shadow) in keyed {
         let mut entry = table.entry(sides, hash, &shadow.key);
         match entry.occupied() {
             Some(slot) => {
@@ -453,6 +469,33 @@ mod tests {
         assert!(!kg.has_overlay());
         assert_eq!([1, 2, 3].map(|k| rows(&kg, &sides, k)), [3, 1, 1]);
         assert_eq!((kg.len(), kg.masked_bytes()), (3, 0));
+    }
+
+    /// Keys copied into the overlay of a second freeze from the table itself are merged by key,
+    /// not at the positions they had in the table: the first layer's merge, which removes and
+    /// adds keys (growing the table), moves buckets first.
+    #[test]
+    fn a_later_overlay_merges_after_the_first_moved_the_buckets() {
+        let sides = sides();
+        let mut kg = KeyGroupState::default();
+        (0..600).for_each(|k| _ = add(&mut kg, &sides, k));
+        let first = kg.freeze();
+        (0..300).for_each(|k| _ = clear(&mut kg, &sides, k));
+        (600..2000).for_each(|k| _ = add(&mut kg, &sides, k));
+        let second = kg.freeze();
+        (300..600).for_each(|k| _ = add(&mut kg, &sides, k));
+        drop((first, second));
+        kg.settle(&sides);
+        assert!(!kg.has_overlay());
+        let expected = |k| match k {
+            0..300 => 0,
+            300..600 => 2,
+            _ => 1,
+        };
+        for k in 0..2000 {
+            assert_eq!(rows(&kg, &sides, k), expected(k), "key {k}");
+        }
+        assert_eq!(kg.len(), 1700);
     }
 
     /// A key written while a frozen state held the table goes to the overlay, and so does every
