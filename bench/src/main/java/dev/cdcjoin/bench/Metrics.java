@@ -65,10 +65,24 @@ public final class Metrics {
      * /proc (clock ticks of 10 ms).
      */
     public static Map<String, Long> cpuByThreadKind() {
+        return byThreadKind(false);
+    }
+
+    /**
+     * The part of {@link #cpuByThreadKind()} spent in the kernel (system time): page faults,
+     * zeroing fresh pages, system calls. On a virtual machine whose memory the host backs lazily, a
+     * thread's first touches of pages new to the host cost it several times more here than on bare
+     * metal, and which runs get such pages is luck: this tells that cost apart from the work.
+     */
+    public static Map<String, Long> kernelCpuByThreadKind() {
+        return byThreadKind(true);
+    }
+
+    private static Map<String, Long> byThreadKind(boolean kernelOnly) {
         Map<String, Long> cpu = new HashMap<>();
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
             for (Path task : tasks) {
-                addTaskCpu(task.resolve("stat"), cpu);
+                addTaskCpu(task.resolve("stat"), kernelOnly, cpu);
             }
         } catch (IOException e) {
             // not Linux: leave empty
@@ -76,20 +90,47 @@ public final class Metrics {
         return cpu;
     }
 
-    private static void addTaskCpu(Path stat, Map<String, Long> cpu) {
-        String line;
-        try {
-            line = Files.readString(stat);
-        } catch (IOException e) {
+    private static void addTaskCpu(Path stat, boolean kernelOnly, Map<String, Long> cpu) {
+        Stat st = Stat.read(stat);
+        if (st == null) {
             return; // the thread ended meanwhile
         }
-        int open = line.indexOf('(');
-        int close = line.lastIndexOf(')');
-        // After the name: state, then 10 fields up to utime (field 14) and stime (15).
-        String[] f = line.substring(close + 2).split(" ");
-        long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-        String kind = line.substring(open + 1, close).replaceAll("[#-]?\\d+$", "").trim();
-        cpu.merge(kind, ticks * 10_000_000L, Long::sum);
+        // utime (field 14) and stime (15).
+        long ticks = st.field(15) + (kernelOnly ? 0 : st.field(14));
+        cpu.merge(st.kind, ticks * 10_000_000L, Long::sum);
+    }
+
+    /**
+     * A /proc stat line: the name's kind (trailing number dropped) and the fields after the name.
+     */
+    private record Stat(String kind, String[] after) {
+        /** The line of {@code stat}, or null if it cannot be read. */
+        static Stat read(Path stat) {
+            String line;
+            try {
+                line = Files.readString(stat);
+            } catch (IOException e) {
+                return null;
+            }
+            int open = line.indexOf('(');
+            int close = line.lastIndexOf(')');
+            String kind = line.substring(open + 1, close).replaceAll("[#-]?\\d+$", "").trim();
+            return new Stat(kind, line.substring(close + 2).trim().split(" "));
+        }
+
+        /** Field {@code n}, numbered as proc(5) numbers them (the state is field 3). */
+        long field(int n) {
+            return Long.parseLong(after[n - 3]);
+        }
+    }
+
+    /**
+     * Minor page faults of this process so far (/proc/self/stat field 10: first touches of pages,
+     * each zeroed by the kernel); -1 where there is no /proc.
+     */
+    public static long minorFaults() {
+        Stat st = Stat.read(Path.of("/proc/self/stat"));
+        return st == null ? -1 : st.field(10);
     }
 
     /** {@code after - before} per kind, in seconds, largest first, kinds under 10 ms left out. */

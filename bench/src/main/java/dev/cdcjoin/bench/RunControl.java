@@ -26,6 +26,12 @@ public final class RunControl {
     /** CPU nanos of this process's threads by kind when the first record was emitted. */
     public static volatile Map<String, Long> cpuByKindAtFirstEmit = Map.of();
 
+    /** The kernel's part of {@link #cpuByKindAtFirstEmit}, at the same instant. */
+    public static volatile Map<String, Long> kernelCpuByKindAtFirstEmit = Map.of();
+
+    /** Minor page faults of this process when the first record was emitted. */
+    public static volatile long minorFaultsAtFirstEmit;
+
     /** Machine busy CPU seconds when the first record was emitted. */
     public static volatile double machineAtFirstEmit;
 
@@ -91,6 +97,7 @@ public final class RunControl {
         cpuAtFirstEmit = 0;
         threadCpuAtFirstEmit = Map.of();
         cpuByKindAtFirstEmit = Map.of();
+        kernelCpuByKindAtFirstEmit = Map.of();
         messagesEmitted.set(0);
         probesEmitted.set(0);
         exhausted.set(0);
@@ -112,6 +119,8 @@ public final class RunControl {
             cpuAtFirstEmit = Metrics.processCpuNanos();
             threadCpuAtFirstEmit = Metrics.threadCpuNanos();
             cpuByKindAtFirstEmit = Metrics.cpuByThreadKind();
+            kernelCpuByKindAtFirstEmit = Metrics.kernelCpuByThreadKind();
+            minorFaultsAtFirstEmit = Metrics.minorFaults();
             machineAtFirstEmit = Metrics.machineBusySeconds();
         }
     }

@@ -596,6 +596,8 @@ public final class Runner {
         Map.Entry<String, Long> busiest =
                 Metrics.busiestThread(RunControl.threadCpuAtFirstEmit, Metrics.threadCpuNanos());
         Map<String, Long> cpuByKindEnd = Metrics.cpuByThreadKind();
+        Map<String, Long> kernelCpuByKindEnd = Metrics.kernelCpuByThreadKind();
+        long minorFaultsEnd = Metrics.minorFaults();
         double machineEnd = Metrics.machineBusySeconds();
         long exhaustedAt = RunControl.exhaustedAt;
         // The final checkpoint: flushes the native batches; its size is the whole final state. A
@@ -642,6 +644,12 @@ public final class Runner {
         m.put(
                 "cpuByThread",
                 Metrics.cpuSecondsBetween(RunControl.cpuByKindAtFirstEmit, cpuByKindEnd));
+        // The kernel's part of it (page faults above all) and the page faults themselves.
+        m.put(
+                "kernelCpuByThread",
+                Metrics.cpuSecondsBetween(
+                        RunControl.kernelCpuByKindAtFirstEmit, kernelCpuByKindEnd));
+        m.put("minorFaults", minorFaultsEnd - RunControl.minorFaultsAtFirstEmit);
         m.put("rowsOut", RunControl.rowsOut.get());
         long count = RunControl.signedCount.get();
         String sum = Long.toHexString(RunControl.checksum.get());

@@ -124,6 +124,15 @@ final class StateReport {
         return pairs;
     }
 
+    /** The system CPU seconds of all of a run's threads during its input; NaN if not recorded. */
+    private static double kernelSeconds(Map<String, Object> r) {
+        Object k = r.get("kernelCpuByThread");
+        if (!(k instanceof Map<?, ?> m)) {
+            return Double.NaN;
+        }
+        return m.values().stream().mapToDouble(v -> ((Number) v).doubleValue()).sum();
+    }
+
     /** The throughput with periodic checkpoints over without, of a pair. */
     private static double ratio(Map<String, Object>[] pair) {
         return num(pair[0], "eventsPerSec") / num(pair[1], "eventsPerSec");
@@ -375,12 +384,17 @@ final class StateReport {
                 .append("what a snapshot holds while it is written (the frozen versions of the ")
                 .append("keys the join changed before their key group was written out); other ")
                 .append("processes = the machine's busy cores not ours (with steal time) during ")
-                .append("each run, what slows a run on a shared machine.\n\n")
+                .append("each run, what slows a run on a shared machine; kernel CPU and page ")
+                .append("faults = the process's system time and minor page faults during the ")
+                .append("input: on a virtual machine whose host backs its memory lazily, a run ")
+                .append("that gets pages new to the host pays several times more per fault, ")
+                .append("whatever it runs. The pairs run with checkpoints first, then without, ")
+                .append("then the other way round, alternately.\n\n")
                 .append(
                         "| stored rows | pair | events/s, every 10 s | none | ratio | CPU µs/event, ")
                 .append("every 10 s | none | checkpoints, written | peak RSS, every 10 s | none ")
-                .append("| other processes, cores |\n")
-                .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+                .append("| other processes, cores | kernel CPU s | page faults, thousands |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (long size : sizes) {
             List<Map<String, Object>[]> pairs = pairs(size);
             for (int i = 0; i < pairs.size(); i++) {
@@ -393,7 +407,8 @@ final class StateReport {
                 md.append(
                         String.format(
                                 Locale.ROOT,
-                                "| %s | %d | %s | %s | %s | %s | %s | %d, %s | %s | %s | %s / %s |\n",
+                                "| %s | %d | %s | %s | %s | %s | %s | %d, %s | %s | %s | %s / %s"
+                                        + " | %s / %s | %s / %s |\n",
                                 millions(size),
                                 i + 1,
                                 Report.k(num(with, "eventsPerSec")),
@@ -406,13 +421,17 @@ final class StateReport {
                                 Report.mb(num(with, "vmHwm")),
                                 Report.mb(num(without, "vmHwm")),
                                 Report.f("%.2f", num(with, "backgroundCores")),
-                                Report.f("%.2f", num(without, "backgroundCores"))));
+                                Report.f("%.2f", num(without, "backgroundCores")),
+                                Report.f("%.1f", kernelSeconds(with)),
+                                Report.f("%.1f", kernelSeconds(without)),
+                                Report.f("%.0f", num(with, "minorFaults") / 1e3),
+                                Report.f("%.0f", num(without, "minorFaults") / 1e3)));
             }
             if (pairs.size() > 1) {
                 md.append(
                         String.format(
                                 Locale.ROOT,
-                                "| %s | median | | | **%.3f** | | | | | | |\n",
+                                "| %s | median | | | **%.3f** | | | | | | | | |\n",
                                 millions(size),
                                 medianRatio(pairs)));
             }

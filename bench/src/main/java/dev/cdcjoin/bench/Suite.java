@@ -914,9 +914,10 @@ public final class Suite {
      * every checkpoint's phases and size, and the restore from the checkpoint taken at the end of
      * the input (the native variant's also at {@code --state-rescaled-restore} subtasks, a
      * rescaling restore). The native variant runs a second time without periodic checkpoints (the
-     * throughput they cost; {@code --state-pairs} such pairs in all, alternated, the later ones
-     * without restore), and the latency variants at {@code --state-latency-rate} over the whole
-     * trace, its state growing to the size, checkpoints every 10 s.
+     * throughput they cost; {@code --state-pairs} such pairs in all, alternated, every second one
+     * without checkpoints first, the later ones without restore), and the latency variants at
+     * {@code --state-latency-rate} over the whole trace, its state growing to the size, checkpoints
+     * every 10 s.
      */
     void state() throws Exception {
         Path file = out.resolve("state.jsonl");
@@ -933,9 +934,15 @@ public final class Suite {
                 stateRun(v, t, rows, warmup, 10_000, true, file);
                 if (v.equals("NATIVE")) {
                     stateRun(v, t, rows, warmup, NO_PERIODIC_CHECKPOINT_MS, false, file);
+                    // Alternately without first: a run's place in the sequence (after the
+                    // trace's read-ahead, after a run that just freed its memory) changes what
+                    // its first touches of memory cost on a virtual machine.
                     for (int pair = 2; pair <= o.statePairs; pair++) {
-                        stateRun(v, t, rows, warmup, 10_000, false, file);
-                        stateRun(v, t, rows, warmup, NO_PERIODIC_CHECKPOINT_MS, false, file);
+                        boolean withFirst = pair % 2 == 1;
+                        for (boolean with : new boolean[] {withFirst, !withFirst}) {
+                            long interval = with ? 10_000 : NO_PERIODIC_CHECKPOINT_MS;
+                            stateRun(v, t, rows, warmup, interval, false, file);
+                        }
                     }
                 }
             }
