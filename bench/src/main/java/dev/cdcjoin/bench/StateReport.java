@@ -124,6 +124,20 @@ final class StateReport {
         return pairs;
     }
 
+    /** How many pairs a median ratio is of, and how many were left out; empty for one pair. */
+    private static String medianOf(List<Map<String, Object>[]> pairs) {
+        long counted = pairs.stream().filter(StateReport::measured).count();
+        long left = pairs.size() - counted;
+        if (pairs.size() < 2) {
+            return left == 0 ? "" : " (its run with checkpoints took none during its input)";
+        }
+        return " (median of "
+                + counted
+                + " pairs"
+                + (left == 0 ? "" : "; " + left + " without a checkpoint during the input left out")
+                + ")";
+    }
+
     /** The system CPU seconds of all of a run's threads during its input; NaN if not recorded. */
     private static double kernelSeconds(Map<String, Object> r) {
         Object k = r.get("kernelCpuByThread");
@@ -138,10 +152,36 @@ final class StateReport {
         return num(pair[0], "eventsPerSec") / num(pair[1], "eventsPerSec");
     }
 
-    /** The median of the pairs' throughput ratios (the lower middle one of an even count). */
+    /**
+     * The median of the throughput ratios of the pairs that {@linkplain #measured measured} a
+     * checkpoint (the lower middle one of an even count); NaN if none did.
+     */
     private static double medianRatio(List<Map<String, Object>[]> pairs) {
-        double[] q = pairs.stream().mapToDouble(StateReport::ratio).sorted().toArray();
-        return q[(q.length - 1) / 2];
+        double[] q =
+                pairs.stream()
+                        .filter(StateReport::measured)
+                        .mapToDouble(StateReport::ratio)
+                        .sorted()
+                        .toArray();
+        return q.length == 0 ? Double.NaN : q[(q.length - 1) / 2];
+    }
+
+    /**
+     * Whether the pair's run with checkpoints wrote, during its input, at least a tenth of its
+     * final state: a run that ends before its first checkpoint after the start (the one at the
+     * start holds next to nothing) measures no checkpoint, and its ratio only the runs' noise.
+     */
+    private static boolean measured(Map<String, Object>[] pair) {
+        return writtenDuringInput(pair[0]) >= 0.1 * num(pair[0], "checkpointStateSize");
+    }
+
+    /** The bytes of the checkpoints a run took during its input (all but the final one). */
+    private static double writtenDuringInput(Map<String, Object> r) {
+        double last = num(r, "checkpointId");
+        return checkpoints(r).stream()
+                .filter(c -> num(c, "id") < last)
+                .mapToDouble(c -> num(c, "stateSize"))
+                .sum();
     }
 
     /** Whether the runs had Flink's snapshot compression on. */
@@ -389,7 +429,10 @@ final class StateReport {
                 .append("input: on a virtual machine whose host backs its memory lazily, a run ")
                 .append("that gets pages new to the host pays several times more per fault, ")
                 .append("whatever it runs. The pairs run with checkpoints first, then without, ")
-                .append("then the other way round, alternately.\n\n")
+                .append("then the other way round, alternately. A pair whose run with ")
+                .append("checkpoints ended before it wrote a tenth of the state (its input ")
+                .append("shorter than an interval) measured no checkpoint: its ratio is shown ")
+                .append("but not counted.\n\n")
                 .append(
                         "| stored rows | pair | events/s, every 10 s | none | ratio | CPU µs/event, ")
                 .append("every 10 s | none | checkpoints, written | peak RSS, every 10 s | none ")
@@ -401,9 +444,8 @@ final class StateReport {
                 Map<String, Object> with = pairs.get(i)[0];
                 Map<String, Object> without = pairs.get(i)[1];
                 double last = num(with, "checkpointId");
-                List<Map<String, Object>> during =
-                        checkpoints(with).stream().filter(c -> num(c, "id") < last).toList();
-                double written = during.stream().mapToDouble(c -> num(c, "stateSize")).sum();
+                long during = checkpoints(with).stream().filter(c -> num(c, "id") < last).count();
+                boolean measured = measured(pairs.get(i));
                 md.append(
                         String.format(
                                 Locale.ROOT,
@@ -413,11 +455,12 @@ final class StateReport {
                                 i + 1,
                                 Report.k(num(with, "eventsPerSec")),
                                 Report.k(num(without, "eventsPerSec")),
-                                Report.f("%.3f", ratio(pairs.get(i))),
+                                Report.f("%.3f", ratio(pairs.get(i)))
+                                        + (measured ? "" : " (no checkpoint: not counted)"),
                                 Report.f("%.2f", num(with, "cpuNsPerEvent") / 1e3),
                                 Report.f("%.2f", num(without, "cpuNsPerEvent") / 1e3),
-                                during.size(),
-                                Report.mb(written),
+                                during,
+                                Report.mb(writtenDuringInput(with)),
                                 Report.mb(num(with, "vmHwm")),
                                 Report.mb(num(without, "vmHwm")),
                                 Report.f("%.2f", num(with, "backgroundCores")),
@@ -520,7 +563,7 @@ final class StateReport {
                                 " %s: %.3f%s %s;",
                                 millions(size),
                                 q,
-                                pairs.size() > 1 ? " (median of " + pairs.size() + " pairs)" : "",
+                                medianOf(pairs),
                                 mark(q >= 0.9)));
             }
         }
