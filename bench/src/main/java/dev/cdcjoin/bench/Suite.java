@@ -148,8 +148,8 @@ public final class Suite {
         /**
          * Events of a state trace per stored row: the snapshot (one per row), then changes for the
          * rest. At 1.1 a 20M-row run's input now lasts about one checkpoint interval (9.5-11 s), so
-         * whether it holds a checkpoint of the state is luck; at 1.6 (16-19 s) each of twelve runs
-         * held one (bench/README.md, 2026-12-05).
+         * whether it holds a checkpoint of the state is luck; at 1.6 (15-22 s) each of sixteen runs
+         * held one or two (bench/README.md, 2026-12-05).
          */
         double stateEventsPerRow = 1.1;
 
