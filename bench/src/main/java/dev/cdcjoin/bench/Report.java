@@ -591,11 +591,15 @@ final class Report {
         md.append("\n");
     }
 
-    /** What the unmeasured warm-up run reads: the whole trace, or its first N%. */
+    /** The unmeasured warm-up runs and what each reads: the whole trace, or its first N%. */
     private String warmupTrace() {
-        return o.warmupFraction >= 1
-                ? "the whole trace"
-                : "the first " + (int) (o.warmupFraction * 100) + "% of the trace";
+        return (o.warmupRuns == 1
+                        ? "one unmeasured warm-up run"
+                        : o.warmupRuns + " unmeasured warm-up runs")
+                + " over "
+                + (o.warmupFraction >= 1
+                        ? "the whole trace"
+                        : "the first " + (int) (o.warmupFraction * 100) + "% of the trace");
     }
 
     /**
@@ -617,8 +621,7 @@ final class Report {
 
     private void details(StringBuilder md) {
         md.append("## Per configuration\n\n");
-        md.append(
-                        "Throughput runs read the whole trace as fast as possible (after an unmeasured warm-up run over ")
+        md.append("Throughput runs read the whole trace as fast as possible (after ")
                 .append(warmupTrace())
                 .append(
                         " in the same JVM); events/s = trace messages ÷ (last output row − first message read). ")
@@ -735,8 +738,7 @@ final class Report {
                 .append(
                         "joined probe insertion (+I/+U), now − the newer of the two stamps. So a variant that cannot keep up shows its growing lag. ")
                 .append(f("%.0f", o.latencySeconds))
-                .append(
-                        " s per run, after the same unmeasured full-speed warm-up run as the throughput runs (")
+                .append(" s per run, after the same full-speed warm-up as the throughput runs (")
                 .append(warmupTrace())
                 .append(") in the same JVM; the first ")
                 .append(f("%.0f", o.latencyWarmup))

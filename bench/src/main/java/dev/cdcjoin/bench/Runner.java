@@ -150,6 +150,10 @@ public final class Runner {
         long timeoutSeconds = 1800;
         boolean measureState = true;
         double warmupFraction = 0.3;
+
+        /** Unmeasured warm-up runs before the measured ones (each over {@link #warmupFraction}). */
+        int warmupRuns = 1;
+
         int runNumber = 1;
         String managedMemory = "512m";
         boolean restore;
@@ -212,6 +216,9 @@ public final class Runner {
                         break;
                     case "--warmup-fraction":
                         o.warmupFraction = Double.parseDouble(v);
+                        break;
+                    case "--warmup-runs":
+                        o.warmupRuns = Integer.parseInt(v);
                         break;
                     case "--run-number":
                         o.runNumber = Integer.parseInt(v);
@@ -297,7 +304,7 @@ public final class Runner {
         Runner r = new Runner(o);
         int code = 0;
         try {
-            if (o.warmupFraction > 0) {
+            for (int k = 0; k < o.warmupRuns && o.warmupFraction > 0 && code == 0; k++) {
                 Map<String, Object> w = r.warmupRun();
                 System.out.println("warm-up: " + new ObjectMapper().writeValueAsString(w));
                 if (!Boolean.TRUE.equals(w.get("ok"))) {

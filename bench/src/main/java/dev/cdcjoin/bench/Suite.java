@@ -120,6 +120,14 @@ public final class Suite {
         List<String> xmxVariants = null;
         String heap = "4g";
         double warmupFraction = 1.0;
+
+        /**
+         * Warm-up runs before each measured throughput or latency run: after one, the C2 compiler
+         * still spent 0.3-0.6 s of the measured native run recompiling Flink's runtime for the new
+         * job; after two, 0.1-0.3 s (bench/README.md, 2026-12-05).
+         */
+        int warmupRuns = 2;
+
         List<String> phases = List.of("throughput", "latency", "xmx", "jmh", "report");
         String out;
         String traceRoot = "/tmp/cdcjoin-bench/traces";
@@ -242,6 +250,9 @@ public final class Suite {
                         break;
                     case "--warmup-fraction":
                         o.warmupFraction = Double.parseDouble(v);
+                        break;
+                    case "--warmup-runs":
+                        o.warmupRuns = Integer.parseInt(v);
                         break;
                     case "--phases":
                         o.phases = List.of(v.split(","));
@@ -742,7 +753,9 @@ public final class Suite {
                                         "--out",
                                         file.toString(),
                                         "--warmup-fraction",
-                                        "" + o.warmupFraction));
+                                        "" + o.warmupFraction,
+                                        "--warmup-runs",
+                                        "" + o.warmupRuns));
                         long t0 = System.nanoTime();
                         int code =
                                 child(
@@ -826,7 +839,9 @@ public final class Suite {
                                     "--out",
                                     file.toString(),
                                     "--warmup-fraction",
-                                    "" + o.warmupFraction));
+                                    "" + o.warmupFraction,
+                                    "--warmup-runs",
+                                    "" + o.warmupRuns));
                     long t0 = System.nanoTime();
                     int code =
                             child(
