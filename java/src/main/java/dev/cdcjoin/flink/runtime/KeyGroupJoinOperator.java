@@ -2,7 +2,8 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
-import dev.cdcjoin.flink.SideSpec;
+import dev.cdcjoin.flink.JoinDefinition;
+import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.StateChunks;
@@ -30,8 +31,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * KeyGroupSections}) and accounted as managed memory, fed from one batch buffer that is always
  * flushed before a checkpoint barrier; each flush joins the buffer in one native call and emits its
  * output in the operator's form ({@link JoinedRows}) or, chained, as the next join's batches, each
- * rejected change handed to the bad-record policy. A subclass says what differs: its inputs, its
- * native join and definition, its metrics.
+ * rejected change handed to the bad-record policy. A subclass says what differs: how its inputs
+ * arrive, its native join, its metrics.
  *
  * @param <OUT> the output type
  */
@@ -59,6 +60,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     /** The native state's memory, as managed memory. */
     transient ManagedMemoryAccount memory;
 
+    /** The join: its inputs, output columns and native declarations. */
+    final JoinDefinition definition;
+
     /** What the operator emits: its rows' form, or the next join's side it feeds. */
     private final JoinOutput<OUT> emits;
 
@@ -75,8 +79,13 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     private transient Counter rowsOut;
 
     KeyGroupJoinOperator(
-            int batchSize, long maxFlushDelayMs, BadRecordPolicy policy, JoinOutput<OUT> output) {
+            JoinDefinition definition,
+            int batchSize,
+            long maxFlushDelayMs,
+            BadRecordPolicy policy,
+            JoinOutput<OUT> output) {
         super(batchSize, maxFlushDelayMs);
+        this.definition = Objects.requireNonNull(definition, "definition");
         this.policy = Objects.requireNonNull(policy, "policy");
         this.emits = Objects.requireNonNull(output, "output");
     }
@@ -88,23 +97,26 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
      */
     abstract KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup);
 
-    /**
-     * The native declaration of a chained output: this join's output as the input of side {@code
-     * next} of a next join, batched by the key groups of its key under {@code maxParallelism}.
-     */
-    abstract String chainJson(SideSpec next, int maxParallelism);
-
-    /**
-     * The native declaration of the output rows in Flink's {@code BinaryRowData} layout ({@link
-     * JoinedRows.Form#ROW_DATA}): the join's output columns.
-     */
-    abstract String flinkRowsJson();
-
     /** The output rows in {@code form}, decoded with each input's codec and projected. */
-    abstract JoinedRows outputRows(JoinedRows.Form form);
+    private JoinedRows outputRows(JoinedRows.Form form) {
+        RowCodec[] codecs =
+                definition.inputs().stream()
+                        .map(s -> new RowCodec(s.schema()))
+                        .toArray(RowCodec[]::new);
+        int columns = definition.outputNames().length;
+        int[] projectedInput = new int[columns];
+        int[] projectedColumn = new int[columns];
+        for (int i = 0; i < columns; i++) {
+            projectedInput[i] = definition.inputOf(i);
+            projectedColumn[i] = definition.columnOf(i);
+        }
+        return new JoinedRows(form, codecs, projectedInput, projectedColumn);
+    }
 
     /** The name of input {@code input} (its table), for errors and bad records. */
-    abstract String inputName(byte input);
+    private String inputName(byte input) {
+        return definition.inputs().get(input).name();
+    }
 
     /** Copies the native counters after a batch of {@code records} input changes. */
     abstract void updateStats(int records);
@@ -163,9 +175,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         join = createJoin(keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup());
         if (emits.next != null) {
-            join.chain(chainJson(emits.next, maxParallelism));
+            join.chain(definition.chainJson(emits.next, maxParallelism));
         } else if (emits.form == JoinedRows.Form.ROW_DATA) {
-            join.flinkRows(flinkRowsJson());
+            join.flinkRows(definition.flinkRowsJson());
         }
         // Flink's own switch (execution.checkpointing.snapshot-compression, off by default):
         // LZ4 halves the checkpoint bytes for CPU on the join's cores, worth it on slow storage.

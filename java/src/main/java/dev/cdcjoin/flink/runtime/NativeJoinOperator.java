@@ -3,12 +3,9 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
-import dev.cdcjoin.flink.SideSpec;
-import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
-import java.util.Objects;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
@@ -97,8 +94,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
      */
     public static final String STATE_RESTORE_MILLIS = "cdcjoinStateRestoreMillis";
 
-    private final JoinSpec definition;
-
     private transient NativeJoin join;
     private transient JoinMetrics metrics;
 
@@ -108,8 +103,7 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
-        super(batchSize, maxFlushDelayMs, policy, output);
-        this.definition = Objects.requireNonNull(definition, "definition");
+        super(definition, batchSize, maxFlushDelayMs, policy, output);
     }
 
     /**
@@ -139,37 +133,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup) {
         join = new NativeJoin(definition.specJson(firstKeyGroup, lastKeyGroup));
         return join;
-    }
-
-    @Override
-    String chainJson(SideSpec next, int maxParallelism) {
-        return definition.chainJson(next, maxParallelism);
-    }
-
-    @Override
-    String flinkRowsJson() {
-        return definition.flinkRowsJson();
-    }
-
-    @Override
-    JoinedRows outputRows(JoinedRows.Form form) {
-        RowCodec[] codecs = {
-            new RowCodec(definition.left().schema()), new RowCodec(definition.right().schema())
-        };
-        int[] projection = definition.projection();
-        int[] projectedInput = new int[projection.length];
-        int[] projectedColumn = new int[projection.length];
-        for (int i = 0; i < projection.length; i++) {
-            boolean left = projection[i] < codecs[0].arity();
-            projectedInput[i] = left ? 0 : 1;
-            projectedColumn[i] = projection[i] - (left ? 0 : codecs[0].arity());
-        }
-        return new JoinedRows(form, codecs, projectedInput, projectedColumn);
-    }
-
-    @Override
-    String inputName(byte input) {
-        return (input == JoinBatches.SIDE_LEFT ? definition.left() : definition.right()).name();
     }
 
     @Override

@@ -2,12 +2,9 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.MultiJoinSpec;
-import dev.cdcjoin.flink.SideSpec;
-import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import java.util.List;
-import java.util.Objects;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -43,8 +40,6 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
 
     private static final long serialVersionUID = 1L;
 
-    private final MultiJoinSpec definition;
-
     private transient NativeMultiJoin join;
     private transient long[] stats;
     private transient int heapBytes;
@@ -55,8 +50,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
             int batchSize,
             long maxFlushDelayMs,
             BadRecordPolicy policy) {
-        super(batchSize, maxFlushDelayMs, policy, output);
-        this.definition = Objects.requireNonNull(definition, "definition");
+        super(definition, batchSize, maxFlushDelayMs, policy, output);
     }
 
     /**
@@ -87,37 +81,6 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
     KeyGroupJoin createJoin(int firstKeyGroup, int lastKeyGroup) {
         join = new NativeMultiJoin(definition.specJson(firstKeyGroup, lastKeyGroup));
         return join;
-    }
-
-    @Override
-    String chainJson(SideSpec next, int maxParallelism) {
-        return definition.chainJson(next, maxParallelism);
-    }
-
-    @Override
-    String flinkRowsJson() {
-        return definition.flinkRowsJson();
-    }
-
-    @Override
-    JoinedRows outputRows(JoinedRows.Form form) {
-        RowCodec[] codecs =
-                definition.inputs().stream()
-                        .map(s -> new RowCodec(s.schema()))
-                        .toArray(RowCodec[]::new);
-        int columns = definition.outputNames().length;
-        int[] projectedInput = new int[columns];
-        int[] projectedColumn = new int[columns];
-        for (int i = 0; i < columns; i++) {
-            projectedInput[i] = definition.inputOf(i);
-            projectedColumn[i] = definition.columnOf(i);
-        }
-        return new JoinedRows(form, codecs, projectedInput, projectedColumn);
-    }
-
-    @Override
-    String inputName(byte input) {
-        return definition.inputs().get(input).name();
     }
 
     @Override
