@@ -6,6 +6,7 @@ import java.io.Serializable;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.table.api.DataTypes;
@@ -61,7 +62,8 @@ public abstract class JoinDefinition implements Serializable {
             }
         }
         int all = this.inputs.stream().mapToInt(s -> s.schema().size()).sum();
-        this.projection = projection == null ? identity(all) : projection.clone();
+        this.projection =
+                projection == null ? IntStream.range(0, all).toArray() : projection.clone();
         this.inputOf = new int[this.projection.length];
         this.columnOf = new int[this.projection.length];
         for (int i = 0; i < this.projection.length; i++) {
@@ -80,14 +82,6 @@ public abstract class JoinDefinition implements Serializable {
         if (this.outputNames.length != this.projection.length) {
             throw new IllegalArgumentException("need one output name per output column");
         }
-    }
-
-    private static int[] identity(int n) {
-        int[] p = new int[n];
-        for (int i = 0; i < n; i++) {
-            p[i] = i;
-        }
-        return p;
     }
 
     /** The projected columns' names; a name several inputs have is prefixed {@code table_}. */
