@@ -112,16 +112,19 @@ final class JoinedRows {
         return row;
     }
 
-    /** The projected {@link Row}; only the projected columns are decoded. */
+    /**
+     * The projected {@link Row}; only the projected columns are decoded, straight into the row's
+     * own fields ({@link Row#ofKind} would copy them from a second array).
+     */
     private Row row(ByteBuffer out, JoinBatches.Entries e) {
-        Object[] values = new Object[projectedInput.length];
-        for (int i = 0; i < values.length; i++) {
+        Row row = new Row(RowKind.fromByteValue(e.kind()), projectedInput.length);
+        for (int i = 0; i < projectedInput.length; i++) {
             int input = projectedInput[i];
             int at = e.inputAt(input);
             if (at >= 0) {
-                values[i] = codecs[input].read(out, at, projectedColumn[i]);
+                row.setField(i, codecs[input].read(out, at, projectedColumn[i]));
             }
         }
-        return Row.ofKind(RowKind.fromByteValue(e.kind()), values);
+        return row;
     }
 }
