@@ -11,8 +11,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -25,7 +29,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -329,14 +332,38 @@ class CheckpointRestoreTest {
         assertEquals(expected, Changelogs.materialize(rows), run + ", recorded " + progress(run));
     }
 
-    /** The retained checkpoints of a job, oldest first. */
+    /**
+     * The retained checkpoints of a job, oldest first. A checkpoint still pending when the job was
+     * cancelled is aborted and its directory deleted by Flink's cleaner after the cancel returns,
+     * so a directory may vanish while this lists them: it is skipped, as it was never completed.
+     */
     private static List<Path> retained(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir, 2)) {
-            return files.filter(p -> p.getFileName().toString().startsWith("chk-"))
-                    .filter(p -> Files.exists(p.resolve("_metadata")))
-                    .sorted(Comparator.comparingLong(CheckpointRestoreTest::checkpointId))
-                    .collect(Collectors.toList());
-        }
+        List<Path> completed = new ArrayList<>();
+        Files.walkFileTree(
+                dir,
+                Set.of(),
+                2,
+                new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path p, BasicFileAttributes attributes) {
+                        if (p.getFileName().toString().startsWith("chk-")
+                                && Files.exists(p.resolve("_metadata"))) {
+                            completed.add(p);
+                        }
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path p, IOException e)
+                            throws IOException {
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+                });
+        completed.sort(Comparator.comparingLong(CheckpointRestoreTest::checkpointId));
+        return completed;
     }
 
     private static long checkpointId(Path chk) {
