@@ -35,6 +35,8 @@ pub(crate) trait Engine: Sections + Send {
     fn restore(&mut self, section: &StoredSection<'_>) -> NativeResult<()>;
     /// The state as it is now, for a snapshot written while the join goes on.
     fn freeze(&mut self) -> Box<dyn Sections + Send>;
+    /// Merges what released frozen states no longer hold back into the live state.
+    fn settle(&mut self);
     /// The counters, in the order of the kind's counter names.
     fn counters(&self) -> Vec<i64>;
 }
@@ -151,6 +153,9 @@ impl Engine for TwoTable {
     }
     fn freeze(&mut self) -> Box<dyn Sections + Send> {
         Box::new(self.engine.freeze())
+    }
+    fn settle(&mut self) {
+        self.engine.settle();
     }
     fn counters(&self) -> Vec<i64> {
         self.engine.counters().map(|v| v as i64).to_vec()
@@ -411,6 +416,24 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_freeze<'loc
             state,
             out: Vec::new(),
         }))
+    })
+}
+
+/// `static native void settle(long handle)`: merges the keys the join changed while frozen states
+/// held their key groups back into its tables, for those the frozen states released (each batch
+/// ends with this; an idle join is settled once a snapshot is written, so that the next freeze
+/// merges nothing on the task thread).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_settle<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    jni_entry(&mut env, "KeyGroupJoin.settle", |_| {
+        JOINS.with(handle, |j| {
+            j.engine.settle();
+            Ok(())
+        })
     })
 }
 

@@ -52,6 +52,9 @@ impl Engine for Multiway {
     fn freeze(&mut self) -> Box<dyn Sections + Send> {
         Box::new(self.join.freeze())
     }
+    fn settle(&mut self) {
+        self.join.settle();
+    }
     fn counters(&self) -> Vec<i64> {
         self.join.counters().map(|v| v as i64).to_vec()
     }

@@ -476,8 +476,10 @@ impl MultiwayJoin {
     }
 
     /// Merges the keys changed while frozen states held their key groups back into the tables
-    /// the frozen states are done with, so that the next freeze finds nothing to merge.
-    fn settle(&mut self) {
+    /// the frozen states are done with, so that the next freeze finds nothing to merge (see
+    /// [`crate::JoinEngine::settle`]: each batch ends with it; an idle caller calls it once a
+    /// frozen state is released).
+    pub fn settle(&mut self) {
         for kg in &mut self.tables {
             kg.settle(&self.inputs);
         }

@@ -1237,6 +1237,24 @@ mod tests {
         assert_eq!((got, e.frozen_bytes()), (want, 0));
     }
 
+    /// Without a batch after the write, `settle` merges the copies a released frozen state left,
+    /// so that they are freed and the next freeze has nothing to merge on the task thread.
+    #[test]
+    fn settling_after_the_write_merges_the_copies_without_a_batch() {
+        let spec = spec(JoinType::Left);
+        let mut e = filled(&spec);
+        let frozen = e.freeze();
+        insert(&mut e, &spec, Side::Right, 3);
+        frozen.snapshot_key_group(KG, &mut Vec::new()).unwrap();
+        drop(frozen);
+        assert!(e.frozen_bytes() > 0, "the copy stays until it is merged");
+        e.settle();
+        assert_eq!(e.frozen_bytes(), 0, "the copies went back into the table");
+        let mut twin = filled(&spec);
+        insert(&mut twin, &spec, Side::Right, 3);
+        assert_eq!(section(&e), section(&twin));
+    }
+
     /// A section's body, written field by field, is bincode's encoding of [`SectionBody`], which
     /// a restore decodes: all of it, back to the same bytes (an indexed group included).
     #[test]

@@ -14,6 +14,7 @@ import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,6 +27,8 @@ import org.apache.flink.runtime.state.StreamStateHandle;
 import org.apache.flink.runtime.state.memory.MemCheckpointStreamFactory;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.api.operators.StreamOperator;
+import org.apache.flink.streaming.runtime.tasks.mailbox.Mail;
+import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
@@ -84,6 +87,32 @@ class AsyncSnapshotTest {
         assertEquals(0, frozenBytes(), "the frozen state is released after its write");
 
         assertRestoresUsers(state, USERS, 2 * USERS);
+    }
+
+    /**
+     * With no batch after the write (an idle input, or one that ended), the writer asks the task
+     * thread to merge the copies back: the task's mailbox settles the join and frees them, so the
+     * next checkpoint's synchronous phase has nothing to merge.
+     */
+    @Test
+    void aWrittenSnapshotIsSettledOnTheTaskThreadWithoutABatch() throws Exception {
+        OperatorSnapshotFutures futures = checkpoint(1, new TestStreams(false));
+        addUsers(0, USERS); // upserts of every key the checkpoint holds: each one copied
+        long copied = frozenBytes();
+        assertTrue(copied > 0);
+        runAsyncPhase(futures);
+        assertEquals(copied, frozenBytes(), "no batch came: the counters are those of the last");
+
+        int mails = 0;
+        for (Optional<Mail> mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY);
+                mail.isPresent();
+                mail = h.getTaskMailbox().tryTake(TaskMailbox.MIN_PRIORITY)) {
+            mail.get().run();
+            mails++;
+        }
+        assertEquals(1, mails, "the writer asked the task thread once");
+        assertEquals(0, frozenBytes(), "the task thread merged the copies back and freed them");
+        assertRestoresUsers(TestLine.jobManagerOwnedState(futures), USERS, USERS);
     }
 
     /**

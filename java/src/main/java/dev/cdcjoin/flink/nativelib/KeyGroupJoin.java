@@ -106,6 +106,16 @@ public abstract class KeyGroupJoin extends NativeHandle {
     }
 
     /**
+     * Merges the keys copied while frozen states held their key groups back into the state, for the
+     * key groups the frozen states have released, and frees the copies. Each {@link #processBatch}
+     * ends with this; call it once a frozen state is closed when no batch may come soon, or the
+     * merge falls into the next {@link #freeze()}, a checkpoint's synchronous phase.
+     */
+    public final void settle() {
+        settle(open());
+    }
+
+    /**
      * Restores one section (as written by {@link #snapshot(int, int)}, without the key group
      * prefix), which Flink stored under key group {@code keyGroup}: the section must hold that key
      * group, and errors found before its own is read name it.
@@ -152,6 +162,8 @@ public abstract class KeyGroupJoin extends NativeHandle {
     static native void setSnapshotCompression(long handle, boolean lz4);
 
     static native long freeze(long handle);
+
+    static native void settle(long handle);
 
     static native long snapshotFrozen(long frozen, ByteBuffer out, int fromKeyGroup, int maxBytes);
 

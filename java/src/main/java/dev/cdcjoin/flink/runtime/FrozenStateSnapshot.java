@@ -44,6 +44,7 @@ import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<KeyedStateHandle>> {
 
     private final StateChunks frozen;
+    private final Runnable released;
     private final CheckpointStreamFactory streams;
     private final KeyGroupRange keyGroups;
     private final int chunkBytes;
@@ -52,16 +53,19 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
      * A snapshot of {@code frozen}, to be run once.
      *
      * @param frozen the state to write; closed when this ends
+     * @param released run once {@code frozen} is closed, on the thread that closed it
      * @param streams where the checkpoint's streams are opened
      * @param keyGroups the operator's key groups, those of {@code frozen}
      * @param chunkBytes bytes of state taken from the engine at a time
      */
     FrozenStateSnapshot(
             StateChunks frozen,
+            Runnable released,
             CheckpointStreamFactory streams,
             KeyGroupRange keyGroups,
             int chunkBytes) {
         this.frozen = Objects.requireNonNull(frozen, "frozen");
+        this.released = Objects.requireNonNull(released, "released");
         this.streams = Objects.requireNonNull(streams, "streams");
         this.keyGroups = Objects.requireNonNull(keyGroups, "keyGroups");
         this.chunkBytes = chunkBytes;
@@ -74,6 +78,8 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
      *
      * @param futures the futures {@code AbstractStreamOperator#snapshotState} returned
      * @param state takes the state to write (freezes it)
+     * @param released run once the frozen state is closed (written, failed or cancelled), on the
+     *     thread that closed it
      * @param streams the checkpoint's stream factory
      * @param keyGroups the operator's key groups
      * @param chunkBytes bytes of state taken from the engine at a time
@@ -84,6 +90,7 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
     static OperatorSnapshotFutures install(
             OperatorSnapshotFutures futures,
             Callable<StateChunks> state,
+            Runnable released,
             CheckpointStreamFactory streams,
             KeyGroupRange keyGroups,
             int chunkBytes,
@@ -95,7 +102,7 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
         try {
             chunks = state.call();
             RunnableFuture<SnapshotResult<KeyedStateHandle>> write =
-                    new FrozenStateSnapshot(chunks, streams, keyGroups, chunkBytes)
+                    new FrozenStateSnapshot(chunks, released, streams, keyGroups, chunkBytes)
                             .toAsyncSnapshotFutureTask(cancelables);
             futures.setKeyedStateRawFuture(write);
         } catch (Throwable t) {
@@ -154,6 +161,7 @@ final class FrozenStateSnapshot extends AsyncSnapshotCallable<SnapshotResult<Key
     @Override
     protected void cleanupProvidedResources() {
         frozen.close();
+        released.run();
     }
 
     /** A checkpoint stream of key group sections and the offset where each starts. */

@@ -10,9 +10,11 @@ import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.Callable;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -22,6 +24,7 @@ import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.mailbox.TaskMailbox;
 
 /**
  * What the native join operators ({@link NativeJoinOperator}, {@link NativeMultiJoinOperator})
@@ -77,6 +80,9 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     private transient JoinBatches.Entries entries;
     private transient StreamRecord<OUT> reuse;
     private transient Counter rowsOut;
+
+    /** The task thread's mailbox, where a snapshot's writer asks for {@link #settle()}. */
+    private transient MailboxExecutor taskThread;
 
     KeyGroupJoinOperator(
             JoinDefinition definition,
@@ -202,6 +208,10 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         entries = new JoinBatches.Entries(joined.rowsPerEntry());
         reuse = new StreamRecord<>(null);
         rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
+        taskThread =
+                getContainingTask()
+                        .getMailboxExecutorFactory()
+                        .createExecutor(TaskMailbox.MIN_PRIORITY);
         updateStats(0);
     }
 
@@ -330,10 +340,33 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         return FrozenStateSnapshot.install(
                 futures,
                 state,
+                this::settleOnTaskThread,
                 factory,
                 keyGroups,
                 SNAPSHOT_CHUNK_BYTES,
                 getContainingTask().getCancelables());
+    }
+
+    /**
+     * Asks the task thread, from the thread that released a snapshot's frozen state, to {@link
+     * #settle()}: each batch settles the join, but when none comes before the next checkpoint (an
+     * idle input, or the end of one), the merge would fall into that checkpoint's synchronous
+     * phase.
+     */
+    private void settleOnTaskThread() {
+        try {
+            taskThread.execute(this::settle, "settle the native join after a snapshot");
+        } catch (RejectedExecutionException ending) {
+            // The task's mailbox is closed: it freezes no more state.
+        }
+    }
+
+    /** Merges the keys copied for released snapshots back into the join, and recounts its state. */
+    private void settle() {
+        if (join != null) {
+            join.settle();
+            updateStats(0);
+        }
     }
 
     @Override
