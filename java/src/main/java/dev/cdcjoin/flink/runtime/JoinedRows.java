@@ -1,5 +1,7 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.codec.Column;
+import dev.cdcjoin.flink.codec.ColumnType;
 import dev.cdcjoin.flink.codec.RowCodec;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -50,6 +52,23 @@ final class JoinedRows {
     private int free;
 
     /**
+     * Per input, where its row was in the previous {@link Form#ROWS} entry of the current output
+     * ({@code -1}: none yet, or null-padded): a row that repeats the previous entry's row of the
+     * same input (a row joined to many, as when one side of a key changes) shares its column values
+     * instead of decoding them again.
+     */
+    private final int[] previousAt;
+
+    /** Per input, whether its row in the current entry repeats that of the previous one. */
+    private final boolean[] repeated;
+
+    /** The values of the previous {@link Form#ROWS} entry, one per output column. */
+    private final Object[] previous;
+
+    /** Output columns whose values may be shared between rows (all but mutable {@code byte[]}s). */
+    private final boolean[] shareable;
+
+    /**
      * The joined rows of a join of inputs {@code codecs}, output column {@code i} being column
      * {@code projectedColumn[i]} of input {@code projectedInput[i]}.
      *
@@ -65,6 +84,20 @@ final class JoinedRows {
         this.codecs = codecs;
         this.projectedInput = projectedInput;
         this.projectedColumn = projectedColumn;
+        this.previousAt = new int[codecs.length];
+        this.repeated = new boolean[codecs.length];
+        this.previous = new Object[projectedInput.length];
+        this.shareable = new boolean[projectedInput.length];
+        for (int i = 0; form == Form.ROWS && i < projectedInput.length; i++) {
+            Column column = codecs[projectedInput[i]].schema().columns().get(projectedColumn[i]);
+            shareable[i] = column.type().kind() != ColumnType.Kind.BYTES;
+        }
+        newOutput();
+    }
+
+    /** Starts reading a new output: nothing of the previous one is shared with its rows. */
+    void newOutput() {
+        Arrays.fill(previousAt, -1);
     }
 
     /**
@@ -114,17 +147,42 @@ final class JoinedRows {
 
     /**
      * The projected {@link Row}; only the projected columns are decoded, straight into the row's
-     * own fields ({@link Row#ofKind} would copy them from a second array).
+     * own fields ({@link Row#ofKind} would copy them from a second array), and an input's row equal
+     * to that of the previous entry shares its decoded values.
      */
     private Row row(ByteBuffer out, JoinBatches.Entries e) {
         Row row = new Row(RowKind.fromByteValue(e.kind()), projectedInput.length);
+        for (int input = 0; input < previousAt.length; input++) {
+            int at = e.inputAt(input);
+            repeated[input] =
+                    at >= 0 && previousAt[input] >= 0 && sameRow(out, at, previousAt[input]);
+            previousAt[input] = -1; // until every value is read: a failed read shares nothing
+        }
         for (int i = 0; i < projectedInput.length; i++) {
             int input = projectedInput[i];
-            int at = e.inputAt(input);
-            if (at >= 0) {
-                row.setField(i, codecs[input].read(out, at, projectedColumn[i]));
+            if (!repeated[input] || !shareable[i]) {
+                int at = e.inputAt(input);
+                previous[i] = at >= 0 ? codecs[input].read(out, at, projectedColumn[i]) : null;
             }
+            row.setField(i, previous[i]);
+        }
+        for (int input = 0; input < previousAt.length; input++) {
+            previousAt[input] = e.inputAt(input);
         }
         return row;
+    }
+
+    /**
+     * Whether the rows at {@code a} and {@code b} of {@code out} (lengths before them) are equal.
+     */
+    private static boolean sameRow(ByteBuffer out, int a, int b) {
+        int length = out.getInt(a - Integer.BYTES);
+        if (length != out.getInt(b - Integer.BYTES)) {
+            return false;
+        }
+        byte[] bytes = out.array();
+        int offset = out.arrayOffset();
+        return Arrays.equals(
+                bytes, offset + a, offset + a + length, bytes, offset + b, offset + b + length);
     }
 }

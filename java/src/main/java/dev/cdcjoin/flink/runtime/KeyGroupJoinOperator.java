@@ -248,6 +248,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     private long emitRows(ByteBuffer out) {
         long rows = 0;
         JoinBatches.Entries e = entries.reset(out, 0);
+        joined.newOutput();
         while (e.next()) {
             if (e.isRejection()) {
                 reject(e.rejectedSide(), e.message());
