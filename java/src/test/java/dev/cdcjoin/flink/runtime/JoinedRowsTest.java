@@ -28,19 +28,24 @@ import org.junit.jupiter.api.Test;
  */
 class JoinedRowsTest {
 
-    private static final RowCodec USERS =
-            new RowCodec(
-                    CdcSchema.of(
-                            Column.notNull("id", "INT"),
-                            Column.nullable("name", "STRING"),
-                            Column.nullable("photo", "BYTES")));
+    /** users(id INT NOT NULL, name STRING, photo BYTES). */
+    private static final RowCodec USERS = codec("id INT", "name STRING", "photo BYTES");
 
-    private static final RowCodec DOMAINS =
-            new RowCodec(
-                    CdcSchema.of(
-                            Column.notNull("id", "INT"),
-                            Column.nullable("user_id", "INT"),
-                            Column.nullable("domain", "STRING")));
+    /** domains(id INT NOT NULL, user_id INT, domain STRING). */
+    private static final RowCodec DOMAINS = codec("id INT", "user_id INT", "domain STRING");
+
+    /** A codec of columns written "name TYPE", the first one NOT NULL. */
+    private static RowCodec codec(String... columns) {
+        List<Column> list = new ArrayList<>();
+        for (String c : columns) {
+            String[] nameType = c.split(" ");
+            list.add(
+                    list.isEmpty()
+                            ? Column.notNull(nameType[0], nameType[1])
+                            : Column.nullable(nameType[0], nameType[1]));
+        }
+        return new RowCodec(CdcSchema.of(list));
+    }
 
     /** users.name, users.photo, domains.id, domains.domain. */
     private static JoinedRows projectedRows() {
