@@ -156,7 +156,7 @@ final class JoinedRows {
             int at = e.inputAt(input);
             repeated[input] =
                     at >= 0 && previousAt[input] >= 0 && sameRow(out, at, previousAt[input]);
-            previousAt[input] = -1; // until every value is read: a failed read shares nothing
+            previousAt[input] = at; // a read that fails below fails the job: no entry follows
         }
         for (int i = 0; i < projectedInput.length; i++) {
             int input = projectedInput[i];
@@ -165,9 +165,6 @@ final class JoinedRows {
                 previous[i] = at >= 0 ? codecs[input].read(out, at, projectedColumn[i]) : null;
             }
             row.setField(i, previous[i]);
-        }
-        for (int input = 0; input < previousAt.length; input++) {
-            previousAt[input] = e.inputAt(input);
         }
         return row;
     }
