@@ -1,11 +1,15 @@
 //! Arbitrary bytes as a join input batch and as a snapshot section, for every join type: the
-//! engine must apply or refuse them, never panic or abort. The first byte picks the join type and
-//! whether the bytes are restored as a snapshot first.
+//! engine must apply or refuse them, never panic or abort, and a frozen state must write what a
+//! snapshot written at its instant holds while the engine goes on. The first byte picks the join
+//! type, whether the sides have a TTL and whether the bytes are restored as a snapshot first.
 #![no_main]
 
 use cdcjoin_join::{JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
 use cdcjoin_workload::{domains_schema, users_schema};
 use libfuzzer_sys::fuzz_target;
+
+mod common;
+use common::{frozen_writes, sections};
 
 fn spec(join_type: JoinType, ttl: bool) -> JoinSpec {
     let side = |schema, jk: &str, pk: Option<&str>| SideSpec {
@@ -25,17 +29,29 @@ fn spec(join_type: JoinType, ttl: bool) -> JoinSpec {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
-    let jt = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Full][(mode & 3) as usize];
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let jt = [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+    ][(mode & 3) as usize];
     let mut engine = JoinEngine::new(&spec(jt, mode & 4 != 0)).expect("valid spec");
     if mode & 8 != 0 {
         let _ = engine.restore_key_group(rest);
     }
     let mut out = Vec::new();
     let _ = engine.process_batch(rest, i64::from(mode), &mut out);
+    let before = sections(engine.key_groups_with_state(), |kg, out| {
+        engine.snapshot_key_group(kg, out)
+    });
+    let frozen = engine.freeze();
     let _ = engine.process_batch(rest, i64::from(mode) * 1000, &mut out);
-    for kg in engine.key_groups_with_state() {
-        let mut snap = Vec::new();
-        engine.snapshot_key_group(kg, &mut snap).expect("own state snapshots");
-    }
+    frozen_writes(&before, frozen);
+    engine.settle();
+    sections(engine.key_groups_with_state(), |kg, out| {
+        engine.snapshot_key_group(kg, out)
+    });
 });

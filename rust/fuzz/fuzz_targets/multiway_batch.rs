@@ -1,0 +1,65 @@
+//! Arbitrary bytes as a multi-way join's input batch and as a snapshot section: the join must
+//! apply or refuse them, never panic or abort, and a frozen state must write what a snapshot
+//! written at its instant holds while the join goes on. The first byte picks the two join types,
+//! whether the inputs have a TTL and whether the bytes are restored as a snapshot first.
+#![no_main]
+
+use cdcjoin_join::{
+    JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, RetractionPolicy, SideSpec,
+};
+use cdcjoin_workload::{domains_schema, users_schema};
+use libfuzzer_sys::fuzz_target;
+
+mod common;
+use common::{frozen_writes, sections};
+
+const TYPES: [JoinType; 4] = [
+    JoinType::Inner,
+    JoinType::Left,
+    JoinType::Right,
+    JoinType::Full,
+];
+
+/// Users keyed by id, their domains, and the domains again without a primary key: the three
+/// state layouts on one join key.
+fn spec(mode: u8) -> MultiwaySpec {
+    let input = |schema, jk: &str, pk: Option<&str>| SideSpec {
+        schema,
+        join_key: vec![jk.into()],
+        primary_key: pk.map(|p| vec![p.into()]),
+        ttl_ms: (mode & 16 != 0).then_some(1000),
+        exact_retractions: false,
+    };
+    MultiwaySpec {
+        inputs: vec![
+            input(users_schema(), "id", Some("id")),
+            input(domains_schema(), "user_id", Some("id")),
+            input(domains_schema(), "user_id", None),
+        ],
+        steps: vec![TYPES[(mode & 3) as usize], TYPES[(mode >> 2 & 3) as usize]],
+        absent_retraction: RetractionPolicy::Ignore,
+        key_groups: KeyGroupRange { start: 0, end: 127 },
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let mut join = MultiwayJoin::new(&spec(mode)).expect("valid spec");
+    if mode & 32 != 0 {
+        let _ = join.restore_key_group(rest);
+    }
+    let mut out = Vec::new();
+    let _ = join.process_batch(rest, i64::from(mode), &mut out);
+    let before = sections(join.key_groups_with_state(), |kg, out| {
+        join.snapshot_key_group(kg, out)
+    });
+    let frozen = join.freeze();
+    let _ = join.process_batch(rest, i64::from(mode) * 1000, &mut out);
+    frozen_writes(&before, frozen);
+    join.settle();
+    sections(join.key_groups_with_state(), |kg, out| {
+        join.snapshot_key_group(kg, out)
+    });
+});
