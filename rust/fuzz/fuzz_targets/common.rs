@@ -1,8 +1,16 @@
 //! What the join fuzz targets share.
 
 use cdcjoin_join::state::Slot;
-use cdcjoin_join::FrozenState;
+use cdcjoin_join::{FrozenState, JoinType};
 use std::fmt::Debug;
+
+/// The join types, picked by two bits of a target's first byte.
+pub const JOIN_TYPES: [JoinType; 4] = [
+    JoinType::Inner,
+    JoinType::Left,
+    JoinType::Right,
+    JoinType::Full,
+];
 
 /// The section of each of `key_groups`, as `write` appends it; a key group that cannot be written
 /// is a failure (every key group with state must be).

@@ -9,7 +9,7 @@ use cdcjoin_workload::{domains_schema, users_schema};
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::{frozen_writes, sections};
+use common::{frozen_writes, sections, JOIN_TYPES};
 
 fn spec(join_type: JoinType, ttl: bool) -> JoinSpec {
     let side = |schema, jk: &str, pk: Option<&str>| SideSpec {
@@ -32,12 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let jt = [
-        JoinType::Inner,
-        JoinType::Left,
-        JoinType::Right,
-        JoinType::Full,
-    ][(mode & 3) as usize];
+    let jt = JOIN_TYPES[(mode & 3) as usize];
     let mut engine = JoinEngine::new(&spec(jt, mode & 4 != 0)).expect("valid spec");
     if mode & 8 != 0 {
         let _ = engine.restore_key_group(rest);

@@ -4,21 +4,12 @@
 //! whether the inputs have a TTL and whether the bytes are restored as a snapshot first.
 #![no_main]
 
-use cdcjoin_join::{
-    JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, RetractionPolicy, SideSpec,
-};
+use cdcjoin_join::{KeyGroupRange, MultiwayJoin, MultiwaySpec, RetractionPolicy, SideSpec};
 use cdcjoin_workload::{domains_schema, users_schema};
 use libfuzzer_sys::fuzz_target;
 
 mod common;
-use common::{frozen_writes, sections};
-
-const TYPES: [JoinType; 4] = [
-    JoinType::Inner,
-    JoinType::Left,
-    JoinType::Right,
-    JoinType::Full,
-];
+use common::{frozen_writes, sections, JOIN_TYPES};
 
 /// Users keyed by id, their domains, and the domains again without a primary key: the three
 /// state layouts on one join key.
@@ -36,7 +27,10 @@ fn spec(mode: u8) -> MultiwaySpec {
             input(domains_schema(), "user_id", Some("id")),
             input(domains_schema(), "user_id", None),
         ],
-        steps: vec![TYPES[(mode & 3) as usize], TYPES[(mode >> 2 & 3) as usize]],
+        steps: vec![
+            JOIN_TYPES[(mode & 3) as usize],
+            JOIN_TYPES[(mode >> 2 & 3) as usize],
+        ],
         absent_retraction: RetractionPolicy::Ignore,
         key_groups: KeyGroupRange { start: 0, end: 127 },
     }
