@@ -15,7 +15,9 @@
 //! BW) when the CPU has them, detected at run time since the library is shipped prebuilt;
 //! elsewhere a scalar loop. With AVX-512 the masks come straight out of compares into mask
 //! registers, and the index entries are written 16 at a time by compressing the set bits' offsets
-//! (`vpcompressd`) instead of one `tzcnt` per entry. All paths produce the same masks and the same
+//! (`vpcompressd`, four per block) instead of one `tzcnt` per entry; with VBMI2 (Ice Lake, Zen 4)
+//! one byte compress (`vpcompressb`) gathers a whole block's offsets, widened 16 at a time only
+//! as far as the block has entries (simdjson's Ice Lake kernel). All paths produce the same masks and the same
 //! index (tested against each other and against a byte-by-byte tokenizer). The prefix XOR is the
 //! portable shift-and-XOR ladder (six steps), not a carry-less multiply, which needs a further CPU
 //! feature for little gain at this size.
@@ -44,6 +46,10 @@ impl Index {
     pub(crate) fn build(&mut self, input: &[u8]) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
+            if x86::has_vbmi2() {
+                // SAFETY: the CPU has what it needs (checked just above).
+                return unsafe { x86::build_vbmi2(self, input) };
+            }
             if x86::has_avx512() {
                 // SAFETY: the CPU has what it needs (checked just above).
                 return unsafe { x86::build_avx512(self, input) };
@@ -311,6 +317,12 @@ mod x86 {
             && std::arch::is_x86_feature_detected!("avx512bw")
     }
 
+    /// Whether the CPU has what [`build_vbmi2`] uses: [`has_avx512`]'s and AVX-512 VBMI2 (Ice
+    /// Lake, Zen 4 and later), whose byte compress writes a block's entries in one step.
+    pub(super) fn has_vbmi2() -> bool {
+        has_avx512() && std::arch::is_x86_feature_detected!("avx512vbmi2")
+    }
+
     /// Whether the CPU has what [`build_avx2`] uses: AVX2 and the bit counting instructions
     /// (every AVX2 CPU has them, but each is a feature of its own).
     pub(super) fn has_avx2() -> bool {
@@ -333,6 +345,20 @@ mod x86 {
             input,
             |block| unsafe { classify_avx512(block) },
             |out, base, bits| unsafe { flatten_avx512(out, base, bits) },
+        )
+    }
+
+    /// [`build_avx512`] with a block's entries written by [`flatten_vbmi2`].
+    ///
+    /// # Safety
+    /// The CPU must have what [`has_vbmi2`] checks.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt,bmi1")]
+    pub(super) unsafe fn build_vbmi2(index: &mut Index, input: &[u8]) -> bool {
+        // SAFETY: this function only runs on a CPU with these features (its caller's contract).
+        index.build_with(
+            input,
+            |block| unsafe { classify_avx512(block) },
+            |out, base, bits| unsafe { flatten_vbmi2(out, base, bits) },
         )
     }
 
@@ -476,6 +502,40 @@ mod x86 {
             // SAFETY: an unaligned store of 16 entries to `at`, which has 16.
             unsafe { _mm512_storeu_si512(at.as_mut_ptr().cast(), packed) };
             k += mask.count_ones() as usize;
+        }
+    }
+
+    /// [`flatten_scalar`]'s result with VBMI2: the offsets within the block of all its set bits
+    /// compressed to the front as bytes in one instruction (simdjson's Ice Lake kernel), then
+    /// widened to 32 bits, based and stored 16 at a time, only as many times as there are entries.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and VBMI2.
+    #[target_feature(enable = "avx512f,avx512vbmi2")]
+    #[inline]
+    pub(super) unsafe fn flatten_vbmi2(out: &mut [u32; 64], base: u32, bits: u64) {
+        let lanes = _mm512_set_epi8(
+            63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
+            41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
+            19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0,
+        );
+        let packed = _mm512_maskz_compress_epi8(bits, lanes);
+        let base = _mm512_set1_epi32(base as i32);
+        let count = bits.count_ones();
+        let store = |at: &mut [u32], bytes: __m128i| {
+            let wide = _mm512_add_epi32(_mm512_cvtepu8_epi32(bytes), base);
+            // SAFETY: an unaligned store of 16 entries to `at`, which has 16.
+            unsafe { _mm512_storeu_si512(at.as_mut_ptr().cast(), wide) };
+        };
+        store(&mut out[..16], _mm512_castsi512_si128(packed));
+        if count > 16 {
+            store(&mut out[16..32], _mm512_extracti32x4_epi32::<1>(packed));
+            if count > 32 {
+                store(&mut out[32..48], _mm512_extracti32x4_epi32::<2>(packed));
+                if count > 48 {
+                    store(&mut out[48..], _mm512_extracti32x4_epi32::<3>(packed));
+                }
+            }
         }
     }
 
@@ -647,7 +707,7 @@ mod tests {
         runs.push((ok, index.positions().to_vec(), index.ascii));
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: SSE2 is in the x86_64 baseline; AVX2 and AVX-512 only when detected.
+            // SAFETY: SSE2 is in the x86_64 baseline; AVX2, AVX-512 and VBMI2 only when detected.
             let ok = unsafe { x86::build_sse2(&mut index, input) };
             runs.push((ok, index.positions().to_vec(), index.ascii));
             if x86::has_avx2() {
@@ -656,6 +716,10 @@ mod tests {
             }
             if x86::has_avx512() {
                 let ok = unsafe { x86::build_avx512(&mut index, input) };
+                runs.push((ok, index.positions().to_vec(), index.ascii));
+            }
+            if x86::has_vbmi2() {
+                let ok = unsafe { x86::build_vbmi2(&mut index, input) };
                 runs.push((ok, index.positions().to_vec(), index.ascii));
             }
         }
@@ -703,6 +767,13 @@ mod tests {
                 let mut out = [0; 64];
                 // SAFETY: AVX-512 detected.
                 unsafe { x86::flatten_avx512(&mut out, base, bits) };
+                assert_eq!(out[..expected.len()], expected[..], "{bits:#x}");
+            }
+            #[cfg(target_arch = "x86_64")]
+            if x86::has_vbmi2() {
+                let mut out = [0; 64];
+                // SAFETY: AVX-512 VBMI2 detected.
+                unsafe { x86::flatten_vbmi2(&mut out, base, bits) };
                 assert_eq!(out[..expected.len()], expected[..], "{bits:#x}");
             }
         }
