@@ -411,13 +411,12 @@ impl<'a> RowRef<'a> {
         if t.is_variable() {
             return self.get_bytes(i) == other.get_bytes(j);
         }
-        let (a, b) = (self.layout.offsets[i], other.layout.offsets[j]);
         match t.slot_width() {
-            1 => self.bytes[a] == other.bytes[b],
-            2 => slot::<2>(self.bytes, a) == slot::<2>(other.bytes, b),
-            4 => slot::<4>(self.bytes, a) == slot::<4>(other.bytes, b),
-            8 => slot::<8>(self.bytes, a) == slot::<8>(other.bytes, b),
-            _ => slot::<16>(self.bytes, a) == slot::<16>(other.bytes, b),
+            1 => self.fixed::<1>(i) == other.fixed::<1>(j),
+            2 => self.fixed::<2>(i) == other.fixed::<2>(j),
+            4 => self.fixed::<4>(i) == other.fixed::<4>(j),
+            8 => self.fixed::<8>(i) == other.fixed::<8>(j),
+            _ => self.fixed::<16>(i) == other.fixed::<16>(j),
         }
     }
 
@@ -426,12 +425,6 @@ impl<'a> RowRef<'a> {
         let (off, len) = self.var_slot(i);
         &self.bytes[off..off + len]
     }
-}
-
-/// The `N` bytes at `at` of `bytes`, as one value (compared in a register, not by `memcmp`).
-#[inline(always)]
-fn slot<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
-    bytes[at..at + N].try_into().expect("slot width")
 }
 
 /// Extracts a key (a sub-row of some columns) from rows of one layout, in the row encoding of the
@@ -680,9 +673,10 @@ mod tests {
         tail == bytes.len()
     }
 
-    /// One column of each slot width and a variable one, in `order`; with the values `v`
-    /// (`None`: null, and an odd value also unavailable), each column's value `v` modulo a
-    /// small number, so that equal values are common.
+    /// One column of each slot width and a variable one, written in `order`, column `c` from
+    /// `v[c]`: `None` is null; on columns 1, 3 and 5 a value of 2 modulo 3 is unavailable; else
+    /// the value modulo 3 (in a number's top byte), so that equal values are common and a
+    /// comparison of part of a slot would miss the difference.
     fn every_width(order: &[usize], v: &[Option<u8>]) -> (RowLayout, Vec<u8>) {
         let fields = [
             Field::new("t", DataType::TinyInt),
