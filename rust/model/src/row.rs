@@ -22,6 +22,18 @@ use crate::schema::{DataType, Schema};
 /// First byte of the slot of an unavailable column (whose null bit is set).
 pub const UNAVAILABLE: u8 = 1;
 
+/// Where one column lives in rows of one layout: its null bit and its slot, resolved once so that
+/// code comparing the same columns of many rows (keys, on every lookup and every retraction) does
+/// not look up the column's type and offset, or divide its index, for each row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnSlot {
+    null_byte: usize,
+    null_bit: u8,
+    offset: usize,
+    /// The slot's width; 0 for STRING and BYTES, compared by their data.
+    width: usize,
+}
+
 /// Precomputed byte layout of one schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowLayout {
@@ -54,6 +66,17 @@ impl RowLayout {
             variable,
             bitmap_len,
             fixed_len: at,
+        }
+    }
+
+    /// Where column `i` lives in rows of this layout (see [`ColumnSlot`]).
+    pub fn column_slot(&self, i: usize) -> ColumnSlot {
+        let t = self.types[i];
+        ColumnSlot {
+            null_byte: i / 8,
+            null_bit: 1 << (i % 8),
+            offset: self.offsets[i],
+            width: if t.is_variable() { 0 } else { t.slot_width() },
         }
     }
 
@@ -253,17 +276,25 @@ impl<'a> RowWriter<'a> {
 
     /// Copies column `i` of `src` (same type) as the next column: used to project keys and rows.
     pub fn copy_from(&mut self, src: &RowRef<'_>, i: usize) {
-        if src.is_unavailable(i) {
-            return self.unavailable();
+        self.copy_slot(src, src.layout.column_slot(i));
+    }
+
+    /// [`RowWriter::copy_from`] of the column at `slot` of `src`, resolved beforehand.
+    pub fn copy_slot(&mut self, src: &RowRef<'_>, slot: ColumnSlot) {
+        let at = slot.offset;
+        if src.is_null_at(slot) {
+            return match src.bytes[at] {
+                UNAVAILABLE => self.unavailable(),
+                _ => self.null(),
+            };
         }
-        if src.is_null(i) {
-            return self.null();
-        }
-        let bytes = src.column_bytes(i).expect("not null");
-        if src.layout.types[i].is_variable() {
-            self.bytes(bytes);
-        } else {
-            self.slot(bytes.len()).copy_from_slice(bytes);
+        match slot.width {
+            0 => self.bytes(src.slot_bytes(at)),
+            1 => self.slot(1).copy_from_slice(&src.word::<1>(at)),
+            2 => self.slot(2).copy_from_slice(&src.word::<2>(at)),
+            4 => self.slot(4).copy_from_slice(&src.word::<4>(at)),
+            8 => self.slot(8).copy_from_slice(&src.word::<8>(at)),
+            _ => self.slot(16).copy_from_slice(&src.word::<16>(at)),
         }
     }
 
@@ -329,8 +360,7 @@ impl<'a> RowRef<'a> {
     }
 
     fn fixed<const N: usize>(&self, i: usize) -> [u8; N] {
-        let at = self.layout.offsets[i];
-        self.bytes[at..at + N].try_into().expect("slot width")
+        self.word(self.layout.offsets[i])
     }
 
     /// BOOLEAN at `i`.
@@ -377,7 +407,12 @@ impl<'a> RowRef<'a> {
     }
 
     fn var_slot(&self, i: usize) -> (usize, usize) {
-        let s: [u8; 8] = self.fixed(i);
+        self.var_slot_at(self.layout.offsets[i])
+    }
+
+    /// The `(offset, length)` of the STRING or BYTES slot at byte `at`.
+    fn var_slot_at(&self, at: usize) -> (usize, usize) {
+        let s: [u8; 8] = self.word(at);
         let off = u32::from_le_bytes(s[..4].try_into().expect("4 bytes")) as usize;
         let len = u32::from_le_bytes(s[4..].try_into().expect("4 bytes")) as usize;
         (off, len)
@@ -397,27 +432,42 @@ impl<'a> RowRef<'a> {
         Some(&self.bytes[at..at + t.slot_width()])
     }
 
-    /// Whether column `i` holds the same value as column `j` of `other`, a column of the same
-    /// type: [`RowRef::column_bytes`] compared, without building the slices where the type is
-    /// fixed-width. Keys are compared on every state lookup and every retraction, and a library
-    /// call to compare four bytes cost more than the rest of the comparison.
+    /// Whether the column at `slot` holds the same value as the column at `other_slot` of
+    /// `other`, a column of the same type: [`RowRef::column_bytes`] compared, without building the
+    /// slices where the type is fixed-width. Keys are compared on every state lookup and every
+    /// retraction, and a library call to compare four bytes cost more than the rest of the
+    /// comparison.
     #[inline]
-    pub fn column_eq(&self, i: usize, other: &RowRef<'_>, j: usize) -> bool {
-        let (null, other_null) = (self.is_null(i), other.is_null(j));
+    pub fn slot_eq(&self, slot: ColumnSlot, other: &RowRef<'_>, other_slot: ColumnSlot) -> bool {
+        let (null, other_null) = (self.is_null_at(slot), other.is_null_at(other_slot));
         if null || other_null {
             return null && other_null;
         }
-        let t = self.layout.types[i];
-        if t.is_variable() {
-            return self.get_bytes(i) == other.get_bytes(j);
+        let (a, b) = (slot.offset, other_slot.offset);
+        match slot.width {
+            0 => self.slot_bytes(a) == other.slot_bytes(b),
+            1 => self.bytes[a] == other.bytes[b],
+            2 => self.word::<2>(a) == other.word::<2>(b),
+            4 => self.word::<4>(a) == other.word::<4>(b),
+            8 => self.word::<8>(a) == other.word::<8>(b),
+            _ => self.word::<16>(a) == other.word::<16>(b),
         }
-        match t.slot_width() {
-            1 => self.fixed::<1>(i) == other.fixed::<1>(j),
-            2 => self.fixed::<2>(i) == other.fixed::<2>(j),
-            4 => self.fixed::<4>(i) == other.fixed::<4>(j),
-            8 => self.fixed::<8>(i) == other.fixed::<8>(j),
-            _ => self.fixed::<16>(i) == other.fixed::<16>(j),
-        }
+    }
+
+    /// Whether the column at `slot` is null.
+    fn is_null_at(&self, slot: ColumnSlot) -> bool {
+        self.bytes[slot.null_byte] & slot.null_bit != 0
+    }
+
+    /// The `N` bytes at byte `at`.
+    fn word<const N: usize>(&self, at: usize) -> [u8; N] {
+        self.bytes[at..at + N].try_into().expect("slot width")
+    }
+
+    /// The data of the STRING or BYTES slot at byte `at`.
+    fn slot_bytes(&self, at: usize) -> &'a [u8] {
+        let (off, len) = self.var_slot_at(at);
+        &self.bytes[off..off + len]
     }
 
     /// STRING or BYTES at `i`.
@@ -433,14 +483,25 @@ impl<'a> RowRef<'a> {
 pub struct KeyProjection {
     columns: Vec<usize>,
     key_layout: RowLayout,
+    /// The key columns' slots in rows of the schema, and in keys (for comparing without writing).
+    row_slots: Vec<ColumnSlot>,
+    key_slots: Vec<ColumnSlot>,
 }
 
 impl KeyProjection {
     /// A projection of `columns` of rows of `schema`.
     pub fn new(schema: &Schema, columns: &[usize]) -> KeyProjection {
+        let (rows, key_layout) = (
+            RowLayout::new(schema),
+            RowLayout::new(&schema.project(columns)),
+        );
         KeyProjection {
             columns: columns.to_vec(),
-            key_layout: RowLayout::new(&schema.project(columns)),
+            row_slots: columns.iter().map(|&c| rows.column_slot(c)).collect(),
+            key_slots: (0..columns.len())
+                .map(|j| key_layout.column_slot(j))
+                .collect(),
+            key_layout,
         }
     }
 
@@ -457,8 +518,8 @@ impl KeyProjection {
     /// Appends the key of `row` to `out` and returns its length.
     pub fn write(&self, row: &RowRef<'_>, out: &mut Vec<u8>) -> usize {
         let mut w = RowWriter::new(&self.key_layout, out);
-        for &c in &self.columns {
-            w.copy_from(row, c);
+        for &slot in &self.row_slots {
+            w.copy_slot(row, slot);
         }
         w.finish()
     }
@@ -466,16 +527,13 @@ impl KeyProjection {
     /// Whether rows `a` and `b` (both of the projected layout) have the same key, compared column
     /// by column without writing the keys out.
     pub fn same_key(&self, a: &RowRef<'_>, b: &RowRef<'_>) -> bool {
-        self.columns.iter().all(|&c| a.column_eq(c, b, c))
+        self.row_slots.iter().all(|&s| a.slot_eq(s, b, s))
     }
 
     /// Whether `row` has the key `key` (encoded in [`KeyProjection::key_layout`]), compared column by
     /// column without writing the row's key out.
     pub fn has_key(&self, row: &RowRef<'_>, key: &RowRef<'_>) -> bool {
-        self.columns
-            .iter()
-            .enumerate()
-            .all(|(j, &c)| row.column_eq(c, key, j))
+        (self.row_slots.iter().zip(&self.key_slots)).all(|(&r, &k)| row.slot_eq(r, key, k))
     }
 
     /// Whether any key column of `row` is null (SQL equality never matches a null key).
@@ -717,10 +775,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `column_eq` answers what comparing `column_bytes` answers, for every slot width,
+        /// `slot_eq` answers what comparing `column_bytes` answers, for every slot width,
         /// nulls and unavailable columns, between rows of two layouts (a row and a key).
         #[test]
-        fn column_eq_is_column_bytes_compared(
+        fn slot_eq_is_column_bytes_compared(
             a in proptest::collection::vec(proptest::option::of(0u8..6), 6),
             b in proptest::collection::vec(proptest::option::of(0u8..6), 6),
         ) {
@@ -730,11 +788,36 @@ mod tests {
             for i in 0..6 {
                 let j = 5 - i;
                 proptest::prop_assert_eq!(
-                    ra.column_eq(i, &rb, j),
+                    ra.slot_eq(la.column_slot(i), &rb, lb.column_slot(j)),
                     ra.column_bytes(i) == rb.column_bytes(j),
                     "column {}", i
                 );
             }
+        }
+
+        /// Copying every column of a row, in order, writes the row again: every slot width,
+        /// nulls, unavailable columns and strings; and a key projection of some columns writes
+        /// what copying those columns one by one writes.
+        #[test]
+        fn copied_columns_write_the_row_again(
+            v in proptest::collection::vec(proptest::option::of(0u8..6), 6),
+        ) {
+            let (layout, row) = every_width(&[0, 1, 2, 3, 4, 5], &v);
+            let r = RowRef::new(&layout, &row);
+            let mut copy = Vec::new();
+            let mut w = RowWriter::new(&layout, &mut copy);
+            (0..6).for_each(|i| w.copy_from(&r, i));
+            w.finish();
+            proptest::prop_assert_eq!(&copy, &row);
+            let schema = Schema::new((0..6).map(|i| Field::new(
+                &format!("c{i}"), layout.data_type(i))).collect());
+            let (mut key, mut by_hand) = (Vec::new(), Vec::new());
+            KeyProjection::new(&schema, &[5, 2, 3]).write(&r, &mut key);
+            let sub = RowLayout::new(&schema.project(&[5, 2, 3]));
+            let mut w = RowWriter::new(&sub, &mut by_hand);
+            [5, 2, 3].iter().for_each(|&i| w.copy_from(&r, i));
+            w.finish();
+            proptest::prop_assert_eq!(key, by_hand);
         }
 
         /// Valid rows with up to four bytes overwritten, cut or extended: both checks accept
