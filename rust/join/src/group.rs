@@ -194,9 +194,12 @@ fn live_entries(raw: &[u8], layout: EntryLayout, at: usize) -> impl Iterator<Ite
     })
 }
 
-/// Whether `raw` holds [`INDEX_AT`] live entries or more (a group of them is indexed).
-fn reaches_index(raw: &[u8], layout: EntryLayout) -> bool {
-    live_entries(raw, layout, 0).nth(INDEX_AT - 1).is_some()
+/// Whether `raw` holds [`INDEX_AT`] live entries or more (a group of them is indexed). Every
+/// entry takes at least its header and its row's fixed part, so a block too short for that many
+/// (each push to a small group asks) is answered without walking it.
+fn reaches_index(raw: &[u8], layout: EntryLayout, id: &RowIdentity<'_>) -> bool {
+    raw.len() >= INDEX_AT * (layout.header_len() + id.rows.fixed_len())
+        && live_entries(raw, layout, 0).nth(INDEX_AT - 1).is_some()
 }
 
 /// The header of an entry in the format above, in the first [`EntryLayout::header_len`] bytes.
@@ -385,7 +388,7 @@ impl Indexed {
 impl Group {
     /// A group of the entries `bytes` (none removed), indexed when they are [`INDEX_AT`] or more.
     fn of_entries(bytes: Vec<u8>, layout: EntryLayout, id: &RowIdentity<'_>) -> Group {
-        if reaches_index(&bytes, layout) {
+        if reaches_index(&bytes, layout, id) {
             Group::Indexed(Box::new(Indexed::build(bytes, layout, id)))
         } else {
             Group::Compact(Block::from_vec(bytes))
@@ -595,7 +598,7 @@ impl Group {
             Group::Compact(b) => {
                 let header = entry_header(layout, row, count, matches, now);
                 b.append(&[&header[..layout.header_len()], row]);
-                if reaches_index(b, layout) {
+                if reaches_index(b, layout, id) {
                     *self = Group::Indexed(Box::new(Indexed::build(b.to_vec(), layout, id)));
                 }
             }
