@@ -2,7 +2,8 @@
 //!
 //! Reported as MB/s of JSON and as events (messages) per second; the bytes group also decodes the
 //! same batch wrapped in Kafka Connect's `{"schema", "payload"}` envelope, and the batch with
-//! MySQL `source` blocks instead. Timed by the benchmark thread's CPU time
+//! MySQL `source` blocks instead, and the batch read by a job that declares two of each table's
+//! columns. Timed by the benchmark thread's CPU time
 //! (`cdcjoin_workload::cpu_time`).
 
 mod common;
@@ -36,6 +37,11 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(bytes(&mysql)));
     measure(&mut group, "users_domains_10k_mysql", || {
         consumer.decode(black_box(&mysql))
+    });
+    let mut few = Consumer::few_columns();
+    group.throughput(Throughput::Bytes(bytes(&bare)));
+    measure(&mut group, "users_domains_10k_few_columns", || {
+        few.decode(black_box(&bare))
     });
     group.finish();
 

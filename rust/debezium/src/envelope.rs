@@ -36,7 +36,6 @@
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserializer as _;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
 use std::fmt;
 
 mod walk;
@@ -105,10 +104,17 @@ impl RowSpans {
 }
 
 /// Finds declared columns by name. Names are compared as the key's bytes (see [`KeyVisitor`]).
+///
+/// A message's columns mostly come in the declared order, so the column after the last one found
+/// is tried first; the rest, and every column the schema does not declare (a table's columns the
+/// job does not read, asked for in every message), go to a map hashed with foldhash rather than
+/// the standard library's SipHash, which cost a tenth of the decoder's instructions where a schema
+/// declares a few of a table's columns. The map only holds the declared names, so no input can
+/// make its lookups slower.
 #[derive(Clone, Debug)]
 pub(crate) struct ColumnIndex {
     names: Vec<Box<[u8]>>,
-    by_name: HashMap<Box<[u8]>, usize>,
+    by_name: foldhash::HashMap<Box<[u8]>, usize>,
 }
 
 impl ColumnIndex {
