@@ -18,9 +18,9 @@
 //! (`vpcompressd`, four per block) instead of one `tzcnt` per entry; with VBMI2 (Ice Lake, Zen 4)
 //! one byte compress (`vpcompressb`) gathers a whole block's offsets, widened 16 at a time only
 //! as far as the block has entries (simdjson's Ice Lake kernel). All paths produce the same masks
-//! and the same index (tested against each other and against a byte-by-byte tokenizer). The prefix XOR is the
-//! portable shift-and-XOR ladder (six steps), not a carry-less multiply, which needs a further CPU
-//! feature for little gain at this size.
+//! and the same index (tested against each other and against a byte-by-byte tokenizer). The
+//! prefix XOR is the portable shift-and-XOR ladder (six steps), not a carry-less multiply, which
+//! needs a further CPU feature for little gain at this size.
 //!
 //! Stage 1 checks what it sees for free: every string is closed, holds no raw control character
 //! and only valid escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u` and four hex

@@ -406,10 +406,6 @@ impl<'a> RowRef<'a> {
         }
     }
 
-    fn var_slot(&self, i: usize) -> (usize, usize) {
-        self.var_slot_at(self.layout.offsets[i])
-    }
-
     /// The `(offset, length)` of the STRING or BYTES slot at byte `at`.
     fn var_slot_at(&self, at: usize) -> (usize, usize) {
         let s: [u8; 8] = self.word(at);
@@ -472,8 +468,7 @@ impl<'a> RowRef<'a> {
 
     /// STRING or BYTES at `i`.
     pub fn get_bytes(&self, i: usize) -> &'a [u8] {
-        let (off, len) = self.var_slot(i);
-        &self.bytes[off..off + len]
+        self.slot_bytes(self.layout.offsets[i])
     }
 }
 
@@ -721,7 +716,7 @@ mod tests {
                     return false;
                 }
             } else if t.is_variable() {
-                let (off, len) = row.var_slot(i);
+                let (off, len) = row.var_slot_at(layout.offsets[i]);
                 if off != tail || off + len > bytes.len() {
                     return false;
                 }
