@@ -126,11 +126,40 @@ impl ColumnIndex {
     }
 
     /// Position of `name`, trying `hint` first.
+    #[inline]
     fn find(&self, name: &[u8], hint: usize) -> Option<usize> {
         match self.names.get(hint) {
-            Some(n) if **n == *name => Some(hint),
-            _ => self.by_name.get(name).copied(),
+            Some(n) if short_eq(n, name) => Some(hint),
+            _ => self.lookup(name),
         }
+    }
+
+    /// Position of `name` by its hash: out of line, so that [`ColumnIndex::find`]'s usual case
+    /// (the hinted column) inlines into the walk.
+    #[inline(never)]
+    fn lookup(&self, name: &[u8]) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+}
+
+/// `a == b`, for column names: up to 16 bytes compared as two overlapping words each side, not
+/// through a library `memcmp`, whose call cost more than the comparison (every column of every
+/// message is compared with its expected name).
+#[inline]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+        s[at..at + N].try_into().expect("N bytes")
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        9..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -465,6 +494,23 @@ mod tests {
         let message = String::from_utf8_lossy(input);
         assert_eq!(scan_serde(input, spans), Ok(scanned), "{message}");
         assert_eq!((&before, &after), walked, "{message}");
+    }
+
+    #[test]
+    fn short_eq_is_slice_equality() {
+        // Every length up to past the word paths, each byte in turn made to differ.
+        for n in 0..=20usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(short_eq(&a, &a.clone()), "{n}");
+            if n > 0 {
+                assert!(!short_eq(&a, &a[..n - 1]), "{n}");
+            }
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!short_eq(&a, &b), "{n} bytes, byte {at}");
+            }
+        }
     }
 
     struct Fixture {
