@@ -259,6 +259,7 @@ impl<'a> OutputWriter<'a> {
 
     /// Emits `kind[rows...]`, one row per input of a multi-way join ([`crate::multiway`]), a
     /// `None` being null padding: the joined row's format with as many sides as inputs.
+    #[inline(always)]
     pub fn emit_wide(&mut self, kind: RowKind, rows: &[Option<&[u8]>]) {
         self.head(kind as u8);
         for &row in rows {

@@ -265,6 +265,7 @@ fn emit(
 impl Ctx<'_> {
     /// The stored entry that `row` would replace or retract, if any. An expired one is freed
     /// and not returned.
+    #[inline(always)]
     fn find_stored(&mut self, row: &[u8]) -> Option<Entry> {
         let (g, el, id) = (&mut *self.mine, self.me.entry, self.me.identity());
         let found = match self.me.layout {

@@ -585,6 +585,7 @@ impl Group {
     }
 
     /// Appends a row; a compact group reaching [`INDEX_AT`] rows becomes indexed.
+    #[inline(always)]
     pub fn push(
         &mut self,
         layout: EntryLayout,

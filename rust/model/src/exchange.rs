@@ -116,6 +116,7 @@ impl<'a> Changes<'a> {
         Changes { buf: body }
     }
 
+    #[inline(always)]
     fn read(&mut self) -> Result<Change<'a>, String> {
         let head = self
             .buf
@@ -143,6 +144,7 @@ impl<'a> Iterator for Changes<'a> {
     /// A change, or why the block is malformed there (the rest of the block is then skipped).
     type Item = Result<Change<'a>, String>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.buf.is_empty() {
             return None;

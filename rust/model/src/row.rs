@@ -345,10 +345,18 @@ impl<'a> RowRef<'a> {
 
     /// The unavailable columns, in order. Unavailable columns are nulls, so a row without a null
     /// (the common case) is answered from its null bitmap alone, without allocating.
+    #[inline]
     pub fn unavailable_columns(&self) -> Vec<usize> {
         if self.bytes[..self.layout.bitmap_len].iter().all(|&b| b == 0) {
             return Vec::new();
         }
+        self.unavailable_among_nulls()
+    }
+
+    /// [`RowRef::unavailable_columns`] of a row with nulls: out of line, so that the check of
+    /// the bitmap inlines into the join's loop over its input.
+    #[inline(never)]
+    fn unavailable_among_nulls(&self) -> Vec<usize> {
         (0..self.layout.arity())
             .filter(|&i| self.is_unavailable(i))
             .collect()
