@@ -1,7 +1,7 @@
 //! The compact row encoding.
 //!
 //! ```text
-//! row := null bitmap (ceil(n/8) bytes, bit i set = column i is null)
+//! row := null bitmap (ceil(n/8) bytes, bit i set = column i is null, bits from n on zero)
 //!        fixed slots (one per column, width by type, little-endian, zero when null)
 //!        variable tail (bytes of STRING/BYTES columns, in column order)
 //! ```
@@ -125,9 +125,14 @@ impl RowLayout {
             while bits != 0 {
                 let i = b * 8 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if i < self.types.len() {
-                    self.check_null_slot(bytes, i, unavailable)?;
+                if i >= self.types.len() {
+                    // The same values would have other bytes: not the canonical encoding.
+                    return Err(format!(
+                        "null bit {i} is set in a row of {} columns",
+                        self.types.len()
+                    ));
                 }
+                self.check_null_slot(bytes, i, unavailable)?;
             }
         }
         let mut tail = self.fixed_len;
@@ -679,6 +684,14 @@ mod tests {
         let slot = layout.offsets[1];
         bad_off[slot] = 0xff;
         assert!(layout.validate(&bad_off).is_err());
+        // Five columns: bits 5 to 7 of the bitmap are past the last one.
+        for bit in 5..8 {
+            let mut padded = good.clone();
+            padded[0] |= 1 << bit;
+            let err = layout.validate(&padded).unwrap_err();
+            assert!(err.contains(&format!("null bit {bit} is set")), "{err}");
+            assert!(layout.validate_stored(&padded).is_err());
+        }
     }
 
     #[test]
@@ -715,6 +728,10 @@ mod tests {
             return false;
         }
         let row = RowRef { layout, bytes };
+        let arity = layout.types.len();
+        if (arity..layout.bitmap_len * 8).any(|i| bytes[i / 8] & (1 << (i % 8)) != 0) {
+            return false;
+        }
         let mut tail = layout.fixed_len;
         for (i, t) in layout.types.iter().enumerate() {
             let slot = &bytes[layout.offsets[i]..layout.offsets[i] + t.slot_width()];
@@ -830,7 +847,13 @@ mod tests {
             id in proptest::prelude::any::<i32>(),
             name in proptest::option::of("[a-z]{0,6}"),
             marks in proptest::collection::vec(
-                (proptest::prelude::any::<usize>(), 0u8..4), 0..4),
+                (
+                    proptest::prelude::any::<usize>(),
+                    // Small values, and bits past the last column's null bit.
+                    proptest::sample::select(vec![0u8, 1, 2, 3, 0x20, 0x80]),
+                ),
+                0..4,
+            ),
             cut in 0usize..3,
             extend in 0usize..2,
         ) {

@@ -19,7 +19,7 @@ import org.apache.flink.types.Row;
  * The compact row encoding of the native library (Rust {@code cdcjoin_model::row}), both ways.
  *
  * <pre>
- * row := null bitmap (ceil(n/8) bytes, bit i set = column i null)
+ * row := null bitmap (ceil(n/8) bytes, bit i set = column i null, bits from n on zero)
  *        fixed slots (one per column, little-endian, zero when null)
  *        variable tail (STRING/BYTES data in column order; their slot is offset u32, length u32,
  *                       the offset counted from the row's start)
