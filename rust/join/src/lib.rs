@@ -23,6 +23,11 @@
 //! - `ttl`: state TTL, shared by both joins: expiry deadlines, freeing expired rows, sweeps.
 //! - `restore`: a section restored into its key group's table, checked against the key group
 //!   Flink stored it under.
+//!
+//! The few `#[inline(always)]`s on per-record functions (reading a change, finding a stored row,
+//! pushing and emitting one) are measured, not guessed: each was tried alone under callgrind and
+//! kept only where it cut instructions, and others forced inline cost more (bench/README.md,
+//! "Calls the compiler kept out of line").
 
 pub mod batch;
 pub mod block;
