@@ -141,7 +141,7 @@ impl<S: Slot> KeyTable<S> {
         self.find_at(sides, hash, key).map(|(_, slot)| slot)
     }
 
-    /// [`Self::find`], with the position of the key's bucket: valid for [`Self::replace_at`]
+    /// [`Self::find`], with the position of the key's bucket: valid for the crate's `replace_at`
     /// until the table is next changed.
     pub fn find_at(&self, sides: &[ResolvedSide], hash: u64, key: &[u8]) -> Option<(usize, &S)> {
         let mask = self.buckets.len().wrapping_sub(1);
