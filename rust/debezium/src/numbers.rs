@@ -35,6 +35,18 @@ pub(crate) fn parse_i64(text: &[u8]) -> Result<i64, NumError> {
     if digits.is_empty() {
         return Err(NumError::Syntax);
     }
+    if digits.len() <= 18 {
+        // Below 10^18: no overflow, so no checked step (every integer column and timestamp).
+        let mut v: i64 = 0;
+        for &d in digits {
+            let d = d.wrapping_sub(b'0');
+            if d > 9 {
+                return Err(NumError::Syntax);
+            }
+            v = v * 10 + i64::from(d);
+        }
+        return Ok(if negative { -v } else { v });
+    }
     let mut v: i64 = 0;
     for &d in digits {
         if !d.is_ascii_digit() {
@@ -281,6 +293,7 @@ pub(crate) fn rescale(unscaled: i128, from: i64, to: u8) -> Result<i128, NumErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn integers() {
@@ -293,6 +306,47 @@ mod tests {
         assert_eq!(parse_i64(&[b'9'; 500]), Err(NumError::Range));
         for bad in [&b""[..], b"-", b"1.0", b"1e3", b"\"1\"", b"true"] {
             assert_eq!(parse_i64(bad), Err(NumError::Syntax), "{bad:?}");
+        }
+        // Either side of the 18 digits parsed without overflow checks.
+        assert_eq!(
+            parse_i64(b"999999999999999999"),
+            Ok(999_999_999_999_999_999)
+        );
+        assert_eq!(
+            parse_i64(b"-999999999999999999"),
+            Ok(-999_999_999_999_999_999)
+        );
+        assert_eq!(
+            parse_i64(b"1000000000000000000"),
+            Ok(1_000_000_000_000_000_000)
+        );
+        assert_eq!(parse_i64(b"12345678901234567/"), Err(NumError::Syntax));
+        assert_eq!(parse_i64(b"12345678901234567:"), Err(NumError::Syntax));
+    }
+
+    /// Digits mostly, and the bytes either side of them.
+    fn digit_or_next() -> impl Strategy<Value = u8> {
+        prop_oneof![8 => b'0'..=b'9', 1 => Just(b'/'), 1 => Just(b':')]
+    }
+
+    proptest! {
+        /// Any sign and up to 21 bytes, digits or the bytes next to them: what `str::parse` says,
+        /// with a number it cannot hold out of range.
+        #[test]
+        fn integers_parse_as_std_does(
+            negative: bool,
+            body in prop::collection::vec(digit_or_next(), 0..=21),
+        ) {
+            let text = [if negative { &b"-"[..] } else { b"" }, &body].concat();
+            let std = std::str::from_utf8(&text).unwrap().parse::<i64>();
+            let expected = match std {
+                Ok(v) => Ok(v),
+                Err(_) if !body.is_empty() && body.iter().all(u8::is_ascii_digit) => {
+                    Err(NumError::Range)
+                }
+                Err(_) => Err(NumError::Syntax),
+            };
+            prop_assert_eq!(parse_i64(&text), expected);
         }
     }
 
