@@ -27,6 +27,7 @@
 //! decoder's instructions (`cargo bench -p cdcjoin-debezium --bench decode` under callgrind).
 
 use super::{ColumnIndex, Fields, Image, RowSpans, Scanned, Span};
+use crate::numbers::non_digits;
 use crate::structural::Index;
 use crate::text::unescape;
 
@@ -403,17 +404,11 @@ fn literal(input: &[u8], at: usize, word: &[u8]) -> Option<usize> {
     (input.get(at..end)? == word).then_some(end)
 }
 
-/// The end of the run of ASCII digits at `from`, eight bytes at a time: a byte is a digit when
-/// its high nibble is 3, also after adding 6 (which carries out of a low nibble above 9). A carry
-/// out of a non-digit byte only reaches later bytes, so the first non-digit is found exactly.
+/// The end of the run of ASCII digits at `from`, eight bytes at a time ([`non_digits`]).
 fn digits_end(input: &[u8], from: usize) -> usize {
-    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
-    const THREES: u64 = 0x3030_3030_3030_3030;
     let mut i = from;
     while let Some(&word) = input.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
-        let x = u64::from_le_bytes(word);
-        let other =
-            ((x & HIGH) ^ THREES) | ((x.wrapping_add(0x0606_0606_0606_0606) & HIGH) ^ THREES);
+        let other = non_digits(u64::from_le_bytes(word));
         if other != 0 {
             return i + (other.trailing_zeros() / 8) as usize;
         }
