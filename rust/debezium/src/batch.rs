@@ -35,6 +35,7 @@
 //! messages' order.
 
 use crate::decoder::{Decoded, Decoder, DecoderConfig};
+use crate::error::DecodeError;
 use crate::sink::ChangeSink;
 use cdcjoin_model::exchange::{read_stamp, Partitioner, STAMP_LEN};
 use cdcjoin_model::{KeyProjection, RowKind, RowRef};
@@ -94,6 +95,9 @@ pub struct BatchDecoder {
     key_buf: Vec<u8>,
 }
 
+/// What decoding one message gave.
+type DecodeResult = Result<Decoded, DecodeError>;
+
 /// Names a message in error messages.
 struct Position<'a> {
     source: &'a str,
@@ -150,51 +154,23 @@ impl BatchDecoder {
     /// Decodes a JSON batch into [`BatchDecoder::output`]. Fails only when the framing itself is
     /// broken; bad messages become error entries.
     pub fn decode_json(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
-        self.begin();
-        let mut summary = BatchSummary::default();
-        let mut reader = Reader::new(batch);
-        while !reader.done() {
-            let index = summary.messages;
-            let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
-            let message = reader.message().map_err(|e| frame_error(index, e))?;
-            summary.messages += 1;
-            let Some(json) = message else {
-                summary.tombstones += 1;
-                continue;
-            };
-            self.sink.clear();
-            let at = position(&self.source, first_index, index);
-            match self.decoder.decode(json, &at, &mut self.sink) {
-                Ok(Decoded::Tombstone) => summary.tombstones += 1,
-                Ok(Decoded::Changes(_)) => summary.changes += self.emit_changes(index, stamp),
-                Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
-            }
-        }
-        Ok(self.finish(summary))
+        self.decode_each(batch, first_index, Reader::message, |d, json, at, sink| {
+            json.map_or(Ok(Decoded::Tombstone), |json| d.decode(json, at, sink))
+        })
     }
 
     /// Decodes a batch of envelopes whose rows are already encoded (e.g. by Java) into
     /// [`BatchDecoder::output`]; each row is validated against the schema first.
     pub fn decode_rows(&mut self, batch: &[u8], first_index: u64) -> Result<BatchSummary, String> {
-        self.begin();
-        let mut summary = BatchSummary::default();
-        let mut reader = Reader::new(batch);
-        while !reader.done() {
-            let index = summary.messages;
-            let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
-            let (op, before, after) = reader.envelope().map_err(|e| frame_error(index, e))?;
-            summary.messages += 1;
-            self.sink.clear();
-            let at = position(&self.source, first_index, index);
-            match self
-                .decoder
-                .split_rows(op, before, after, &at, &mut self.sink)
-            {
-                Ok(_) => summary.changes += self.emit_changes(index, stamp),
-                Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
-            }
-        }
-        Ok(self.finish(summary))
+        self.decode_each(
+            batch,
+            first_index,
+            Reader::envelope,
+            |d, (op, before, after), at, sink| {
+                d.split_rows(op, before, after, at, sink)
+                    .map(Decoded::Changes)
+            },
+        )
     }
 
     /// Decodes a batch of upsert-kafka records (record key = primary key, value = the row, a null
@@ -204,18 +180,37 @@ impl BatchDecoder {
         batch: &[u8],
         first_index: u64,
     ) -> Result<BatchSummary, String> {
+        self.decode_each(
+            batch,
+            first_index,
+            Reader::key_value,
+            |d, (key, value), at, sink| d.decode_upsert(key, value, at, sink).map(Decoded::Changes),
+        )
+    }
+
+    /// Decodes each message of `batch` into the output: `read` takes a message from the batch's
+    /// framing (after its stamp), `decode` decodes it into the sink. The kinds of batch differ
+    /// only in these two.
+    fn decode_each<'b, M>(
+        &mut self,
+        batch: &'b [u8],
+        first_index: u64,
+        read: impl Fn(&mut Reader<'b>) -> Result<M, &'static str>,
+        decode: impl Fn(&mut Decoder, M, &Position<'_>, &mut ChangeSink) -> DecodeResult,
+    ) -> Result<BatchSummary, String> {
         self.begin();
         let mut summary = BatchSummary::default();
         let mut reader = Reader::new(batch);
         while !reader.done() {
             let index = summary.messages;
             let stamp = self.stamp(&mut reader).map_err(|e| frame_error(index, e))?;
-            let (key, value) = reader.key_value().map_err(|e| frame_error(index, e))?;
+            let message = read(&mut reader).map_err(|e| frame_error(index, e))?;
             summary.messages += 1;
             self.sink.clear();
             let at = position(&self.source, first_index, index);
-            match self.decoder.decode_upsert(key, value, &at, &mut self.sink) {
-                Ok(_) => summary.changes += self.emit_changes(index, stamp),
+            match decode(&mut self.decoder, message, &at, &mut self.sink) {
+                Ok(Decoded::Tombstone) => summary.tombstones += 1,
+                Ok(Decoded::Changes(_)) => summary.changes += self.emit_changes(index, stamp),
                 Err(e) => summary.errors += self.emit_error(index, &e.to_string()),
             }
         }
