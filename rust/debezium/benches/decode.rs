@@ -3,13 +3,14 @@
 //! Reported as MB/s of JSON and as events (messages) per second; the bytes group also decodes the
 //! same batch wrapped in Kafka Connect's `{"schema", "payload"}` envelope, and the batch with
 //! MySQL `source` blocks instead, and the batch read by a job that declares two of each table's
-//! columns. Timed by the benchmark thread's CPU time
+//! columns. A last group decodes the bare batch as the product's decode step does
+//! ([`cdcjoin_debezium::batch::BatchDecoder`]: framed, and partitioned by key group). Timed by the benchmark thread's CPU time
 //! (`cdcjoin_workload::cpu_time`).
 
 mod common;
 
 use cdcjoin_workload::cpu_time::measure;
-use common::{bytes, workload, Connector, Consumer, BATCH};
+use common::{bytes, workload, BatchConsumer, Connector, Consumer, BATCH};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 
@@ -49,6 +50,15 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(BATCH as u64));
     measure(&mut group, "users_domains_10k", || {
         consumer.decode(black_box(&bare))
+    });
+    group.finish();
+
+    let mut batches = BatchConsumer::new(&bare);
+    assert_eq!(batches.decode(), changes);
+    let mut group = c.benchmark_group("debezium_batch_decoder");
+    group.throughput(Throughput::Bytes(bytes(&bare)));
+    measure(&mut group, "users_domains_10k_partitioned", || {
+        black_box(&mut batches).decode()
     });
     group.finish();
 }
