@@ -223,14 +223,19 @@ impl Consumer {
     }
 }
 
+/// Messages per batch of the product's decode step: the decode operator's default batch size
+/// (`JoinBuilder.batchSize` on the Java side).
+pub const PRODUCT_BATCH: usize = 1024;
+
 /// The product's decode step: each table's messages framed as the decode operator hands them to
-/// [`BatchDecoder`] (a stamp and a length before each), decoded batch by batch and sorted into the
-/// key groups (max parallelism 128) of the join key (`users.domain_id`, `domains.id`), which is
-/// the join's input.
+/// [`BatchDecoder`] (a stamp and a length before each, [`PRODUCT_BATCH`] messages a batch),
+/// decoded batch by batch and sorted into the key groups (max parallelism 128) of the join key
+/// (`users.domain_id`, `domains.id`), which is the join's input.
 #[allow(dead_code)] // only the decode bench uses it; the parser comparison shares this module
 pub struct BatchConsumer {
     decoders: [BatchDecoder; 2],
-    frames: [Vec<u8>; 2],
+    /// Per table, its batches.
+    frames: [Vec<Vec<u8>>; 2],
 }
 
 #[allow(dead_code)]
@@ -246,9 +251,14 @@ impl BatchConsumer {
             })
             .unwrap()
         };
-        let mut frames = [Vec::new(), Vec::new()];
+        let mut frames: [Vec<Vec<u8>>; 2] = [Vec::new(), Vec::new()];
+        let mut counts = [0; 2];
         for (i, m) in batch.iter().enumerate() {
-            let frame = &mut frames[m.table];
+            if counts[m.table] % PRODUCT_BATCH == 0 {
+                frames[m.table].push(Vec::new());
+            }
+            counts[m.table] += 1;
+            let frame = frames[m.table].last_mut().expect("a batch was opened");
             write_stamp(frame, Some(i as i64));
             frame.extend_from_slice(&(m.json.len() as u32).to_le_bytes());
             frame.extend_from_slice(&m.json);
@@ -264,13 +274,14 @@ impl BatchConsumer {
 
     /// Decodes both tables' batches; returns the number of changes.
     pub fn decode(&mut self) -> usize {
-        let batches = self.decoders.iter_mut().zip(&self.frames);
-        batches
-            .map(|(d, frame)| {
+        let mut changes = 0;
+        for (d, frames) in self.decoders.iter_mut().zip(&self.frames) {
+            for frame in frames {
                 let summary = d.decode_json(frame, 0).unwrap();
                 assert_eq!(summary.errors, 0);
-                summary.changes
-            })
-            .sum()
+                changes += summary.changes;
+            }
+        }
+        changes
     }
 }
