@@ -33,14 +33,19 @@ pub const BLOCK_HEADER_LEN: usize = 10;
 /// Bytes of a change before its row (`kind | stamp | row_len`).
 pub const CHANGE_HEADER_LEN: usize = 1 + STAMP_LEN + 4;
 
+/// The bytes of a stamp: `Some(t)` for a record with timestamp `t`, `None` for one without.
+fn stamp(timestamp: Option<i64>) -> [u8; STAMP_LEN] {
+    let mut bytes = [STAMP_NONE; STAMP_LEN];
+    if let Some(t) = timestamp {
+        bytes[0] = STAMP_PRESENT;
+        bytes[1..].copy_from_slice(&t.to_le_bytes());
+    }
+    bytes
+}
+
 /// Appends a stamp: `Some(t)` for a record with timestamp `t`, `None` for one without.
 pub fn write_stamp(out: &mut Vec<u8>, timestamp: Option<i64>) {
-    out.push(if timestamp.is_some() {
-        STAMP_PRESENT
-    } else {
-        STAMP_NONE
-    });
-    out.extend_from_slice(&timestamp.unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&stamp(timestamp));
 }
 
 /// Reads the stamp at the start of `buf`.
@@ -54,11 +59,14 @@ pub fn read_stamp(buf: &[u8]) -> Result<Option<i64>, String> {
     }
 }
 
-/// Appends one change.
+/// Appends one change: its header in one copy, then its row.
 pub fn write_change(out: &mut Vec<u8>, kind: RowKind, timestamp: Option<i64>, row: &[u8]) {
-    out.push(kind as u8);
-    write_stamp(out, timestamp);
-    out.extend_from_slice(&(row.len() as u32).to_le_bytes());
+    let mut head = [0; CHANGE_HEADER_LEN];
+    head[0] = kind as u8;
+    head[1..1 + STAMP_LEN].copy_from_slice(&stamp(timestamp));
+    head[1 + STAMP_LEN..].copy_from_slice(&(row.len() as u32).to_le_bytes());
+    out.reserve(CHANGE_HEADER_LEN + row.len());
+    out.extend_from_slice(&head);
     out.extend_from_slice(row);
 }
 
