@@ -35,7 +35,7 @@ pub const CHANGE_HEADER_LEN: usize = 1 + STAMP_LEN + 4;
 
 /// The bytes of a stamp: `Some(t)` for a record with timestamp `t`, `None` for one without.
 fn stamp(timestamp: Option<i64>) -> [u8; STAMP_LEN] {
-    let mut bytes = [STAMP_NONE; STAMP_LEN];
+    let mut bytes = [0; STAMP_LEN]; // STAMP_NONE, then a zero timestamp
     if let Some(t) = timestamp {
         bytes[0] = STAMP_PRESENT;
         bytes[1..].copy_from_slice(&t.to_le_bytes());
