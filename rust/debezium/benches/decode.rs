@@ -4,8 +4,8 @@
 //! same batch wrapped in Kafka Connect's `{"schema", "payload"}` envelope, and the batch with
 //! MySQL `source` blocks instead, and the batch read by a job that declares two of each table's
 //! columns. A last group decodes the bare batch as the product's decode step does
-//! ([`cdcjoin_debezium::batch::BatchDecoder`]: framed, and partitioned by key group). Timed by the benchmark thread's CPU time
-//! (`cdcjoin_workload::cpu_time`).
+//! ([`cdcjoin_debezium::batch::BatchDecoder`]: framed, and partitioned by key group). Timed by
+//! the benchmark thread's CPU time (`cdcjoin_workload::cpu_time`).
 
 mod common;
 

@@ -8,12 +8,12 @@
 #![no_main]
 
 use cdcjoin_debezium::batch::{
-    BatchDecoder, BatchDecoderConfig, HEADER_LEN, TAG_CHANGE, TAG_ERROR,
+    output_counts, output_entries, BatchDecoder, BatchDecoderConfig, OutputEntry, HEADER_LEN,
 };
 use cdcjoin_debezium::DecoderConfig;
 use cdcjoin_model::exchange::{BlockHeader, Changes, BLOCK_HEADER_LEN};
 use cdcjoin_model::key_group::key_group;
-use cdcjoin_model::{DataType, Field, KeyProjection, RowKind, RowLayout, RowRef, Schema};
+use cdcjoin_model::{DataType, Field, KeyProjection, RowLayout, RowRef, Schema};
 use libfuzzer_sys::fuzz_target;
 
 /// Max parallelism of a partitioned batch (few key groups, so blocks hold several changes).
@@ -55,6 +55,8 @@ fn config(kind: Kind, partitioned: bool, join_key: &str) -> BatchDecoderConfig {
     }
 }
 
+/// The batch decoded by `d`: its output, or `None` when the framing was refused. The output's
+/// header must give the summary's counts.
 fn decode(d: &mut BatchDecoder, kind: Kind, batch: &[u8]) -> Option<Vec<u8>> {
     let summary = match kind {
         Kind::Json => d.decode_json(batch, 7),
@@ -63,8 +65,9 @@ fn decode(d: &mut BatchDecoder, kind: Kind, batch: &[u8]) -> Option<Vec<u8>> {
     };
     let summary = summary.ok()?;
     let out = d.output().to_vec();
+    let (changes, errors, tombstones) = output_counts(&out);
     assert_eq!(
-        (header(&out, 0), header(&out, 1), header(&out, 2)),
+        (changes as usize, errors as usize, tombstones as usize),
         (summary.changes, summary.errors, summary.tombstones),
         "the output's header counts"
     );
@@ -72,71 +75,52 @@ fn decode(d: &mut BatchDecoder, kind: Kind, batch: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The `i`th count of an output's header (changes, errors, tombstones).
-fn header(out: &[u8], i: usize) -> usize {
-    u32::from_le_bytes(out[i * 4..i * 4 + 4].try_into().unwrap()) as usize
+/// Checks the row of a change and that `in_key` holds for its join key.
+fn check_change(layout: &RowLayout, key: &KeyProjection, row: &[u8], in_key: impl Fn(&[u8])) {
+    layout.validate(row).expect("the decoder writes valid rows");
+    let mut projected = Vec::new();
+    key.write(&RowRef::new(layout, row), &mut projected);
+    in_key(&projected);
 }
 
-/// Reads `n` bytes at `at`, advancing it.
-fn take<'a>(out: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
-    let bytes = &out[*at..*at + n];
-    *at += n;
-    bytes
-}
-
-fn u32_at(out: &[u8], at: &mut usize) -> usize {
-    u32::from_le_bytes(take(out, at, 4).try_into().unwrap()) as usize
-}
-
-/// Checks the entries of a plain output; the counts of changes and errors.
-fn plain_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (usize, usize) {
-    let (mut at, mut changes, mut errors) = (HEADER_LEN, 0, 0);
-    while at < out.len() {
-        let tag = take(out, &mut at, 1)[0];
-        let _index = u32_at(out, &mut at);
-        if tag == TAG_ERROR {
-            let len = u32_at(out, &mut at);
-            std::str::from_utf8(take(out, &mut at, len)).expect("an error message is UTF-8");
-            errors += 1;
-            continue;
+/// Checks the entries of a plain output ([`output_entries`]); the counts of changes and errors.
+fn plain_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (u32, u32) {
+    let (mut changes, mut errors) = (0, 0);
+    for entry in output_entries(out) {
+        match entry {
+            OutputEntry::Change {
+                key: written, row, ..
+            } => {
+                check_change(layout, key, row, |k| {
+                    assert_eq!(written, k, "a change carries its row's join key")
+                });
+                changes += 1;
+            }
+            OutputEntry::Error { .. } => errors += 1,
         }
-        assert_eq!(tag, TAG_CHANGE);
-        RowKind::from_byte(take(out, &mut at, 1)[0]).expect("a row kind");
-        let key_len = u32_at(out, &mut at);
-        let written = take(out, &mut at, key_len);
-        let row_len = u32_at(out, &mut at);
-        let row = take(out, &mut at, row_len);
-        layout.validate(row).expect("the decoder writes valid rows");
-        let mut projected = Vec::new();
-        key.write(&RowRef::new(layout, row), &mut projected);
-        assert_eq!(
-            written,
-            projected.as_slice(),
-            "a change carries its row's join key"
-        );
-        changes += 1;
     }
     (changes, errors)
 }
 
-/// Checks the errors and blocks of a partitioned output; the counts of changes and errors.
-fn partitioned_entries(
-    out: &[u8],
-    layout: &RowLayout,
-    key: &KeyProjection,
-    errors: usize,
-) -> (usize, usize) {
-    let mut at = HEADER_LEN;
-    for _ in 0..errors {
-        assert_eq!(take(out, &mut at, 1)[0], TAG_ERROR);
-        let _index = u32_at(out, &mut at);
-        let len = u32_at(out, &mut at);
-        std::str::from_utf8(take(out, &mut at, len)).expect("an error message is UTF-8");
+/// Checks the error entries and then the key group blocks of a partitioned output; the counts of
+/// changes and errors.
+fn partitioned_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (u32, u32) {
+    let (_, errors, _) = output_counts(out);
+    // The error entries come first, each `tag | index u32 | len u32 | message`.
+    let (mut at, mut read) = (HEADER_LEN, 0);
+    for entry in output_entries(out).take(errors as usize) {
+        let OutputEntry::Error { message, .. } = entry else {
+            panic!("a change entry before the blocks of a partitioned output");
+        };
+        at += 9 + message.len();
+        read += 1;
     }
+    assert_eq!(read, errors, "the error entries the header counts");
     let (mut changes, mut last) = (0, None);
     while at < out.len() {
         let header = BlockHeader::read(&out[at..]).expect("a block header");
-        at += BLOCK_HEADER_LEN;
+        let body = &out[at + BLOCK_HEADER_LEN..][..header.len as usize];
+        at += BLOCK_HEADER_LEN + body.len();
         assert!(u32::from(header.key_group) < MAX_PARALLELISM);
         assert!(
             last < Some(header.key_group),
@@ -144,17 +128,14 @@ fn partitioned_entries(
         );
         last = Some(header.key_group);
         let mut count = 0;
-        for change in Changes::new(take(out, &mut at, header.len as usize)) {
-            let change = change.expect("a well-formed change");
-            layout
-                .validate(change.row)
-                .expect("the decoder writes valid rows");
-            let mut projected = Vec::new();
-            key.write(&RowRef::new(layout, change.row), &mut projected);
-            assert_eq!(key_group(&projected, MAX_PARALLELISM), header.key_group);
+        for change in Changes::new(body) {
+            let row = change.expect("a well-formed change").row;
+            check_change(layout, key, row, |k| {
+                assert_eq!(key_group(k, MAX_PARALLELISM), header.key_group)
+            });
             count += 1;
         }
-        assert_eq!(count, header.count as usize, "a block's change count");
+        assert_eq!(count, header.count, "a block's change count");
         changes += count;
     }
     (changes, errors)
@@ -181,15 +162,12 @@ fuzz_target!(|data: &[u8]| {
     let columns = config.decoder.schema.indices_of(&config.join_key).unwrap();
     let key = KeyProjection::new(&config.decoder.schema, &columns);
     let counted = if partitioned {
-        partitioned_entries(&out, &layout, &key, header(&out, 1))
+        partitioned_entries(&out, &layout, &key)
     } else {
         plain_entries(&out, &layout, &key)
     };
-    assert_eq!(
-        counted,
-        (header(&out, 0), header(&out, 1)),
-        "the header counts the entries"
-    );
+    let (changes, errors, _) = output_counts(&out);
+    assert_eq!(counted, (changes, errors), "the header counts the entries");
     let again = decode(&mut decoder, kind, batch).expect("accepted before");
     assert!(
         again == out,
