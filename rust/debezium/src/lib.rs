@@ -6,20 +6,20 @@
 //! building a Java object (or a JSON tree) per record:
 //!
 //! * **One pass, zero copy.** The message is indexed 64 bytes at a time with SIMD (simdjson's
-//!   stage 1, AVX2 or SSE2 chosen at run time) and walked through the index once, with JSON's
-//!   grammar; fields other than `op`, `before`, `after` (`source`, `ts_ms`, `transaction`, ...)
-//!   are only syntax-checked, and each declared column is captured as the span of its raw JSON
-//!   text (the `envelope` module). A message the walk declines (every malformed one) is scanned
-//!   by serde_json instead, whose errors are reported. Values are then decoded straight into the
-//!   output row, in schema order, only for the images the op needs.
+//!   stage 1; AVX-512, AVX2 or SSE2 chosen at run time) and walked through the index once, with
+//!   JSON's grammar; fields other than `op`, `before`, `after` (`source`, `ts_ms`,
+//!   `transaction`, ...) are only syntax-checked, and each declared column is captured as the span
+//!   of its raw JSON text (the `envelope` module). A message the walk declines (every malformed
+//!   one) is scanned by serde_json instead, whose errors are reported. Values are then decoded
+//!   straight into the output row, in schema order, only for the images the op needs.
 //! * **Batches.** A [`Decoder`] appends to a caller-owned [`ChangeSink`]: one byte buffer and one
 //!   entry table for a whole batch, reused across batches, so steady-state decoding does not
 //!   allocate.
 //! * **One set of op rules** ([`split_envelope`]): `c`/`r` → `+I(after)`; `u` → `-U(before)`,
 //!   `+U(after)` (or `-D`, `+I` with [`UpdateMode::DeleteInsert`]); `d` → `-D(before)`; the
 //!   retraction first. In upsert mode a `u` without `before` is `+U(after)` alone, and a `d` whose
-//!   `before` holds only the primary key deletes by key. Envelopes decoded elsewhere (rows already encoded, e.g. by Java) go through
-//!   the same function.
+//!   `before` holds only the primary key deletes by key. Envelopes decoded elsewhere (rows
+//!   already encoded, e.g. by Java) go through the same function.
 //! * **Errors say where and why** ([`DecodeError`]): a caller-given position (`users@offset 42`)
 //!   and the reason, in Flink's words where Flink has them. Tombstones are not errors but a
 //!   [`Decoded::Tombstone`] outcome, for the caller to count and skip.
