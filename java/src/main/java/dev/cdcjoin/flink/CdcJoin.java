@@ -73,11 +73,15 @@ public final class CdcJoin {
     final Duration maxFlushDelay;
     final boolean deleteInsertUpdates;
 
+    /** The prefix of the uids of the operators this join adds ({@link JoinBuilder#uid}). */
+    private final String uid;
+
     private CdcJoin(Builder b, JoinSpec definition) {
         this.definition = definition;
         this.policy = b.policy;
         this.batchSize = b.batchSize;
         this.maxFlushDelay = b.maxFlushDelay;
+        this.uid = b.uid;
         this.deleteInsertUpdates = b.deleteInsertUpdates;
         this.engine = b.engine;
         this.leftSource = b.leftSource;
@@ -284,7 +288,7 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return rows(backend(), left, right).output;
+        return uids(left, right).assign(rows(backend(), left, right).output);
     }
 
     /**
@@ -297,7 +301,12 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return raw(backend(), left, right).output;
+        return uids(left, right).assign(raw(backend(), left, right).output);
+    }
+
+    /** The operator IDs of this join over {@code inputs} ({@link Uids}). */
+    private Uids uids(DataStream<?>... inputs) {
+        return new Uids(uid, List.of(inputs));
     }
 
     /** The engine's backend: the one place where the engine is chosen. */
@@ -320,24 +329,25 @@ public final class CdcJoin {
     /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #result}). */
     private <D, I> Result decodeAndJoin(
             Backend<D> b, InputKind<I> kind, DataStream<I> left, DataStream<I> right) {
-        return result(
-                b,
-                b.decode(definition.left(), left, kind),
-                b.decode(definition.right(), right, kind));
+        SingleOutputStreamOperator<D> l = b.decode(definition.left(), left, kind);
+        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
+        return lazily(b, l, r, badRecords(l, r), uids(left, right));
     }
 
-    /** Joins two decoded inputs lazily (see {@link Result}), with their decoders' bad records. */
-    private <D> Result result(
-            Backend<D> b, SingleOutputStreamOperator<D> l, SingleOutputStreamOperator<D> r) {
-        return lazily(b, l, r, badRecords(l, r));
-    }
-
-    /** The lazy {@link Result} of joining {@code l} and {@code r} with engine {@code b}. */
+    /**
+     * The lazy {@link Result} of joining {@code l} and {@code r} with engine {@code b}, its
+     * operators named by {@code uids}.
+     */
     private <D> Result lazily(
-            Backend<D> b, DataStream<D> l, DataStream<D> r, DataStream<BadRecord> inputErrors) {
+            Backend<D> b,
+            DataStream<D> l,
+            DataStream<D> r,
+            DataStream<BadRecord> inputErrors,
+            Uids uids) {
         return new Result(
                 this,
                 engine,
+                uids,
                 () -> b.rows(l, r),
                 () -> b.rowData(l, r),
                 () -> b.raw(l, r),
@@ -353,7 +363,8 @@ public final class CdcJoin {
             Backend<D> b, Result left, DataStream<I> right, InputKind<I> kind) {
         Backend.Joined<D> l = chained(left, leftSource, definition.left(), "left");
         SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
-        return lazily(b, l.output, r, left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT)));
+        DataStream<BadRecord> errors = left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT));
+        return lazily(b, l.output, r, errors, uids(l.output, right));
     }
 
     /**
@@ -364,7 +375,8 @@ public final class CdcJoin {
             Backend<D> b, DataStream<I> left, Result right, InputKind<I> kind) {
         Backend.Joined<D> r = chained(right, rightSource, definition.right(), "right");
         SingleOutputStreamOperator<D> l = b.decode(definition.left(), left, kind);
-        return lazily(b, l, r.output, right.badRecords().union(l.getSideOutput(BadRecord.OUTPUT)));
+        DataStream<BadRecord> errors = right.badRecords().union(l.getSideOutput(BadRecord.OUTPUT));
+        return lazily(b, l, r.output, errors, uids(left, r.output));
     }
 
     /**
@@ -403,7 +415,7 @@ public final class CdcJoin {
             SingleOutputStreamOperator<ChangeRecord> right) {
         DataStream<D> l = b.fromChanges(definition.left(), left);
         DataStream<D> r = b.fromChanges(definition.right(), right);
-        return lazily(b, l, r, badRecords(left, right));
+        return lazily(b, l, r, badRecords(left, right), uids(left, right));
     }
 
     private static DataStream<BadRecord> badRecords(
@@ -428,6 +440,9 @@ public final class CdcJoin {
         /** Its engine, that of a next join reading it. */
         private final Engine engine;
 
+        /** Names the operators of each output as it is added. */
+        private final Uids uids;
+
         private final Supplier<Backend.Joined<Row>> rowsFactory;
         private final Supplier<Backend.Joined<RowData>> rowDataFactory;
         private final Supplier<Backend.Joined<byte[]>> rawFactory;
@@ -441,6 +456,7 @@ public final class CdcJoin {
         Result(
                 Object source,
                 Engine engine,
+                Uids uids,
                 Supplier<Backend.Joined<Row>> rows,
                 Supplier<Backend.Joined<RowData>> rowData,
                 Supplier<Backend.Joined<byte[]>> raw,
@@ -448,6 +464,7 @@ public final class CdcJoin {
                 DataStream<BadRecord> decodeErrors) {
             this.source = source;
             this.engine = engine;
+            this.uids = uids;
             this.rowsFactory = rows;
             this.rowDataFactory = rowData;
             this.rawFactory = raw;
@@ -458,6 +475,7 @@ public final class CdcJoin {
         /** The join's output as changes of {@code next}, a next join's side (a chained join). */
         Backend.Joined<?> chain(SideSpec next) {
             Backend.Joined<?> joined = chainFactory.apply(next);
+            uids.assign(joined.output);
             chained.add(joined);
             return joined;
         }
@@ -470,6 +488,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<Row> rows() {
             if (rows == null) {
                 rows = rowsFactory.get();
+                uids.assign(rows.output);
             }
             return rows.output;
         }
@@ -490,6 +509,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<RowData> rowData() {
             if (rowData == null) {
                 rowData = rowDataFactory.get();
+                uids.assign(rowData.output);
             }
             return rowData.output;
         }
@@ -506,6 +526,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<byte[]> rawRows() {
             if (raw == null) {
                 raw = rawFactory.get();
+                uids.assign(raw.output);
             }
             return raw.output;
         }

@@ -69,6 +69,9 @@ public final class CdcMultiJoin {
     private final Duration maxFlushDelay;
     private final Duration ttl;
 
+    /** The prefix of the uids of the operators this join adds ({@link JoinBuilder#uid}). */
+    private final String uid;
+
     private CdcMultiJoin(Builder b, MultiJoinSpec definition) {
         this.definition = definition;
         this.engine = b.engine;
@@ -76,6 +79,7 @@ public final class CdcMultiJoin {
         this.batchSize = b.batchSize;
         this.maxFlushDelay = b.maxFlushDelay;
         this.ttl = b.ttl;
+        this.uid = b.uid;
     }
 
     /**
@@ -163,6 +167,7 @@ public final class CdcMultiJoin {
         return new CdcJoin.Result(
                 this,
                 engine,
+                new Uids(uid, inputs),
                 () -> joined(keyed, JoinOutput.ROWS, definition.rowTypeInfo()),
                 () -> joined(keyed, JoinOutput.ROW_DATA, InternalTypeInfo.of(definition.rowType())),
                 () ->
@@ -197,6 +202,7 @@ public final class CdcMultiJoin {
         return new CdcJoin.Result(
                 this,
                 engine,
+                new Uids(uid, inputs),
                 () -> built.rows,
                 () -> JavaBackend.rowData(built.rows, definition.dataType(), definition.rowType()),
                 () -> chain.raw(built),

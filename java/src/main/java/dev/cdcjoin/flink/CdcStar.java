@@ -169,6 +169,7 @@ public final class CdcStar {
         private DebeziumFormat format = DebeziumFormat.defaults();
         private Duration ttl;
         private BadRecordPolicy policy = BadRecordPolicy.FAIL;
+        private String uid;
 
         private Builder() {}
 
@@ -267,6 +268,21 @@ public final class CdcStar {
         }
 
         /**
+         * Names the operators of every step ({@link JoinBuilder#uid}): the step that joins
+         * dimension {@code d} has the prefix {@code uid + "/" + d}.
+         *
+         * @param uid the prefix, not empty
+         * @return this
+         */
+        public Builder uid(String uid) {
+            if (uid == null || uid.isEmpty()) {
+                throw new IllegalArgumentException("uid must not be empty");
+            }
+            this.uid = uid;
+            return this;
+        }
+
+        /**
          * Sets what happens to bad records, at every step (default FAIL).
          *
          * @param policy the policy
@@ -313,6 +329,9 @@ public final class CdcStar {
                     .format(format)
                     .ttl(ttl)
                     .badRecordPolicy(policy);
+            if (uid != null) {
+                b.uid(uid + "/" + d.name);
+            }
             if (i == dimensions.size() - 1) {
                 selected.forEach(s -> b.select(ref(i, s.table, s.column), s.outputName));
             } else {

@@ -59,10 +59,15 @@ final class JavaBackend implements Backend<Row> {
         return Joined.of(java.joinChanges(left, right));
     }
 
-    /** The joined rows converted by Flink's converter ({@link RowToRowData}). */
+    /**
+     * The joined rows converted by Flink's converter ({@link RowToRowData}), from a join of their
+     * own, named apart from {@link #rows}'s (as the native engine names its joins by output).
+     */
     @Override
     public Joined<RowData> rowData(DataStream<Row> left, DataStream<Row> right) {
-        return rowData(rows(left, right), definition.dataType(), definition.rowType());
+        Joined<Row> rows = rows(left, right);
+        rows.output.name(rows.output.getName() + " (RowData)");
+        return rowData(rows, definition.dataType(), definition.rowType());
     }
 
     /** {@code rows} of {@code type} as Flink's internal rows of {@code rowType}. */

@@ -16,6 +16,7 @@ public abstract class JoinBuilder<B extends JoinBuilder<B>> {
     int batchSize = 1024;
     Duration maxFlushDelay = Duration.ofMillis(100);
     Engine engine = Engine.NATIVE;
+    String uid;
     final List<String> projection = new ArrayList<>();
     final List<String> outputNames = new ArrayList<>();
 
@@ -71,6 +72,24 @@ public abstract class JoinBuilder<B extends JoinBuilder<B>> {
      */
     public B engine(Engine engine) {
         this.engine = Objects.requireNonNull(engine);
+        return self();
+    }
+
+    /**
+     * Names the operators this join adds to a job, so that a savepoint restores into the job after
+     * it changed elsewhere: each operator between the join's inputs and the stream it hands out
+     * (decoders, the join, conversions) gets the uid {@code uid + "/" + its name} (Flink's {@code
+     * uid}; without one, Flink derives each operator's ID from the shape of the whole job, and a
+     * changed job no longer finds the join's state). Give each join of a job its own.
+     *
+     * @param uid the prefix, not empty
+     * @return this
+     */
+    public B uid(String uid) {
+        if (uid == null || uid.isEmpty()) {
+            throw new IllegalArgumentException("uid must not be empty");
+        }
+        this.uid = uid;
         return self();
     }
 

@@ -101,6 +101,7 @@ class ReadmeExampleTest {
                         .select("domain")
                         .ttl(Duration.ofDays(7)) // state TTL, both sides
                         .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT) // or FAIL (the default)
+                        .uid("users-domains") // stable operator IDs: savepoints survive job changes
                         .build();
 
         CdcJoin.Result result = join.joinJson(usersTopic, domainsTopic);

@@ -91,13 +91,17 @@ class RecoveryTest {
     }
 
     static CdcJoin join(JoinType type) {
+        return builder(type).build();
+    }
+
+    /** The users/domains join of {@code type} the recovery tests use, in small batches. */
+    static CdcJoin.Builder builder(JoinType type) {
         return CdcJoin.builder()
                 .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
                 .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
                 .joinType(type)
                 .batchSize(64)
-                .maxFlushDelay(Duration.ofMillis(20))
-                .build();
+                .maxFlushDelay(Duration.ofMillis(20));
     }
 
     static SingleOutputStreamOperator<Row> pipeline(CdcJoin join, DataStream<String> events) {

@@ -11,7 +11,6 @@ import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -95,13 +94,21 @@ class SavepointCompatibilityTest {
 
     /** The join of {@code type} the savepoint was taken with (FULL). */
     static CdcJoin join(JoinType type) {
-        return CdcJoin.builder()
-                .left("users", UsersDomainsTrace.USERS, List.of("id"), List.of("id"))
-                .right("domains", UsersDomainsTrace.DOMAINS, List.of("user_id"), List.of("id"))
-                .joinType(type)
-                .batchSize(64)
-                .maxFlushDelay(Duration.ofMillis(20))
-                .build();
+        return RecoveryTest.join(type);
+    }
+
+    /**
+     * Makes a job of {@code env} fail for good at its first error and, when {@code savepoint} is
+     * given, start from it, leaving state no operator claims (the first job's source) behind.
+     */
+    static void failForGoodFrom(StreamExecutionEnvironment env, Path savepoint) {
+        Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        if (savepoint != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
+            conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+        }
+        env.configure(conf);
     }
 
     /**
@@ -115,13 +122,7 @@ class SavepointCompatibilityTest {
         EVENTS_SENT.set(0);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         String phase = savepoint == null ? "before" : "after";
-        Configuration conf = new Configuration();
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-        if (savepoint != null) {
-            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
-            conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
-        }
-        env.configure(conf);
+        failForGoodFrom(env, savepoint);
         env.setParallelism(parallelism);
         env.setMaxParallelism(128);
         DataStream<String> source =
