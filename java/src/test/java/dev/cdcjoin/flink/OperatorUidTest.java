@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -16,12 +17,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.streaming.api.graph.StreamNode;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -90,7 +93,7 @@ class OperatorUidTest {
     /** The messages of {@code all} that start with {@code prefix}, without it. */
     private static DataStream<String> side(DataStream<String> all, String prefix, String uid) {
         return all.flatMap(
-                        (String e, org.apache.flink.util.Collector<String> out) -> {
+                        (String e, Collector<String> out) -> {
                             if (e.startsWith(prefix)) {
                                 out.collect(e.substring(prefix.length()));
                             }
@@ -116,16 +119,8 @@ class OperatorUidTest {
         result.rowData().sinkTo(new DiscardingSink<>());
         result.rawRows().sinkTo(new DiscardingSink<>());
         result.badRecords().sinkTo(new DiscardingSink<>());
-        List<String> ours = new ArrayList<>();
-        for (String uid : uids(env)) {
-            if (uid == null) {
-                continue; // the sinks of this test
-            }
-            if (!TEST_UIDS.contains(uid)) {
-                assertTrue(uid.startsWith("mart/"), uid);
-                ours.add(uid);
-            }
-        }
+        List<String> ours = ours(env);
+        ours.forEach(uid -> assertTrue(uid.startsWith("mart/"), uid));
         // Decoders and three joins (rows, Flink rows, bytes), and the Java engine's conversions.
         assertTrue(ours.size() >= 5, ours.toString());
         assertEquals(ours.size(), new HashSet<>(ours).size(), "uids repeat: " + ours);
@@ -278,7 +273,7 @@ class OperatorUidTest {
 
     /** The one savepoint written into {@code dir}. */
     private static Path savepointOf(Path dir) throws Exception {
-        try (var found = java.nio.file.Files.list(dir)) {
+        try (Stream<Path> found = Files.list(dir)) {
             return found.filter(p -> p.getFileName().toString().startsWith("savepoint-"))
                     .findFirst()
                     .orElseThrow(() -> new AssertionError("no savepoint in " + dir));
