@@ -161,6 +161,7 @@ public final class UsersDomainsDemo {
                         .joinType(o.joinType)
                         .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
                         .maxFlushDelay(Duration.ofMillis(50))
+                        .uid("users-domains")
                         .build();
         CdcJoin.Result result;
         if (o.kafkaBootstrap != null) {

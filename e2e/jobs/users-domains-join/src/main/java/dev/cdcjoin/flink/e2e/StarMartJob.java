@@ -104,6 +104,7 @@ public final class StarMartJob {
                 .select("products.title", "product_title")
                 .select("products.price_cents")
                 .badRecordPolicy(BadRecordPolicy.FAIL)
+                .uid("star") // every step's operators: star/customers/..., star/products/...
                 .build();
     }
 
@@ -141,7 +142,7 @@ public final class StarMartJob {
                                                 prefix + ".public.products",
                                                 group,
                                                 "products")));
-        SingleOutputStreamOperator<Row> rows = result.rows().uid("join-star");
+        SingleOutputStreamOperator<Row> rows = result.rows();
         MartSinkOperator.sink(
                 rows,
                 jdbcUrl,
