@@ -288,7 +288,8 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<Row> joinChanges(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return uids(left, right).assign(rows(backend(), left, right).output);
+        Uids uids = uids(left, right);
+        return uids.assign(rows(backend(), uids, left, right).output, "join");
     }
 
     /**
@@ -301,7 +302,8 @@ public final class CdcJoin {
      */
     public SingleOutputStreamOperator<byte[]> joinChangesRaw(
             DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
-        return uids(left, right).assign(raw(backend(), left, right).output);
+        Uids uids = uids(left, right);
+        return uids.assign(raw(backend(), uids, left, right).output, "join-raw");
     }
 
     /** The operator IDs of this join over {@code inputs} ({@link Uids}). */
@@ -315,23 +317,44 @@ public final class CdcJoin {
     }
 
     private <D> Backend.Joined<Row> rows(
-            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            Backend<D> b,
+            Uids uids,
+            DataStream<ChangeRecord> left,
+            DataStream<ChangeRecord> right) {
         return b.rows(
-                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+                changes(b, uids, definition.left(), left),
+                changes(b, uids, definition.right(), right));
     }
 
     private <D> Backend.Joined<byte[]> raw(
-            Backend<D> b, DataStream<ChangeRecord> left, DataStream<ChangeRecord> right) {
+            Backend<D> b,
+            Uids uids,
+            DataStream<ChangeRecord> left,
+            DataStream<ChangeRecord> right) {
         return b.raw(
-                b.fromChanges(definition.left(), left), b.fromChanges(definition.right(), right));
+                changes(b, uids, definition.left(), left),
+                changes(b, uids, definition.right(), right));
+    }
+
+    /** {@code side}'s natively decoded changes {@code in} as engine {@code b}'s, named. */
+    private static <D> DataStream<D> changes(
+            Backend<D> b, Uids uids, SideSpec side, DataStream<ChangeRecord> in) {
+        return uids.assign(b.fromChanges(side, in), "changes-" + side.name());
+    }
+
+    /** {@code side}'s records {@code in} of {@code kind} decoded by engine {@code b}, named. */
+    private static <D, I> SingleOutputStreamOperator<D> decode(
+            Backend<D> b, Uids uids, SideSpec side, DataStream<I> in, InputKind<I> kind) {
+        return uids.assign(b.decode(side, in, kind), "decode-" + side.name());
     }
 
     /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #result}). */
     private <D, I> Result decodeAndJoin(
             Backend<D> b, InputKind<I> kind, DataStream<I> left, DataStream<I> right) {
-        SingleOutputStreamOperator<D> l = b.decode(definition.left(), left, kind);
-        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
-        return lazily(b, l, r, badRecords(l, r), uids(left, right));
+        Uids uids = uids(left, right);
+        SingleOutputStreamOperator<D> l = decode(b, uids, definition.left(), left, kind);
+        SingleOutputStreamOperator<D> r = decode(b, uids, definition.right(), right, kind);
+        return lazily(b, l, r, badRecords(l, r), uids);
     }
 
     /**
@@ -362,9 +385,10 @@ public final class CdcJoin {
     private <D, I> Result chainAndJoin(
             Backend<D> b, Result left, DataStream<I> right, InputKind<I> kind) {
         Backend.Joined<D> l = chained(left, leftSource, definition.left(), "left");
-        SingleOutputStreamOperator<D> r = b.decode(definition.right(), right, kind);
+        Uids uids = uids(l.output, right);
+        SingleOutputStreamOperator<D> r = decode(b, uids, definition.right(), right, kind);
         DataStream<BadRecord> errors = left.badRecords().union(r.getSideOutput(BadRecord.OUTPUT));
-        return lazily(b, l.output, r, errors, uids(l.output, right));
+        return lazily(b, l.output, r, errors, uids);
     }
 
     /**
@@ -374,9 +398,10 @@ public final class CdcJoin {
     private <D, I> Result joinChained(
             Backend<D> b, DataStream<I> left, Result right, InputKind<I> kind) {
         Backend.Joined<D> r = chained(right, rightSource, definition.right(), "right");
-        SingleOutputStreamOperator<D> l = b.decode(definition.left(), left, kind);
+        Uids uids = uids(left, r.output);
+        SingleOutputStreamOperator<D> l = decode(b, uids, definition.left(), left, kind);
         DataStream<BadRecord> errors = right.badRecords().union(l.getSideOutput(BadRecord.OUTPUT));
-        return lazily(b, l, r.output, errors, uids(left, r.output));
+        return lazily(b, l, r.output, errors, uids);
     }
 
     /**
@@ -413,9 +438,10 @@ public final class CdcJoin {
             Backend<D> b,
             SingleOutputStreamOperator<ChangeRecord> left,
             SingleOutputStreamOperator<ChangeRecord> right) {
-        DataStream<D> l = b.fromChanges(definition.left(), left);
-        DataStream<D> r = b.fromChanges(definition.right(), right);
-        return lazily(b, l, r, badRecords(left, right), uids(left, right));
+        Uids uids = uids(left, right);
+        DataStream<D> l = changes(b, uids, definition.left(), left);
+        DataStream<D> r = changes(b, uids, definition.right(), right);
+        return lazily(b, l, r, badRecords(left, right), uids);
     }
 
     private static DataStream<BadRecord> badRecords(
@@ -475,7 +501,7 @@ public final class CdcJoin {
         /** The join's output as changes of {@code next}, a next join's side (a chained join). */
         Backend.Joined<?> chain(SideSpec next) {
             Backend.Joined<?> joined = chainFactory.apply(next);
-            uids.assign(joined.output);
+            uids.assign(joined.output, "join-chained");
             chained.add(joined);
             return joined;
         }
@@ -488,7 +514,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<Row> rows() {
             if (rows == null) {
                 rows = rowsFactory.get();
-                uids.assign(rows.output);
+                uids.assign(rows.output, "join");
             }
             return rows.output;
         }
@@ -509,7 +535,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<RowData> rowData() {
             if (rowData == null) {
                 rowData = rowDataFactory.get();
-                uids.assign(rowData.output);
+                uids.assign(rowData.output, "join-rowdata");
             }
             return rowData.output;
         }
@@ -526,7 +552,7 @@ public final class CdcJoin {
         public SingleOutputStreamOperator<byte[]> rawRows() {
             if (raw == null) {
                 raw = rawFactory.get();
-                uids.assign(raw.output);
+                uids.assign(raw.output, "join-raw");
             }
             return raw.output;
         }

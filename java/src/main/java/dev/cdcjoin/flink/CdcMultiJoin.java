@@ -144,6 +144,7 @@ public final class CdcMultiJoin {
     private CdcJoin.Result nativeJoin(List<DataStream<byte[]>> inputs) {
         TypeInformation<Tuple2<Integer, ChangeBatch>> tagged =
                 new TupleTypeInfo<>(Types.INT, ChangeBatchSerializer.TYPE_INFO);
+        Uids uids = new Uids(uid, inputs);
         DataStream<Tuple2<Integer, ChangeBatch>> all = null;
         DataStream<BadRecord> decodeErrors = null;
         for (int i = 0; i < inputs.size(); i++) {
@@ -159,6 +160,7 @@ public final class CdcMultiJoin {
                             .returns(tagged)
                             .name("Input " + i + ": " + side.name())
                             .setParallelism(batches.getParallelism());
+            uids.assign(input, "decode-" + side.name());
             DataStream<BadRecord> errors = batches.getSideOutput(BadRecord.OUTPUT);
             all = all == null ? input : all.union(input);
             decodeErrors = decodeErrors == null ? errors : decodeErrors.union(errors);
@@ -167,7 +169,7 @@ public final class CdcMultiJoin {
         return new CdcJoin.Result(
                 this,
                 engine,
-                new Uids(uid, inputs),
+                uids,
                 () -> joined(keyed, JoinOutput.ROWS, definition.rowTypeInfo()),
                 () -> joined(keyed, JoinOutput.ROW_DATA, InternalTypeInfo.of(definition.rowType())),
                 () ->

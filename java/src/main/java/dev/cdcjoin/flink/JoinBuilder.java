@@ -77,10 +77,14 @@ public abstract class JoinBuilder<B extends JoinBuilder<B>> {
 
     /**
      * Names the operators this join adds to a job, so that a savepoint restores into the job after
-     * it changed elsewhere: each operator between the join's inputs and the stream it hands out
-     * (decoders, the join, conversions) gets the uid {@code uid + "/" + its name} (Flink's {@code
-     * uid}; without one, Flink derives each operator's ID from the shape of the whole job, and a
-     * changed job no longer finds the join's state). Give each join of a job its own.
+     * it changed elsewhere: each gets a uid (Flink's {@code uid}) of {@code uid + "/"} and its
+     * role, {@code decode-<input>} for an input's decoder, {@code join} for the join behind {@code
+     * rows()}, {@code join-rowdata}, {@code join-raw} and {@code join-chained} for the others (and
+     * {@code /1}, {@code /2}, ... after a role for the operators behind the one that emits its
+     * stream). Without one, Flink derives each operator's ID from the shape of the whole job, and a
+     * changed job no longer finds the join's state. The roles do not depend on the join's
+     * definition, so a changed definition still meets the join's own restore check, which names
+     * what changed. Give each join of a job its own.
      *
      * @param uid the prefix, not empty
      * @return this
