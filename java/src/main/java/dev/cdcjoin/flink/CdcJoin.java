@@ -348,7 +348,7 @@ public final class CdcJoin {
         return uids.assign(b.decode(side, in, kind), "decode-" + side.name());
     }
 
-    /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #result}). */
+    /** Decodes both inputs, records of {@code kind}, and joins them (see {@link #lazily}). */
     private <D, I> Result decodeAndJoin(
             Backend<D> b, InputKind<I> kind, DataStream<I> left, DataStream<I> right) {
         Uids uids = uids(left, right);
@@ -433,7 +433,9 @@ public final class CdcJoin {
         return joined;
     }
 
-    /** Joins natively decoded changes lazily with engine {@code b}, as {@link #result} does. */
+    /**
+     * Joins natively decoded changes lazily with engine {@code b}, as {@link #decodeAndJoin} does.
+     */
     private <D> Result joinDecoded(
             Backend<D> b,
             SingleOutputStreamOperator<ChangeRecord> left,
