@@ -114,11 +114,7 @@ class OperatorUidTest {
     void everyOperatorOfTheJoinHasAUidUnderItsPrefix(Engine engine) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         CdcJoin join = join(JoinType.LEFT, engine, "mart");
-        CdcJoin.Result result = pipeline(env, List.of(), false, join, "before", false);
-        result.rows().sinkTo(new DiscardingSink<>());
-        result.rowData().sinkTo(new DiscardingSink<>());
-        result.rawRows().sinkTo(new DiscardingSink<>());
-        result.badRecords().sinkTo(new DiscardingSink<>());
+        everyOutput(pipeline(env, List.of(), false, join, "before", false));
         List<String> ours = ours(env);
         ours.forEach(uid -> assertTrue(uid.startsWith("mart/"), uid));
         List<String> roles =
@@ -129,11 +125,16 @@ class OperatorUidTest {
         // One more operator upstream, and another join type: the same uids.
         StreamExecutionEnvironment changed = StreamExecutionEnvironment.getExecutionEnvironment();
         CdcJoin inner = join(JoinType.INNER, engine, "mart");
-        CdcJoin.Result again = pipeline(changed, List.of(), true, inner, "before", false);
-        again.rows().sinkTo(new DiscardingSink<>());
-        again.rowData().sinkTo(new DiscardingSink<>());
-        again.rawRows().sinkTo(new DiscardingSink<>());
+        everyOutput(pipeline(changed, List.of(), true, inner, "before", false));
         assertEquals(new HashSet<>(ours), new HashSet<>(ours(changed)));
+    }
+
+    /** Adds every output of {@code result} to its job: the three forms and the bad records. */
+    private static void everyOutput(CdcJoin.Result result) {
+        result.rows().sinkTo(new DiscardingSink<>());
+        result.rowData().sinkTo(new DiscardingSink<>());
+        result.rawRows().sinkTo(new DiscardingSink<>());
+        result.badRecords().sinkTo(new DiscardingSink<>());
     }
 
     @ParameterizedTest
