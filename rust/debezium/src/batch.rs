@@ -371,28 +371,40 @@ pub fn output_counts(out: &[u8]) -> (u32, u32, u32) {
     (n(0), n(1), n(2))
 }
 
-/// The entries of an output buffer written by a [`BatchDecoder`].
+/// The entries of an output buffer written by a [`BatchDecoder`] that does not partition.
 pub fn output_entries(out: &[u8]) -> impl Iterator<Item = OutputEntry<'_>> {
     let mut r = Reader::new(&out[HEADER_LEN..]);
-    std::iter::from_fn(move || {
-        if r.done() {
-            return None;
-        }
-        let tag = r.take(1).ok()?[0];
-        let index = u32::from_le_bytes(r.take(4).ok()?.try_into().ok()?);
-        if tag == TAG_ERROR {
-            let message = std::str::from_utf8(r.message().ok()??).ok()?;
-            return Some(OutputEntry::Error { index, message });
-        }
-        let kind = RowKind::from_byte(r.take(1).ok()?[0])?;
-        let key = r.message().ok()??;
-        let row = r.message().ok()??;
-        Some(OutputEntry::Change {
-            index,
-            kind,
-            key,
-            row,
-        })
+    std::iter::from_fn(move || if r.done() { None } else { read_entry(&mut r) })
+}
+
+/// A partitioned output ([`BatchDecoderConfig::max_parallelism`]): its error entries, and the
+/// bytes of the key group blocks after them ([`cdcjoin_model::exchange`]); `None` if the errors
+/// the header counts are not there.
+pub fn partitioned_output(out: &[u8]) -> Option<(Vec<OutputEntry<'_>>, &[u8])> {
+    let (_, errors, _) = output_counts(out);
+    let mut r = Reader::new(&out[HEADER_LEN..]);
+    let errors = (0..errors)
+        .map(|_| read_entry(&mut r).filter(|e| matches!(e, OutputEntry::Error { .. })))
+        .collect::<Option<Vec<_>>>()?;
+    Some((errors, r.buf))
+}
+
+/// The output entry at `r`, or `None` if it is not one.
+fn read_entry<'a>(r: &mut Reader<'a>) -> Option<OutputEntry<'a>> {
+    let tag = r.take(1).ok()?[0];
+    let index = u32::from_le_bytes(r.take(4).ok()?.try_into().ok()?);
+    if tag == TAG_ERROR {
+        let message = std::str::from_utf8(r.message().ok()??).ok()?;
+        return Some(OutputEntry::Error { index, message });
+    }
+    let kind = RowKind::from_byte(r.take(1).ok()?[0])?;
+    let key = r.message().ok()??;
+    let row = r.message().ok()??;
+    Some(OutputEntry::Change {
+        index,
+        kind,
+        key,
+        row,
     })
 }
 
@@ -520,21 +532,18 @@ mod tests {
         }
         let s = d.decode_json(&batch, 0).unwrap();
         assert_eq!((s.changes, s.errors, s.tombstones), (5, 1, 1));
-        let out = d.output();
-        let mut at = HEADER_LEN;
-        assert_eq!(out[at], TAG_ERROR);
-        assert_eq!(&out[at + 1..at + 5], &1u32.to_le_bytes());
-        let msg_len = u32::from_le_bytes(out[at + 5..at + 9].try_into().unwrap()) as usize;
-        assert!(std::str::from_utf8(&out[at + 9..at + 9 + msg_len])
-            .unwrap()
-            .starts_with("domains record #1: malformed JSON"));
-        at += 9 + msg_len;
+        let (errors, blocks) = partitioned_output(d.output()).unwrap();
+        let [OutputEntry::Error { index: 1, message }] = errors[..] else {
+            panic!("one error entry, of message #1: {errors:?}");
+        };
+        assert!(message.starts_with("domains record #1: malformed JSON"));
         let layout = d.decoder().layout();
         let key = KeyProjection::new(&schema(), &[1]);
         let mut seen = Vec::new();
-        while at < out.len() {
-            let h = BlockHeader::read(&out[at..]).unwrap();
-            let body = &out[at + BLOCK_HEADER_LEN..at + BLOCK_HEADER_LEN + h.len as usize];
+        let mut at = 0;
+        while at < blocks.len() {
+            let h = BlockHeader::read(&blocks[at..]).unwrap();
+            let body = &blocks[at + BLOCK_HEADER_LEN..at + BLOCK_HEADER_LEN + h.len as usize];
             for c in Changes::new(body) {
                 let c = c.unwrap();
                 let mut k = Vec::new();

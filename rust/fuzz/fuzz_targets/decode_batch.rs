@@ -8,7 +8,8 @@
 #![no_main]
 
 use cdcjoin_debezium::batch::{
-    output_counts, output_entries, BatchDecoder, BatchDecoderConfig, OutputEntry, HEADER_LEN,
+    output_counts, output_entries, partitioned_output, BatchDecoder, BatchDecoderConfig,
+    OutputEntry,
 };
 use cdcjoin_debezium::DecoderConfig;
 use cdcjoin_model::exchange::{BlockHeader, Changes, BLOCK_HEADER_LEN};
@@ -102,24 +103,15 @@ fn plain_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (u32, u
     (changes, errors)
 }
 
-/// Checks the error entries and then the key group blocks of a partitioned output; the counts of
-/// changes and errors.
+/// Checks the error entries and then the key group blocks of a partitioned output
+/// ([`partitioned_output`]); the counts of changes and errors.
 fn partitioned_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (u32, u32) {
-    let (_, errors, _) = output_counts(out);
-    // The error entries come first, each `tag | index u32 | len u32 | message`.
-    let (mut at, mut read) = (HEADER_LEN, 0);
-    for entry in output_entries(out).take(errors as usize) {
-        let OutputEntry::Error { message, .. } = entry else {
-            panic!("a change entry before the blocks of a partitioned output");
-        };
-        at += 9 + message.len();
-        read += 1;
-    }
-    assert_eq!(read, errors, "the error entries the header counts");
-    let (mut changes, mut last) = (0, None);
-    while at < out.len() {
-        let header = BlockHeader::read(&out[at..]).expect("a block header");
-        let body = &out[at + BLOCK_HEADER_LEN..][..header.len as usize];
+    let (errors, blocks) =
+        partitioned_output(out).expect("the error entries the header counts, before the blocks");
+    let (mut at, mut changes, mut last) = (0, 0, None);
+    while at < blocks.len() {
+        let header = BlockHeader::read(&blocks[at..]).expect("a block header");
+        let body = &blocks[at + BLOCK_HEADER_LEN..][..header.len as usize];
         at += BLOCK_HEADER_LEN + body.len();
         assert!(u32::from(header.key_group) < MAX_PARALLELISM);
         assert!(
@@ -138,7 +130,7 @@ fn partitioned_entries(out: &[u8], layout: &RowLayout, key: &KeyProjection) -> (
         assert_eq!(count, header.count, "a block's change count");
         changes += count;
     }
-    (changes, errors)
+    (changes, errors.len() as u32)
 }
 
 fuzz_target!(|data: &[u8]| {
