@@ -26,8 +26,20 @@ public final class BadRecord {
     /** The raw record: the message bytes, or the {@code toString} of a {@code Row} envelope. */
     public byte[] raw;
 
-    /** The reason, naming the record ({@code users record #42: unknown "op" value "t"...}). */
+    /**
+     * The reason, naming the record ({@code users record #42: unknown "op" value "t"...}; for a
+     * {@link KafkaMessage}, followed by {@code (Kafka topic T, partition P, offset O)}).
+     */
     public String reason;
+
+    /** The Kafka topic of a {@link KafkaMessage} input's record, else {@code null}. */
+    public String topic;
+
+    /** The Kafka partition of a {@link KafkaMessage} input's record, else -1. */
+    public int partition = -1;
+
+    /** The Kafka offset of a {@link KafkaMessage} input's record, else -1. */
+    public long offset = -1;
 
     /** An empty record, for Flink's POJO serializer. */
     public BadRecord() {}
@@ -45,6 +57,24 @@ public final class BadRecord {
         this.index = index;
         this.raw = raw;
         this.reason = reason;
+    }
+
+    /**
+     * A bad record read from Kafka: its value as the raw record, its topic, partition and offset
+     * set and named at the end of the reason.
+     *
+     * @param source the input's name
+     * @param index the record's number
+     * @param message the Kafka record
+     * @param reason why it was rejected
+     * @return the bad record
+     */
+    public static BadRecord of(String source, long index, KafkaMessage message, String reason) {
+        BadRecord b = new BadRecord(source, index, message.value, message.locate(reason));
+        b.topic = message.topic;
+        b.partition = message.partition;
+        b.offset = message.offset;
+        return b;
     }
 
     /**

@@ -164,6 +164,20 @@ public final class CdcJoin {
     }
 
     /**
+     * Joins two streams of Kafka records of Debezium topics (from a {@code KafkaSource} with a
+     * {@link KafkaMessageDeserializer}): their values decoded as {@link #joinJson(DataStream,
+     * DataStream)} decodes messages, a record that cannot be decoded reported with its topic,
+     * partition and offset ({@link BadRecord#topic}).
+     *
+     * @param left the left table's records
+     * @param right the right table's records
+     * @return the joined changelog and the bad records
+     */
+    public Result joinKafka(DataStream<KafkaMessage> left, DataStream<KafkaMessage> right) {
+        return decodeAndJoin(backend(), InputKind.KAFKA_MESSAGES, left, right);
+    }
+
+    /**
      * Joins the output of another join (a chained join: the left input declared with {@link
      * Builder#left(String, CdcJoin, List, List)}) with a stream of Debezium JSON messages given as
      * bytes. With the native engine the output stays in the native encoding: the previous join
@@ -204,6 +218,18 @@ public final class CdcJoin {
     }
 
     /**
+     * Joins the output of another join with a stream of Kafka records of a Debezium topic: see
+     * {@link #joinJson(Result, DataStream)} and {@link #joinKafka(DataStream, DataStream)}.
+     *
+     * @param left the previous join's result, whose join was declared as this join's left input
+     * @param right the right table's records
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinKafka(Result left, DataStream<KafkaMessage> right) {
+        return chainAndJoin(backend(), left, right, InputKind.KAFKA_MESSAGES);
+    }
+
+    /**
      * Joins a stream of Debezium JSON messages given as bytes with the output of another join, fed
      * to the right side (declared with {@link Builder#right(String, CdcJoin, List, List)}): see
      * {@link #joinJson(Result, DataStream)}.
@@ -226,6 +252,19 @@ public final class CdcJoin {
      */
     public Result joinStrings(DataStream<String> left, Result right) {
         return joinChained(backend(), left, right, InputKind.JSON_STRINGS);
+    }
+
+    /**
+     * Joins a stream of Kafka records of a Debezium topic with the output of another join, fed to
+     * the right side: see {@link #joinJson(DataStream, Result)} and {@link #joinKafka(DataStream,
+     * DataStream)}.
+     *
+     * @param left the left table's records
+     * @param right the previous join's result, whose join was declared as this join's right input
+     * @return the joined changelog, and the bad records of both joins
+     */
+    public Result joinKafka(DataStream<KafkaMessage> left, Result right) {
+        return joinChained(backend(), left, right, InputKind.KAFKA_MESSAGES);
     }
 
     /**

@@ -71,6 +71,20 @@ public final class CdcStar {
     }
 
     /**
+     * Joins the fact table's Kafka records with its dimensions' (from {@code KafkaSource}s with a
+     * {@link KafkaMessageDeserializer}), as {@link CdcJoin#joinKafka(DataStream, DataStream)} reads
+     * them: bad records name their topic, partition and offset.
+     *
+     * @param fact the fact table's records
+     * @param dimensions each dimension's records, in declaration order
+     * @return the mart's changelog and every step's bad records
+     */
+    public CdcJoin.Result joinKafka(
+            DataStream<KafkaMessage> fact, List<DataStream<KafkaMessage>> dimensions) {
+        return chain(fact, dimensions, CdcJoin::joinKafka, CdcJoin::joinKafka);
+    }
+
+    /**
      * Joins the fact table's Debezium JSON messages with its dimensions', given as strings.
      *
      * @param fact the fact table's messages

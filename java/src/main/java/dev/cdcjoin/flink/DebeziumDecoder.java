@@ -23,8 +23,9 @@ import org.apache.flink.types.Row;
  *
  * <p>The decoder runs at the input's parallelism (normally chained to the source), so the order of
  * each source partition is kept. Inputs: JSON messages as {@code byte[]} or {@code String} (bare
- * envelopes or Kafka Connect's {@code {"schema", "payload"}}), or {@code Row(before, op, after)}
- * envelopes whose images are rows of the table's schema.
+ * envelopes or Kafka Connect's {@code {"schema", "payload"}}), Kafka records ({@link KafkaMessage},
+ * whose bad records name their Kafka coordinates), or {@code Row(before, op, after)} envelopes
+ * whose images are rows of the table's schema.
  */
 public final class DebeziumDecoder {
 
@@ -113,6 +114,18 @@ public final class DebeziumDecoder {
      */
     public SingleOutputStreamOperator<ChangeRecord> decodeStrings(DataStream<String> input) {
         return decode(input, InputKind.JSON_STRINGS);
+    }
+
+    /**
+     * Decodes the values of Kafka records (from a {@code KafkaSource} with a {@link
+     * KafkaMessageDeserializer}) as JSON messages; bad records name their topic, partition and
+     * offset.
+     *
+     * @param input the records ({@code null} values are tombstones)
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeKafka(DataStream<KafkaMessage> input) {
+        return decode(input, InputKind.KAFKA_MESSAGES);
     }
 
     /**

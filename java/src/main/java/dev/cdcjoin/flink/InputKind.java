@@ -23,6 +23,10 @@ final class InputKind<I> {
     static final InputKind<String> JSON_STRINGS =
             new InputKind<>(s -> InputEncoder.jsonStrings(), false);
 
+    /** Kafka records of Debezium topics, with their coordinates. */
+    static final InputKind<KafkaMessage> KAFKA_MESSAGES =
+            new InputKind<>(s -> InputEncoder.kafkaMessages(), false);
+
     /** Upsert-kafka records. */
     static final InputKind<UpsertRecord> UPSERT_RECORDS =
             new InputKind<>(s -> InputEncoder.upsertRecords(), false);

@@ -4,6 +4,8 @@ import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.KafkaMessage;
+import dev.cdcjoin.flink.KafkaMessageDeserializer;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,18 +19,13 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.types.Row;
-import org.apache.flink.util.Collector;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * The demo: joins a generated users/domains Debezium trace (or two Kafka topics of Debezium JSON)
@@ -170,12 +167,12 @@ public final class UsersDomainsDemo {
                             + " parallelism %d%n",
                     o.joinType, o.usersTopic, o.domainsTopic, o.kafkaBootstrap, o.parallelism);
             result =
-                    join.joinJson(
+                    join.joinKafka(
                             kafka(env, o, o.usersTopic)
-                                    .map(new CountIn<byte[]>())
+                                    .map(new CountIn<KafkaMessage>())
                                     .setParallelism(1),
                             kafka(env, o, o.domainsTopic)
-                                    .map(new CountIn<byte[]>())
+                                    .map(new CountIn<KafkaMessage>())
                                     .setParallelism(1));
         } else {
             UsersDomainsTrace trace = UsersDomainsTrace.generate(o.seed, o.changes, o.users);
@@ -202,51 +199,33 @@ public final class UsersDomainsDemo {
     }
 
     /**
-     * A Kafka source of one topic's record values.
+     * A Kafka source of one topic's records.
      *
      * @param env the environment
      * @param o the options (bootstrap servers, group, whether to follow the topic)
      * @param topic the topic
-     * @return the values, one source subtask (each table's changes stay in order)
+     * @return the records, one source subtask (each table's changes stay in order)
      */
-    static DataStream<byte[]> kafka(StreamExecutionEnvironment env, Options o, String topic) {
+    static DataStream<KafkaMessage> kafka(StreamExecutionEnvironment env, Options o, String topic) {
         return env.fromSource(
                         kafkaSource(o, topic), WatermarkStrategy.noWatermarks(), "kafka " + topic)
                 .setParallelism(1);
     }
 
     /** The source of {@link #kafka}: earliest offsets; bounded by the latest unless following. */
-    static KafkaSource<byte[]> kafkaSource(Options o, String topic) {
-        KafkaSourceBuilder<byte[]> b =
-                KafkaSource.<byte[]>builder()
+    static KafkaSource<KafkaMessage> kafkaSource(Options o, String topic) {
+        KafkaSourceBuilder<KafkaMessage> b =
+                KafkaSource.<KafkaMessage>builder()
                         .setBootstrapServers(o.kafkaBootstrap)
                         .setTopics(topic)
                         .setGroupId(o.kafkaGroup)
                         .setClientIdPrefix(o.kafkaGroup + "-" + topic)
                         .setStartingOffsets(OffsetsInitializer.earliest())
-                        .setDeserializer(new ValueBytes());
+                        .setDeserializer(new KafkaMessageDeserializer());
         if (!o.follow) {
             b.setBounded(OffsetsInitializer.latest());
         }
         return b.build();
-    }
-
-    /**
-     * A record's value; a tombstone (null value) becomes an empty message, which decodes to
-     * nothing.
-     */
-    static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
-            out.collect(record.value() == null ? new byte[0] : record.value());
-        }
-
-        @Override
-        public TypeInformation<byte[]> getProducedType() {
-            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
-        }
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
+import dev.cdcjoin.flink.KafkaMessage;
+
 /**
  * A Debezium message that could not be decoded: which record of which input, and why.
  *
@@ -28,10 +30,27 @@ public final class DebeziumDecodeException extends RuntimeException {
      * @param reason why it was rejected
      */
     public DebeziumDecodeException(String source, long index, String reason) {
-        super(source + " record #" + index + ": " + reason);
+        this(source + " record #" + index + ": " + reason, source, index, reason, null);
+    }
+
+    private DebeziumDecodeException(
+            String message, String source, long index, String reason, Throwable cause) {
+        super(message, cause);
         this.source = source;
         this.index = index;
         this.reason = reason;
+    }
+
+    /**
+     * This error about a record read from Kafka, its message naming where the record lies ({@link
+     * KafkaMessage#locate}).
+     *
+     * @param message the record
+     * @return the error, with this one as its cause
+     */
+    public DebeziumDecodeException locatedAt(KafkaMessage message) {
+        return new DebeziumDecodeException(
+                message.locate(getMessage()), source, index, reason, this);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.UpsertRecord;
 import java.io.Serializable;
@@ -23,8 +24,9 @@ final class TableInput implements Serializable {
     /** What the table's records are, which decides their reader. */
     enum Records {
         /**
-         * Debezium JSON messages ({@code byte[]} or {@code String}, {@code null} for a tombstone)
-         * or upsert-kafka records ({@link UpsertRecord}), read by {@link DebeziumJsonReader}.
+         * Debezium JSON messages ({@code byte[]}, {@code String} or a {@link KafkaMessage}'s value,
+         * {@code null} for a tombstone) or upsert-kafka records ({@link UpsertRecord}), read by
+         * {@link DebeziumJsonReader}.
          */
         DEBEZIUM_JSON,
         /** {@code Row(before, op, after)} envelopes, read by {@link RowEnvelopeReader}. */
@@ -87,8 +89,9 @@ final class TableInput implements Serializable {
         try {
             return read(record, i, out) == 0;
         } catch (DebeziumDecodeException e) {
-            badRecords.reject(
-                    e, sideOutput, () -> new BadRecord(source, i, raw(record), e.getMessage()));
+            boolean kafka = record instanceof KafkaMessage;
+            DebeziumDecodeException error = kafka ? e.locatedAt((KafkaMessage) record) : e;
+            badRecords.reject(error, sideOutput, () -> badRecord(record, i, e.getMessage()));
             return false;
         }
     }
@@ -107,16 +110,26 @@ final class TableInput implements Serializable {
         if (record instanceof String) {
             return json.read((String) record, i, out);
         }
+        if (record instanceof KafkaMessage) {
+            return json.read(((KafkaMessage) record).value, i, out);
+        }
         if (record instanceof UpsertRecord) {
             UpsertRecord r = (UpsertRecord) record;
             return json.readUpsert(r.key, r.value, i, out);
         }
-        throw notA("Debezium messages (byte[] or String) or UpsertRecords", record);
+        throw notA("Debezium messages (byte[], String or KafkaMessage) or UpsertRecords", record);
     }
 
     private IllegalArgumentException notA(String expected, Object record) {
         return new IllegalArgumentException(
                 source + ": records must be " + expected + ", got " + record.getClass().getName());
+    }
+
+    /** The report of record {@code i}, rejected for {@code reason}. */
+    private BadRecord badRecord(Object record, long i, String reason) {
+        return record instanceof KafkaMessage
+                ? BadRecord.of(source, i, (KafkaMessage) record, reason)
+                : new BadRecord(source, i, raw(record), reason);
     }
 
     /** The record as a {@link BadRecord} holds it. */

@@ -1,5 +1,7 @@
 package dev.cdcjoin.flink.runtime;
 
+import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.UpsertRecord;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -50,6 +52,19 @@ public interface InputEncoder<IN> extends Serializable {
     byte[] raw(IN value);
 
     /**
+     * The report of a record the decoder rejected.
+     *
+     * @param source the input's name
+     * @param index the record's number
+     * @param value the record
+     * @param reason why, naming the record
+     * @return the bad record: by default its {@link #raw} form and the reason
+     */
+    default BadRecord badRecord(String source, long index, IN value, String reason) {
+        return new BadRecord(source, index, raw(value), reason);
+    }
+
+    /**
      * Debezium JSON messages as bytes (e.g. Kafka record values).
      *
      * @return the encoder
@@ -84,6 +99,41 @@ public interface InputEncoder<IN> extends Serializable {
      */
     static InputEncoder<UpsertRecord> upsertRecords() {
         return new UpsertRecords();
+    }
+
+    /**
+     * Kafka records of Debezium topics: their values decoded as JSON messages, their Kafka
+     * coordinates in bad-record reports.
+     *
+     * @return the encoder
+     */
+    static InputEncoder<KafkaMessage> kafkaMessages() {
+        return new KafkaMessages();
+    }
+
+    /** Kafka records: the value, as {@link JsonBytes} frames it; reported with coordinates. */
+    final class KafkaMessages implements InputEncoder<KafkaMessage> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public Framing framing() {
+            return Framing.JSON;
+        }
+
+        @Override
+        public void append(KafkaMessage value, BatchBuffer batch) {
+            batch.putSized(value.value);
+        }
+
+        @Override
+        public byte[] raw(KafkaMessage value) {
+            return value.value;
+        }
+
+        @Override
+        public BadRecord badRecord(String source, long index, KafkaMessage value, String reason) {
+            return BadRecord.of(source, index, value, reason);
+        }
     }
 
     /** Upsert-kafka records: the key, then the value (null for a delete), each length-prefixed. */

@@ -189,7 +189,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     private void rejectNow(IN value, String reason) throws Exception {
         flush();
         String named = position(firstIndex) + ": " + reason;
-        bad(firstIndex, encoder.raw(value), named, null);
+        bad(encoder.badRecord(source, firstIndex, value, named));
         firstIndex++;
     }
 
@@ -240,7 +240,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
 
         @Override
         public void error(int index, String message) {
-            bad(firstIndex + index, rawOf(index), message, null);
+            bad(encoder.badRecord(source, firstIndex + index, inputOf(index), message));
         }
 
         @Override
@@ -253,16 +253,15 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     }
 
     @SuppressWarnings("unchecked")
-    private byte[] rawOf(int index) {
-        return encoder.raw((IN) inputs[index]);
+    private IN inputOf(int index) {
+        return (IN) inputs[index];
     }
 
-    private void bad(long index, byte[] raw, String reason, Throwable cause) {
+    private void bad(BadRecord record) {
         badOut.inc();
-        BadRecord record = new BadRecord(source, index, raw, reason);
         if (policy == BadRecordPolicy.FAIL) {
             throw new BadRecordException(
-                    "Bad Debezium record: " + reason + "; record: " + excerpt(record), cause);
+                    "Bad Debezium record: " + record.reason + "; record: " + excerpt(record));
         }
         output.collect(badRecords, new StreamRecord<>(record));
     }
@@ -301,8 +300,8 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     public static final class BadRecordException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        BadRecordException(String message, Throwable cause) {
-            super(message, cause);
+        BadRecordException(String message) {
+            super(message);
         }
     }
 }

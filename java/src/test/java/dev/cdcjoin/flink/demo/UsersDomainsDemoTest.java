@@ -1,6 +1,5 @@
 package dev.cdcjoin.flink.demo;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,12 +10,8 @@ import dev.cdcjoin.flink.MiniClusters;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.flink.util.Collector;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -61,30 +56,6 @@ class UsersDomainsDemoTest {
         assertEquals(
                 Boundedness.CONTINUOUS_UNBOUNDED,
                 UsersDomainsDemo.kafkaSource(o, "users").getBoundedness());
-    }
-
-    @Test
-    void tombstonesBecomeEmptyMessages() throws Exception {
-        UsersDomainsDemo.ValueBytes values = new UsersDomainsDemo.ValueBytes();
-        List<byte[]> out = new ArrayList<>();
-        Collector<byte[]> collector =
-                new Collector<>() {
-                    @Override
-                    public void collect(byte[] record) {
-                        out.add(record);
-                    }
-
-                    @Override
-                    public void close() {}
-                };
-        values.deserialize(
-                new ConsumerRecord<>("users", 0, 0, null, "{}".getBytes(StandardCharsets.UTF_8)),
-                collector);
-        values.deserialize(
-                new ConsumerRecord<>("users", 0, 1, "k".getBytes(StandardCharsets.UTF_8), null),
-                collector);
-        assertArrayEquals("{}".getBytes(StandardCharsets.UTF_8), out.get(0));
-        assertArrayEquals(new byte[0], out.get(1));
     }
 
     @Test

@@ -1,28 +1,25 @@
 package dev.cdcjoin.flink.e2e;
 
+import dev.cdcjoin.flink.KafkaMessage;
+import dev.cdcjoin.flink.KafkaMessageDeserializer;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
-import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.operators.ChainingStrategy;
 import org.apache.flink.streaming.api.transformations.PhysicalTransformation;
-import org.apache.flink.util.Collector;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * What the e2e jobs share: their {@code --key value} arguments, their Kafka sources of Debezium
- * topics (the value bytes; earliest offsets on a fresh start, checkpointed ones on recovery), their
- * connections to the mart's PostgreSQL and how their sinks chain.
+ * topics (records with their coordinates; earliest offsets on a fresh start, checkpointed ones on
+ * recovery), their connections to the mart's PostgreSQL and how their sinks chain.
  */
 final class E2eJobs {
 
@@ -42,7 +39,8 @@ final class E2eJobs {
     }
 
     /**
-     * The stream of one topic's message values, tombstones dropped, uid {@code source-<what>}.
+     * The stream of one topic's records with their coordinates (so a bad record names its offset),
+     * uid {@code source-<what>}.
      *
      * @param env the job's environment
      * @param bootstrap the brokers
@@ -51,7 +49,7 @@ final class E2eJobs {
      * @param what a name for the client id and the uid
      * @return the stream
      */
-    static DataStream<byte[]> source(
+    static DataStream<KafkaMessage> source(
             StreamExecutionEnvironment env,
             String bootstrap,
             String topic,
@@ -65,7 +63,8 @@ final class E2eJobs {
     }
 
     /**
-     * A source of one topic's message values, tombstones dropped.
+     * A source of one topic's records ({@link KafkaMessageDeserializer}: tombstones kept, for the
+     * decoder to count).
      *
      * @param bootstrap the brokers
      * @param topic the topic
@@ -73,34 +72,16 @@ final class E2eJobs {
      * @param what a name for the client id
      * @return the source
      */
-    static KafkaSource<byte[]> kafka(String bootstrap, String topic, String group, String what) {
-        return KafkaSource.<byte[]>builder()
+    static KafkaSource<KafkaMessage> kafka(
+            String bootstrap, String topic, String group, String what) {
+        return KafkaSource.<KafkaMessage>builder()
                 .setBootstrapServers(bootstrap)
                 .setTopics(topic)
                 .setGroupId(group)
                 .setClientIdPrefix(group + "-" + what)
                 .setStartingOffsets(OffsetsInitializer.earliest())
-                .setDeserializer(new ValueBytes())
+                .setDeserializer(new KafkaMessageDeserializer())
                 .build();
-    }
-
-    /**
-     * A record's value bytes; Debezium's tombstones (null values, for log compaction) are dropped.
-     */
-    static final class ValueBytes implements KafkaRecordDeserializationSchema<byte[]> {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<byte[]> out) {
-            if (record.value() != null) {
-                out.collect(record.value());
-            }
-        }
-
-        @Override
-        public TypeInformation<byte[]> getProducedType() {
-            return PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO;
-        }
     }
 
     /**

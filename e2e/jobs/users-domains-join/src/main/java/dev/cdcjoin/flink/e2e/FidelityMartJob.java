@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.DebeziumFormat.BinaryHandling;
 import dev.cdcjoin.flink.DebeziumFormat.DecimalHandling;
 import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.time.Duration;
@@ -122,9 +123,9 @@ public final class FidelityMartJob {
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
-        DataStream<byte[]> items =
+        DataStream<KafkaMessage> items =
                 E2eJobs.source(env, bootstrap, prefix + ".public.fid_items", group, "items");
-        DataStream<byte[]> accounts =
+        DataStream<KafkaMessage> accounts =
                 E2eJobs.source(env, bootstrap, prefix + ".public.fid_accounts", group, "accounts");
 
         CdcJoin join =
@@ -136,7 +137,7 @@ public final class FidelityMartJob {
                         .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
                         .maxFlushDelay(Duration.ofMillis(maxFlushMs))
                         .build();
-        CdcJoin.Result result = join.joinJson(items, accounts);
+        CdcJoin.Result result = join.joinKafka(items, accounts);
         MartSinkOperator.sink(
                 result.rows().uid("join-fid"),
                 jdbcUrl,

@@ -126,7 +126,7 @@ public final class StarMartJob {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
         CdcJoin.Result result =
-                star().joinJson(
+                star().joinKafka(
                                 E2eJobs.source(
                                         env, bootstrap, prefix + ".public.orders", group, "orders"),
                                 List.of(

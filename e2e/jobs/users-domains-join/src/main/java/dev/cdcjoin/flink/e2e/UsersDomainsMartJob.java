@@ -4,13 +4,13 @@ import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -83,18 +83,9 @@ public final class UsersDomainsMartJob {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.enableCheckpointing(checkpointMs); // exactly once (aligned barriers)
 
-        DataStream<byte[]> users =
-                env.fromSource(
-                                E2eJobs.kafka(bootstrap, usersTopic, group, "users"),
-                                WatermarkStrategy.noWatermarks(),
-                                "kafka " + usersTopic)
-                        .uid("source-users");
-        DataStream<byte[]> domains =
-                env.fromSource(
-                                E2eJobs.kafka(bootstrap, domainsTopic, group, "domains"),
-                                WatermarkStrategy.noWatermarks(),
-                                "kafka " + domainsTopic)
-                        .uid("source-domains");
+        DataStream<KafkaMessage> users = E2eJobs.source(env, bootstrap, usersTopic, group, "users");
+        DataStream<KafkaMessage> domains =
+                E2eJobs.source(env, bootstrap, domainsTopic, group, "domains");
 
         CdcJoin join =
                 CdcJoin.builder()
@@ -105,9 +96,9 @@ public final class UsersDomainsMartJob {
                         .maxFlushDelay(Duration.ofMillis(maxFlushMs))
                         .build();
         SingleOutputStreamOperator<ChangeRecord> usersChanges =
-                join.leftDecoder().decodeJson(users).uid("decode-users");
+                join.leftDecoder().decodeKafka(users).uid("decode-users");
         SingleOutputStreamOperator<ChangeRecord> domainsChanges =
-                join.rightDecoder().decodeJson(domains).uid("decode-domains");
+                join.rightDecoder().decodeKafka(domains).uid("decode-domains");
         CdcJoin.Result result = join.join(usersChanges, domainsChanges);
         SingleOutputStreamOperator<Row> rows =
                 result.rows().uid("join-" + joinType.name().toLowerCase(Locale.ROOT));

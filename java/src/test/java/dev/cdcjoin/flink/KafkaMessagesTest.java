@@ -1,0 +1,190 @@
+package dev.cdcjoin.flink;
+
+import static dev.cdcjoin.flink.CdcJoinJobTest.domain;
+import static dev.cdcjoin.flink.CdcJoinJobTest.user;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Kafka records in ({@link KafkaMessage}, {@link KafkaMessageDeserializer}): their values are
+ * joined as messages are, and a record that cannot be decoded is reported with its topic, partition
+ * and offset, worded alike by both engines, under either policy.
+ */
+@SuppressWarnings("try") // CloseableIterator#close may throw InterruptedException
+class KafkaMessagesTest {
+
+    @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(2);
+
+    private static final String USERS_TOPIC = "shop.public.users";
+    private static final String DOMAINS_TOPIC = "shop.public.domains";
+
+    /** The bad user record: partition 2, offset 101 (the second of the users topic). */
+    private static final String BAD = "{\"op\":\"t\",\"after\":{\"id\":2}}";
+
+    private static final String RENAME =
+            "{\"op\":\"u\",\"before\":{\"id\":3,\"name\":\"cy\"},"
+                    + "\"after\":{\"id\":3,\"name\":\"cyd\"}}";
+
+    private static final String WHERE = "(Kafka topic shop.public.users, partition 2, offset 101)";
+
+    private static KafkaMessage message(String topic, int partition, long offset, String value) {
+        byte[] bytes = value == null ? null : value.getBytes(StandardCharsets.UTF_8);
+        return new KafkaMessage(topic, partition, offset, null, bytes);
+    }
+
+    /** Users 1 and 3 (renamed), the bad record at offset 101 and a tombstone at 103. */
+    private static List<KafkaMessage> users() {
+        return List.of(
+                message(USERS_TOPIC, 2, 100, user("c", 1, "ana")),
+                message(USERS_TOPIC, 2, 101, BAD),
+                message(USERS_TOPIC, 2, 102, user("c", 3, "cy")),
+                message(USERS_TOPIC, 2, 103, null),
+                message(USERS_TOPIC, 2, 104, RENAME));
+    }
+
+    private static List<KafkaMessage> domains() {
+        return List.of(
+                message(DOMAINS_TOPIC, 0, 7, domain(10, 1, "a.com")),
+                message(DOMAINS_TOPIC, 0, 8, domain(11, 2, "b.com")),
+                message(DOMAINS_TOPIC, 0, 9, domain(12, 3, "c.com")));
+    }
+
+    private static CdcJoin join(Engine engine, BadRecordPolicy policy) {
+        return CdcJoinJobTest.usersDomains()
+                .badRecordPolicy(policy)
+                .engine(engine)
+                .batchSize(2)
+                .maxFlushDelay(Duration.ofMillis(20))
+                .build();
+    }
+
+    @Test
+    void theDeserializerKeepsTheCoordinatesAndTheBytes() throws Exception {
+        byte[] key = "{\"id\":1}".getBytes(StandardCharsets.UTF_8);
+        byte[] value = user("c", 1, "ana").getBytes(StandardCharsets.UTF_8);
+        List<KafkaMessage> out = new ArrayList<>();
+        Collector<KafkaMessage> collector =
+                new Collector<>() {
+                    @Override
+                    public void collect(KafkaMessage record) {
+                        out.add(record);
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+        KafkaMessageDeserializer deserializer = new KafkaMessageDeserializer();
+        deserializer.deserialize(new ConsumerRecord<>(USERS_TOPIC, 2, 100, key, value), collector);
+        deserializer.deserialize(new ConsumerRecord<>(USERS_TOPIC, 2, 101, key, null), collector);
+        KafkaMessage m = out.get(0);
+        assertEquals(USERS_TOPIC, m.topic);
+        assertEquals(2, m.partition);
+        assertEquals(100, m.offset);
+        assertSame(key, m.key, "the key as fetched, not a copy");
+        assertSame(value, m.value, "the value as fetched, not a copy");
+        assertNull(out.get(1).value, "a tombstone is kept, for the decoder to count");
+        assertEquals(101, out.get(1).offset);
+        assertEquals(KafkaMessage.class, deserializer.getProducedType().getTypeClass());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void badRecordsNameTheirTopicPartitionAndOffset(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        CdcJoin.Result result =
+                join(engine, BadRecordPolicy.SIDE_OUTPUT)
+                        .joinKafka(env.fromData(users()), env.fromData(domains()));
+        List<String> rows = new ArrayList<>();
+        List<BadRecord> bad = new ArrayList<>();
+        DataStream<Object> all =
+                result.rows()
+                        .map(r -> (Object) r.toString())
+                        .union(result.badRecords().map(b -> b));
+        try (CloseableIterator<Object> it = all.executeAndCollect()) {
+            it.forEachRemaining(o -> addTo(o, rows, bad));
+        }
+        assertEquals(
+                Map.of("[1, ana, 10, 1, a.com]", 1, "[3, cyd, 12, 3, c.com]", 1),
+                Changelogs.materialize(rows),
+                engine + " changelog " + rows);
+        assertEquals(1, bad.size(), engine + " bad records " + bad);
+        BadRecord b = bad.get(0);
+        assertEquals("users", b.source);
+        assertEquals(USERS_TOPIC, b.topic);
+        assertEquals(2, b.partition);
+        assertEquals(101, b.offset);
+        assertEquals(1, b.index);
+        assertArrayEquals(BAD.getBytes(StandardCharsets.UTF_8), b.raw);
+        assertEquals(
+                "users record #1: unknown \"op\" value \"t\" (expected \"c\", \"r\", \"u\" or"
+                        + " \"d\") "
+                        + WHERE,
+                b.reason,
+                engine + ": the same words from both engines");
+    }
+
+    private static void addTo(Object o, List<String> rows, List<BadRecord> bad) {
+        if (o instanceof BadRecord) {
+            bad.add((BadRecord) o);
+        } else {
+            rows.add((String) o);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aBadRecordFailsTheJobNamingWhereItLies(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        CdcJoin.Result result =
+                join(engine, BadRecordPolicy.FAIL)
+                        .joinKafka(env.fromData(users()), env.fromData(domains()));
+        result.rows().sinkTo(new DiscardingSink<>());
+        Exception e = assertThrows(Exception.class, env::execute);
+        String chain = ExceptionUtils.stringifyException(e);
+        assertTrue(chain.contains("users record #1: unknown \"op\" value \"t\""), chain);
+        assertTrue(chain.contains(WHERE), engine + ": " + chain);
+        MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
+    }
+
+    @Test
+    void theDecoderAloneReportsTheCoordinates() throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        CdcJoin join = join(Engine.NATIVE, BadRecordPolicy.SIDE_OUTPUT);
+        DataStream<BadRecord> bad =
+                join.leftDecoder()
+                        .decodeKafka(env.fromData(users()))
+                        .getSideOutput(BadRecord.OUTPUT);
+        List<String> reasons = new ArrayList<>();
+        try (CloseableIterator<BadRecord> it = bad.executeAndCollect()) {
+            it.forEachRemaining(b -> reasons.add(b.offset + " " + b.reason));
+        }
+        assertEquals(1, reasons.size(), reasons.toString());
+        assertTrue(reasons.get(0).startsWith("101 users record #1: "), reasons.get(0));
+        assertTrue(reasons.get(0).endsWith(WHERE), reasons.get(0));
+    }
+}
