@@ -129,6 +129,24 @@ public final class CdcMultiJoin {
      * @throws IllegalArgumentException if there is not one stream per input
      */
     public CdcJoin.Result joinJson(List<DataStream<byte[]>> inputs) {
+        return join(inputs, InputKind.JSON_BYTES);
+    }
+
+    /**
+     * Joins the inputs' streams of Kafka records of Debezium topics (from {@code KafkaSource}s with
+     * a {@link KafkaMessageDeserializer}), one per input in declaration order, as {@link #joinJson}
+     * joins messages: bad records name their topic, partition and offset.
+     *
+     * @param inputs one stream per input
+     * @return the joined changelog and the bad records, as {@link #joinJson}'s
+     * @throws IllegalArgumentException if there is not one stream per input
+     */
+    public CdcJoin.Result joinKafka(List<DataStream<KafkaMessage>> inputs) {
+        return join(inputs, InputKind.KAFKA_MESSAGES);
+    }
+
+    /** Joins the inputs' records of {@code kind} with this join's engine. */
+    private <I> CdcJoin.Result join(List<DataStream<I>> inputs, InputKind<I> kind) {
         if (inputs.size() != definition.inputs().size()) {
             throw new IllegalArgumentException(
                     "the join has "
@@ -137,11 +155,11 @@ public final class CdcMultiJoin {
                             + inputs.size()
                             + " streams");
         }
-        return engine == Engine.JAVA ? javaChain(inputs) : nativeJoin(inputs);
+        return engine == Engine.JAVA ? javaChain(inputs) : nativeJoin(inputs, kind);
     }
 
     /** The native engine: decode each input natively, key group batches, the multi-way join. */
-    private CdcJoin.Result nativeJoin(List<DataStream<byte[]>> inputs) {
+    private <I> CdcJoin.Result nativeJoin(List<DataStream<I>> inputs, InputKind<I> kind) {
         TypeInformation<Tuple2<Integer, ChangeBatch>> tagged =
                 new TupleTypeInfo<>(Types.INT, ChangeBatchSerializer.TYPE_INFO);
         Uids uids = new Uids(uid, inputs);
@@ -154,7 +172,7 @@ public final class CdcMultiJoin {
                             .badRecordPolicy(policy)
                             .batchSize(batchSize)
                             .maxFlushDelay(maxFlushDelay)
-                            .decodeBatches(inputs.get(i), InputKind.JSON_BYTES);
+                            .decodeBatches(inputs.get(i), kind);
             DataStream<Tuple2<Integer, ChangeBatch>> input =
                     batches.map(new Tag(i))
                             .returns(tagged)
@@ -198,7 +216,7 @@ public final class CdcMultiJoin {
     }
 
     /** The Java engine: the left-deep chain of Java binary joins ({@link JavaChain}). */
-    private CdcJoin.Result javaChain(List<DataStream<byte[]>> inputs) {
+    private <I> CdcJoin.Result javaChain(List<DataStream<I>> inputs) {
         JavaChain chain = new JavaChain(definition, policy, ttl);
         JavaChain.Built built = chain.build(inputs);
         return new CdcJoin.Result(

@@ -136,8 +136,8 @@ final class JavaChain {
         }
     }
 
-    /** Wires the chain over the inputs' JSON messages. */
-    Built build(List<DataStream<byte[]>> messages) {
+    /** Wires the chain over the inputs' Debezium records (JSON messages or Kafka records). */
+    <I> Built build(List<DataStream<I>> messages) {
         List<SideSpec> inputs = definition.inputs();
         int keyLength = inputs.get(0).joinKey().size();
         SideSpec left = inputs.get(0);

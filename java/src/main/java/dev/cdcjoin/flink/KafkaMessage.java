@@ -3,10 +3,10 @@ package dev.cdcjoin.flink;
 /**
  * One Kafka record of a Debezium topic, with where it lies in Kafka: what {@link
  * KafkaMessageDeserializer} makes of each record a {@code KafkaSource} reads, and what {@link
- * CdcJoin#joinKafka}, {@link CdcStar#joinKafka} and {@link DebeziumDecoder#decodeKafka} take. The
- * value is decoded as a Debezium message (the key is not read; a null value is a tombstone). A
- * record that cannot be decoded is reported with its topic, partition and offset ({@link
- * BadRecord#topic}), so it can be found in Kafka. A Flink POJO.
+ * CdcJoin#joinKafka}, {@link CdcStar#joinKafka}, {@link CdcMultiJoin#joinKafka} and {@link
+ * DebeziumDecoder#decodeKafka} take. The value is decoded as a Debezium message (the key is not
+ * read; a null value is a tombstone). A record that cannot be decoded is reported with its topic,
+ * partition and offset ({@link BadRecord#topic}), so it can be found in Kafka. A Flink POJO.
  */
 public final class KafkaMessage {
 

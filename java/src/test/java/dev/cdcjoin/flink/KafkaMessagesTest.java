@@ -146,6 +146,45 @@ class KafkaMessagesTest {
                 engine + ": the same words from both engines");
     }
 
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aMultiWayJoinNamesTheCoordinatesToo(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        CdcMultiJoin join =
+                CdcMultiJoin.builder()
+                        .input("users", CdcJoinJobTest.USERS, List.of("id"), List.of("id"))
+                        .input(
+                                "domains",
+                                CdcJoinJobTest.DOMAINS,
+                                List.of("user_id"),
+                                List.of("id"),
+                                JoinType.INNER)
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .engine(engine)
+                        .batchSize(2)
+                        .maxFlushDelay(Duration.ofMillis(20))
+                        .build();
+        CdcJoin.Result result =
+                join.joinKafka(List.of(env.fromData(users()), env.fromData(domains())));
+        List<String> rows = new ArrayList<>();
+        List<BadRecord> bad = new ArrayList<>();
+        DataStream<Object> all =
+                result.rows()
+                        .map(r -> (Object) r.toString())
+                        .union(result.badRecords().map(b -> b));
+        try (CloseableIterator<Object> it = all.executeAndCollect()) {
+            it.forEachRemaining(o -> addTo(o, rows, bad));
+        }
+        assertEquals(
+                Map.of("[1, ana, 10, 1, a.com]", 1, "[3, cyd, 12, 3, c.com]", 1),
+                Changelogs.materialize(rows),
+                engine + " changelog " + rows);
+        assertEquals(1, bad.size(), engine + " bad records " + bad);
+        assertEquals(101, bad.get(0).offset);
+        assertTrue(bad.get(0).reason.endsWith(WHERE), bad.get(0).reason);
+    }
+
     private static void addTo(Object o, List<String> rows, List<BadRecord> bad) {
         if (o instanceof BadRecord) {
             bad.add((BadRecord) o);
