@@ -14,7 +14,9 @@
 # workload runs: a re-delivery (Kafka Connect stopped half-way, started again on a copy of its
 # offsets file taken a quarter in: both connectors replay from the earlier LSN) and an incremental
 # snapshot (a row in the signal table fid_signal, inserted by the workload itself at 75 %, while
-# the connectors catch up and the workload goes on). Then each mart must equal
+# the connectors catch up and the workload goes on). Then a message that is not Debezium's, written
+# to each items topic, must come back as a bad record naming its topic, partition and offset; and
+# each mart must equal
 # its expected view (sql/fidelity.sql) row by row and value by value, with no stale and no
 # duplicate row, and its sink must have seen a consistent changelog.
 #
@@ -205,6 +207,7 @@ run() {
     ((${#running[@]} > 0)) && converge "${running[@]}"
 
     for c in "${CONFIGS[@]}"; do check_topics "$c"; done
+    for c in "${running[@]}"; do check_bad_record "$c"; done
     for c in "${running[@]}"; do check_mart "$c"; done
     for c in "${running[@]}"; do "$LIB/flink.sh" cancel "${JOB[$c]}"; done
     log "fidelity: jobs cancelled"
@@ -219,6 +222,43 @@ check_topics() {
     else
         result "re-delivery and snapshot in topics ($c)" FAIL "$out"
     fi
+}
+
+# bad_record_row C MESSAGE: the reason of the bad record row of configuration C's job whose record
+# is MESSAGE (exit 1 while there is none)
+bad_record_row() {
+    local r
+    r=$(e2e_psql -tA -c "select reason from mart.fid_bad_records where mart_table = 'mart.fid_$1' and record = '$2' limit 1")
+    [[ -n $r ]] && echo "$r"
+}
+
+# check_bad_record C: a message Debezium never wrote, put in the configuration's items topic after
+# the topics' checks (check_topics read them first): the job reports it as a bad record whose
+# reason names its topic, partition and offset (the job reads KafkaMessages), the record read back
+# from that partition and offset is the message, and the mart (checked next) is still right. The
+# row is then deleted, so that "no bad records" still holds for every other record.
+check_bad_record() {
+    local c=$1 topic=${PREFIX[$c]}.public.fid_items msg reason got
+    msg="{\"op\":\"x\",\"after\":{\"e2e\":\"not from Debezium, config $c\"}}"
+    if ! echo "$msg" | "$LIB/kafka.sh" java org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BOOTSTRAP" \
+        --topic "$topic" >"$FDIR/produce-$c.log" 2>&1; then
+        result "bad record named by its offset (fid-$c)" FAIL "could not write it: $(tail -3 "$FDIR/produce-$c.log" | paste -sd' ' -)"
+        return 0
+    fi
+    if ! poll_until 60 bad_record_row "$c" "$msg" >/dev/null; then
+        result "bad record named by its offset (fid-$c)" FAIL "no bad record row for it in 60 s"
+        return 0
+    fi
+    reason=$(bad_record_row "$c" "$msg")
+    if [[ $reason =~ \(Kafka\ topic\ ([^,]+),\ partition\ ([0-9]+),\ offset\ ([0-9]+)\)$ && ${BASH_REMATCH[1]} == "$topic" ]]; then
+        got=$("$LIB/kafka.sh" java org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BOOTSTRAP" \
+            --topic "$topic" --partition "${BASH_REMATCH[2]}" --offset "${BASH_REMATCH[3]}" --max-messages 1 \
+            --timeout-ms 20000 2>"$FDIR/readback-$c.err" || true)
+        result "bad record named by its offset (fid-$c)" "$([[ $got == "$msg" ]] && echo PASS || echo FAIL)" "reason: $reason; the record there: $got"
+    else
+        result "bad record named by its offset (fid-$c)" FAIL "reason names no Kafka place in $topic: $reason"
+    fi
+    e2e_psql -q -c "delete from mart.fid_bad_records where mart_table = 'mart.fid_$c' and record = '$msg'"
 }
 
 # check_mart C: the mart against its view, its sink's counters, its bad records, its job
