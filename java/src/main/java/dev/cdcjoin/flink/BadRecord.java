@@ -60,8 +60,9 @@ public final class BadRecord {
     }
 
     /**
-     * A bad record read from Kafka: its value as the raw record, its topic, partition and offset
-     * set and named at the end of the reason.
+     * A bad record read from Kafka: its value (its key where the value is null, an upsert-kafka
+     * delete) as the raw record, its topic, partition and offset set and named at the end of the
+     * reason.
      *
      * @param source the input's name
      * @param index the record's number
@@ -70,7 +71,7 @@ public final class BadRecord {
      * @return the bad record
      */
     public static BadRecord of(String source, long index, KafkaMessage message, String reason) {
-        BadRecord b = new BadRecord(source, index, message.value, message.locate(reason));
+        BadRecord b = new BadRecord(source, index, message.bytes(), message.locate(reason));
         b.topic = message.topic;
         b.partition = message.partition;
         b.offset = message.offset;

@@ -303,6 +303,19 @@ public final class CdcJoin {
     }
 
     /**
+     * Joins two upsert-kafka shaped topics read as Kafka records (from {@code KafkaSource}s with a
+     * {@link KafkaMessageDeserializer}), as {@link #joinUpsert} joins {@link UpsertRecord}s: a bad
+     * record is reported with its topic, partition and offset. Both sides must be in upsert mode.
+     *
+     * @param left the left table's records
+     * @param right the right table's records
+     * @return the joined changelog and the bad records
+     */
+    public Result joinKafkaUpsert(DataStream<KafkaMessage> left, DataStream<KafkaMessage> right) {
+        return decodeAndJoin(backend(), InputKind.KAFKA_UPSERT_MESSAGES, left, right);
+    }
+
+    /**
      * Joins two decoded change streams (from {@link #leftDecoder()} and {@link #rightDecoder()})
      * with this join's engine.
      *

@@ -140,6 +140,19 @@ public final class DebeziumDecoder {
     }
 
     /**
+     * Decodes Kafka records of an upsert-kafka shaped topic (key = primary key, value = row, null
+     * value = delete), as {@link #decodeUpsert} decodes {@link UpsertRecord}s; bad records name
+     * their topic, partition and offset. The table must be in upsert mode.
+     *
+     * @param input the records
+     * @return the changes; bad records are in its side output {@link BadRecord#OUTPUT}
+     */
+    public SingleOutputStreamOperator<ChangeRecord> decodeKafkaUpsert(
+            DataStream<KafkaMessage> input) {
+        return decode(input, InputKind.KAFKA_UPSERT_MESSAGES);
+    }
+
+    /**
      * Splits {@code Row(before, op, after)} envelopes (op a {@code Character} or {@code String}
      * {@code c}, {@code r}, {@code u} or {@code d}) into changes.
      *

@@ -7,9 +7,8 @@ import org.apache.flink.types.Row;
 
 /**
  * What a join input's records are, named once for both engines: how the native decoder frames them
- * ({@link InputEncoder}) and whether the Java engine reads them as {@code Row(before, op, after)}
- * envelopes rather than as Debezium JSON. Each of {@link CdcJoin}'s entry points names its kind and
- * the chosen {@link Backend} decodes it.
+ * ({@link InputEncoder}) and how the Java engine reads them ({@link JavaReading}). Each of {@link
+ * CdcJoin}'s entry points names its kind and the chosen {@link Backend} decodes it.
  *
  * @param <I> the record type
  */
@@ -17,31 +16,49 @@ final class InputKind<I> {
 
     /** Debezium JSON messages as bytes. */
     static final InputKind<byte[]> JSON_BYTES =
-            new InputKind<>(s -> InputEncoder.jsonBytes(), false);
+            new InputKind<>(s -> InputEncoder.jsonBytes(), JavaReading.BY_CLASS);
 
     /** Debezium JSON messages as strings. */
     static final InputKind<String> JSON_STRINGS =
-            new InputKind<>(s -> InputEncoder.jsonStrings(), false);
+            new InputKind<>(s -> InputEncoder.jsonStrings(), JavaReading.BY_CLASS);
 
     /** Kafka records of Debezium topics, with their coordinates. */
     static final InputKind<KafkaMessage> KAFKA_MESSAGES =
-            new InputKind<>(s -> InputEncoder.kafkaMessages(), false);
+            new InputKind<>(s -> InputEncoder.kafkaMessages(), JavaReading.BY_CLASS);
+
+    /** Kafka records of upsert-kafka shaped topics, with their coordinates. */
+    static final InputKind<KafkaMessage> KAFKA_UPSERT_MESSAGES =
+            new InputKind<>(s -> InputEncoder.kafkaUpsertMessages(), JavaReading.KAFKA_UPSERT);
 
     /** Upsert-kafka records. */
     static final InputKind<UpsertRecord> UPSERT_RECORDS =
-            new InputKind<>(s -> InputEncoder.upsertRecords(), false);
+            new InputKind<>(s -> InputEncoder.upsertRecords(), JavaReading.BY_CLASS);
 
     /** {@code Row(before, op, after)} envelopes of rows of the table's schema. */
-    static final InputKind<Row> ROW_ENVELOPES = new InputKind<>(InputEncoder::rowEnvelopes, true);
+    static final InputKind<Row> ROW_ENVELOPES =
+            new InputKind<>(InputEncoder::rowEnvelopes, JavaReading.ROW_ENVELOPES);
+
+    /** How the Java engine reads an input's records. */
+    enum JavaReading {
+        /**
+         * As Debezium messages by their class: {@code byte[]}, {@code String} and a {@link
+         * KafkaMessage}'s value as Debezium JSON, {@link UpsertRecord}s as upsert-kafka records.
+         */
+        BY_CLASS,
+        /** {@link KafkaMessage}s as upsert-kafka records: the key, and the value (null deletes). */
+        KAFKA_UPSERT,
+        /** {@code Row(before, op, after)} envelopes. */
+        ROW_ENVELOPES
+    }
 
     private final Function<CdcSchema, InputEncoder<I>> encoder;
 
-    /** Whether the Java engine reads these records as Row envelopes (else as Debezium JSON). */
-    final boolean rowEnvelopes;
+    /** How the Java engine reads these records. */
+    final JavaReading javaReading;
 
-    private InputKind(Function<CdcSchema, InputEncoder<I>> encoder, boolean rowEnvelopes) {
+    private InputKind(Function<CdcSchema, InputEncoder<I>> encoder, JavaReading javaReading) {
         this.encoder = encoder;
-        this.rowEnvelopes = rowEnvelopes;
+        this.javaReading = javaReading;
     }
 
     /** How the native decoder frames these records of a table with {@code schema}. */

@@ -36,12 +36,20 @@ final class JavaBackend implements Backend<Row> {
     public <I> SingleOutputStreamOperator<Row> decode(
             SideSpec side, DataStream<I> in, InputKind<I> kind) {
         boolean left = side == definition.left();
-        if (kind.rowEnvelopes) {
-            @SuppressWarnings("unchecked") // ROW_ENVELOPES is the InputKind<Row>
-            DataStream<Row> envelopes = (DataStream<Row>) in;
-            return left ? java.decodeLeftRows(envelopes) : java.decodeRightRows(envelopes);
+        switch (kind.javaReading) {
+            case ROW_ENVELOPES:
+                @SuppressWarnings("unchecked") // ROW_ENVELOPES is the InputKind<Row>
+                DataStream<Row> envelopes = (DataStream<Row>) in;
+                return left ? java.decodeLeftRows(envelopes) : java.decodeRightRows(envelopes);
+            case KAFKA_UPSERT:
+                @SuppressWarnings("unchecked") // KAFKA_UPSERT is an InputKind<KafkaMessage>
+                DataStream<KafkaMessage> records = (DataStream<KafkaMessage>) in;
+                return left
+                        ? java.decodeLeftKafkaUpsert(records)
+                        : java.decodeRightKafkaUpsert(records);
+            default:
+                return left ? java.decodeLeft(in) : java.decodeRight(in);
         }
-        return left ? java.decodeLeft(in) : java.decodeRight(in);
     }
 
     /** Natively decoded changes as rows, at the input's parallelism (order kept). */

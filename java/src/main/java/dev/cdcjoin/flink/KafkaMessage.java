@@ -4,9 +4,11 @@ package dev.cdcjoin.flink;
  * One Kafka record of a Debezium topic, with where it lies in Kafka: what {@link
  * KafkaMessageDeserializer} makes of each record a {@code KafkaSource} reads, and what {@link
  * CdcJoin#joinKafka}, {@link CdcStar#joinKafka}, {@link CdcMultiJoin#joinKafka} and {@link
- * DebeziumDecoder#decodeKafka} take. The value is decoded as a Debezium message (the key is not
- * read; a null value is a tombstone). A record that cannot be decoded is reported with its topic,
- * partition and offset ({@link BadRecord#topic}), so it can be found in Kafka. A Flink POJO.
+ * DebeziumDecoder#decodeKafka} take: the value is decoded as a Debezium message (the key is not
+ * read; a null value is a tombstone). {@link CdcJoin#joinKafkaUpsert} and {@link
+ * DebeziumDecoder#decodeKafkaUpsert} read records of upsert-kafka shaped topics instead (the key,
+ * and the value, a null value deleting). A record that cannot be decoded is reported with its
+ * topic, partition and offset ({@link BadRecord#topic}), so it can be found in Kafka. A Flink POJO.
  */
 public final class KafkaMessage {
 
@@ -43,6 +45,15 @@ public final class KafkaMessage {
         this.offset = offset;
         this.key = key;
         this.value = value;
+    }
+
+    /**
+     * The record as a bad-record report holds it.
+     *
+     * @return the value, or the key where the value is null (an upsert-kafka delete)
+     */
+    public byte[] bytes() {
+        return value != null ? value : key;
     }
 
     /**

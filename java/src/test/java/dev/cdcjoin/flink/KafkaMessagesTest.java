@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -183,6 +185,86 @@ class KafkaMessagesTest {
         assertEquals(1, bad.size(), engine + " bad records " + bad);
         assertEquals(101, bad.get(0).offset);
         assertTrue(bad.get(0).reason.endsWith(WHERE), bad.get(0).reason);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void upsertTopicsAreReadFromKeyAndValue(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        String t = "accounts";
+        DataStream<KafkaMessage> accounts =
+                env.fromData(
+                        upsert(t, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"ana\"}"),
+                        upsert(t, 1, "{\"id\":2}", "{\"id\":2,\"name\":\"bo\"}"),
+                        upsert(t, 2, "{\"id\":1}", "{\"id\":1,\"name\":\"anna\"}"),
+                        upsert(t, 3, "{\"id\":2}", null),
+                        upsert(t, 4, "{\"id\":\"three\"}", null));
+        DataStream<KafkaMessage> balances =
+                env.fromData(
+                        upsert(
+                                "balances",
+                                0,
+                                "{\"account_id\":1}",
+                                "{\"account_id\":1,\"amount\":10}"),
+                        upsert(
+                                "balances",
+                                1,
+                                "{\"account_id\":2}",
+                                "{\"account_id\":2,\"amount\":20}"));
+        CdcJoin join =
+                CdcJoin.builder()
+                        .left(
+                                "accounts",
+                                CdcSchema.of(
+                                        Column.notNull("id", "BIGINT"),
+                                        Column.nullable("name", "STRING")),
+                                List.of("id"),
+                                List.of("id"))
+                        .right(
+                                "balances",
+                                CdcSchema.of(
+                                        Column.notNull("account_id", "BIGINT"),
+                                        Column.nullable("amount", "BIGINT")),
+                                List.of("account_id"),
+                                List.of("account_id"))
+                        .joinType(JoinType.LEFT)
+                        .format(DebeziumFormat.defaults().withUpsert(true))
+                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                        .engine(engine)
+                        .build();
+        CdcJoin.Result result = join.joinKafkaUpsert(accounts, balances);
+        List<String> rows = new ArrayList<>();
+        List<BadRecord> bad = new ArrayList<>();
+        DataStream<Object> all =
+                result.rows()
+                        .map(r -> (Object) r.toString())
+                        .union(result.badRecords().map(b -> b));
+        try (CloseableIterator<Object> it = all.executeAndCollect()) {
+            it.forEachRemaining(o -> addTo(o, rows, bad));
+        }
+        assertEquals(
+                Map.of("[1, anna, 1, 10]", 1),
+                Changelogs.materialize(rows),
+                engine + " changelog " + rows);
+        assertEquals(1, bad.size(), engine + " bad records " + bad);
+        BadRecord b = bad.get(0);
+        assertEquals(4, b.offset);
+        assertArrayEquals(
+                "{\"id\":\"three\"}".getBytes(StandardCharsets.UTF_8),
+                b.raw,
+                "a delete's key is the raw record");
+        assertTrue(b.reason.startsWith("accounts record #4: "), b.reason);
+        assertTrue(b.reason.endsWith("(Kafka topic accounts, partition 0, offset 4)"), b.reason);
+    }
+
+    private static KafkaMessage upsert(String topic, long offset, String key, String value) {
+        return new KafkaMessage(
+                topic,
+                0,
+                offset,
+                key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8));
     }
 
     private static void addTo(Object o, List<String> rows, List<BadRecord> bad) {

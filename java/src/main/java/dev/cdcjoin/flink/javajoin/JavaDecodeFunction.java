@@ -14,14 +14,16 @@ import org.apache.flink.util.Collector;
  * NativeDecodeOperator}: decodes one table's records into changelog rows. Run it at the source's
  * parallelism (chained), so a row's changes keep their order; {@link JavaJoin} does.
  *
- * <p>Records: Debezium JSON messages ({@code byte[]} or {@code String}) and upsert-kafka records
- * ({@link UpsertRecord}), read by {@link DebeziumJsonReader}; or {@code Row(before, op, after)}
- * envelopes, read by {@link RowEnvelopeReader} (see {@link TableInput}). Records that cannot be
- * decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link DebeziumDecodeException} naming
- * the record) or go to the side output {@link BadRecord#OUTPUT} ({@link
- * BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
+ * <p>Records: Debezium JSON messages ({@code byte[]}, {@code String} or a {@link
+ * dev.cdcjoin.flink.KafkaMessage}'s value) and upsert-kafka records ({@link UpsertRecord}, or a
+ * {@code KafkaMessage}'s key and value), read by {@link DebeziumJsonReader}; or {@code Row(before,
+ * op, after)} envelopes, read by {@link RowEnvelopeReader} (see {@link TableInput}). Records that
+ * cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
+ * DebeziumDecodeException} naming the record) or go to the side output {@link BadRecord#OUTPUT}
+ * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
  *
- * @param <T> {@code byte[]}, {@code String}, {@link UpsertRecord} or {@link Row}
+ * @param <T> {@code byte[]}, {@code String}, {@code KafkaMessage}, {@link UpsertRecord} or {@link
+ *     Row}
  */
 final class JavaDecodeFunction<T> extends ProcessFunction<T, Row> {
 

@@ -3,6 +3,7 @@ package dev.cdcjoin.flink.javajoin;
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.JoinSpec;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import java.util.Objects;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -196,9 +197,9 @@ public final class JavaJoin {
     /**
      * Decodes the left table's messages, at the input's parallelism.
      *
-     * @param messages Debezium JSON as {@code byte[]} or {@code String}, or {@link
-     *     dev.cdcjoin.flink.UpsertRecord}s
-     * @param <T> {@code byte[]}, {@code String} or {@code UpsertRecord}
+     * @param messages Debezium JSON as {@code byte[]}, {@code String} or {@link KafkaMessage}s'
+     *     values, or {@link dev.cdcjoin.flink.UpsertRecord}s
+     * @param <T> {@code byte[]}, {@code String}, {@code KafkaMessage} or {@code UpsertRecord}
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeLeft(DataStream<T> messages) {
@@ -209,17 +210,46 @@ public final class JavaJoin {
      * Decodes the right table's messages, at the input's parallelism.
      *
      * @param messages as for {@link #decodeLeft}
-     * @param <T> {@code byte[]}, {@code String} or {@code UpsertRecord}
+     * @param <T> {@code byte[]}, {@code String}, {@code KafkaMessage} or {@code UpsertRecord}
      * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
      */
     public <T> SingleOutputStreamOperator<Row> decodeRight(DataStream<T> messages) {
         return decode(plan.right, messages);
     }
 
+    /**
+     * Decodes the left table's Kafka records of an upsert-kafka shaped topic (key and value, a null
+     * value deleting), at the input's parallelism.
+     *
+     * @param records the records
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
+     */
+    public SingleOutputStreamOperator<Row> decodeLeftKafkaUpsert(DataStream<KafkaMessage> records) {
+        return decode(plan.left, records, TableInput.Records.KAFKA_UPSERT);
+    }
+
+    /**
+     * Decodes the right table's Kafka records of an upsert-kafka shaped topic, at the input's
+     * parallelism.
+     *
+     * @param records the records
+     * @return the changes; bad records are in the side output {@link BadRecord#OUTPUT}
+     */
+    public SingleOutputStreamOperator<Row> decodeRightKafkaUpsert(
+            DataStream<KafkaMessage> records) {
+        return decode(plan.right, records, TableInput.Records.KAFKA_UPSERT);
+    }
+
     private <T> SingleOutputStreamOperator<Row> decode(ResolvedSide side, DataStream<T> messages) {
+        return decode(side, messages, TableInput.Records.DEBEZIUM_JSON);
+    }
+
+    private <T> SingleOutputStreamOperator<Row> decode(
+            ResolvedSide side, DataStream<T> messages, TableInput.Records records) {
+        TableInput input = new TableInput(side.side, deleteInsertUpdates, records);
         return atInputParallelism(
                 messages,
-                messages.process(new JavaDecodeFunction<T>(json(side), policy), side.changeType)
+                messages.process(new JavaDecodeFunction<T>(input, policy), side.changeType)
                         .name("JavaJoin decode " + side.name));
     }
 

@@ -29,6 +29,11 @@ final class TableInput implements Serializable {
          * {@link DebeziumJsonReader}.
          */
         DEBEZIUM_JSON,
+        /**
+         * {@link KafkaMessage}s of an upsert-kafka shaped topic: the key and the value (null for a
+         * delete), read by {@link DebeziumJsonReader#readUpsert}.
+         */
+        KAFKA_UPSERT,
         /** {@code Row(before, op, after)} envelopes, read by {@link RowEnvelopeReader}. */
         ROW_ENVELOPES
     }
@@ -110,6 +115,13 @@ final class TableInput implements Serializable {
         if (record instanceof String) {
             return json.read((String) record, i, out);
         }
+        if (records == Records.KAFKA_UPSERT) {
+            if (!(record instanceof KafkaMessage)) {
+                throw notA("KafkaMessages", record);
+            }
+            KafkaMessage m = (KafkaMessage) record;
+            return json.readUpsert(m.key, m.value, i, out);
+        }
         if (record instanceof KafkaMessage) {
             return json.read(((KafkaMessage) record).value, i, out);
         }
@@ -122,7 +134,11 @@ final class TableInput implements Serializable {
 
     private IllegalArgumentException notA(String expected, Object record) {
         return new IllegalArgumentException(
-                source + ": records must be " + expected + ", got " + record.getClass().getName());
+                source
+                        + ": records must be "
+                        + expected
+                        + ", got "
+                        + (record == null ? "null" : record.getClass().getName()));
     }
 
     /** The report of record {@code i}, rejected for {@code reason}. */

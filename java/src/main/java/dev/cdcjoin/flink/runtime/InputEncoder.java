@@ -108,26 +108,49 @@ public interface InputEncoder<IN> extends Serializable {
      * @return the encoder
      */
     static InputEncoder<KafkaMessage> kafkaMessages() {
-        return new KafkaMessages();
+        return new KafkaMessages(false);
     }
 
-    /** Kafka records: the value, as {@link JsonBytes} frames it; reported with coordinates. */
+    /**
+     * Kafka records of upsert-kafka shaped topics: key and value decoded as {@link #upsertRecords}
+     * are, their Kafka coordinates in bad-record reports.
+     *
+     * @return the encoder
+     */
+    static InputEncoder<KafkaMessage> kafkaUpsertMessages() {
+        return new KafkaMessages(true);
+    }
+
+    /**
+     * Kafka records: the value, as {@link JsonBytes} frames it, or key and value, as {@link
+     * UpsertRecords} frames them; reported with their coordinates.
+     */
     final class KafkaMessages implements InputEncoder<KafkaMessage> {
         private static final long serialVersionUID = 1L;
 
+        /** Upsert-kafka shaped records (else Debezium messages). */
+        private final boolean upsert;
+
+        KafkaMessages(boolean upsert) {
+            this.upsert = upsert;
+        }
+
         @Override
         public Framing framing() {
-            return Framing.JSON;
+            return upsert ? Framing.UPSERT_RECORDS : Framing.JSON;
         }
 
         @Override
         public void append(KafkaMessage value, BatchBuffer batch) {
+            if (upsert) {
+                batch.putSized(value.key);
+            }
             batch.putSized(value.value);
         }
 
         @Override
         public byte[] raw(KafkaMessage value) {
-            return value.value;
+            return value.bytes();
         }
 
         @Override
