@@ -1,5 +1,7 @@
 package dev.cdcjoin.bench;
 
+import dev.cdcjoin.flink.KafkaMessage;
+import dev.cdcjoin.flink.KafkaMessageDeserializer;
 import java.nio.file.Path;
 import java.util.Map;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -42,20 +44,42 @@ final class KafkaInput {
      */
     static DataStream<byte[]> source(
             StreamExecutionEnvironment env, String bootstrap, Path trace, int t, String name) {
-        KafkaSource<byte[]> source =
-                KafkaSource.<byte[]>builder()
-                        .setBootstrapServers(bootstrap)
-                        .setTopics(KafkaTrace.topic(trace, t))
-                        .setGroupId(GROUP)
-                        .setClientIdPrefix(GROUP + "-" + name)
-                        .setStartingOffsets(OffsetsInitializer.earliest())
-                        .setBounded(OffsetsInitializer.latest())
-                        .setProperty("commit.offsets.on.checkpoint", "false")
-                        .setProperty(
-                                ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, Progress.class.getName())
-                        .setDeserializer(new ValueBytes())
-                        .build();
-        return env.fromSource(source, WatermarkStrategy.noWatermarks(), name);
+        return env.fromSource(
+                kafkaSource(bootstrap, trace, t, name, new ValueBytes()),
+                WatermarkStrategy.noWatermarks(),
+                name);
+    }
+
+    /**
+     * A stream of the records of topic {@code t} of {@code trace} as the product's {@link
+     * KafkaMessage}s (coordinates and bytes; tombstones with a null value).
+     */
+    static DataStream<KafkaMessage> messages(
+            StreamExecutionEnvironment env, String bootstrap, Path trace, int t, String name) {
+        return env.fromSource(
+                kafkaSource(bootstrap, trace, t, name, new KafkaMessageDeserializer()),
+                WatermarkStrategy.noWatermarks(),
+                name);
+    }
+
+    /** A bounded source of topic {@code t} of {@code trace}, its records read by {@code reader}. */
+    private static <T> KafkaSource<T> kafkaSource(
+            String bootstrap,
+            Path trace,
+            int t,
+            String name,
+            KafkaRecordDeserializationSchema<T> reader) {
+        return KafkaSource.<T>builder()
+                .setBootstrapServers(bootstrap)
+                .setTopics(KafkaTrace.topic(trace, t))
+                .setGroupId(GROUP)
+                .setClientIdPrefix(GROUP + "-" + name)
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setBounded(OffsetsInitializer.latest())
+                .setProperty("commit.offsets.on.checkpoint", "false")
+                .setProperty(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, Progress.class.getName())
+                .setDeserializer(reader)
+                .build();
     }
 
     /**

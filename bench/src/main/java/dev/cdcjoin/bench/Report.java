@@ -22,6 +22,7 @@ final class Report {
         NAMES.put("NATIVE", "native (CdcJoin)");
         NAMES.put("NATIVE_5MS", "native, 5 ms flush");
         NAMES.put("NATIVE_ROWDATA", "native, RowData output");
+        NAMES.put("NATIVE_KAFKA_MESSAGES", "native, KafkaMessage input");
         NAMES.put("NATIVE_MULTIWAY", "native multi-way join (CdcMultiJoin)");
         NAMES.put("JAVA_HEAP", "pure Java, heap");
         NAMES.put("JAVA_ROCKSDB", "pure Java, RocksDB");
@@ -32,27 +33,18 @@ final class Report {
     }
 
     static final Map<String, String> COLORS =
-            Map.of(
-                    "NATIVE",
-                    "#d62728",
-                    "JAVA_HEAP",
-                    "#1f77b4",
-                    "JAVA_ROCKSDB",
-                    "#aec7e8",
-                    "SQL_HEAP",
-                    "#2ca02c",
-                    "SQL_ROCKSDB",
-                    "#98df8a",
-                    "NATIVE_5MS",
-                    "#ff9896",
-                    "SQL_MULTIJOIN_HEAP",
-                    "#9467bd",
-                    "NATIVE_MULTIWAY",
-                    "#ff7f0e",
-                    "NATIVE_ROWDATA",
-                    "#8c564b",
-                    "SQL_ROWDATA_HEAP",
-                    "#bcbd22");
+            Map.ofEntries(
+                    Map.entry("NATIVE", "#d62728"),
+                    Map.entry("JAVA_HEAP", "#1f77b4"),
+                    Map.entry("JAVA_ROCKSDB", "#aec7e8"),
+                    Map.entry("SQL_HEAP", "#2ca02c"),
+                    Map.entry("SQL_ROCKSDB", "#98df8a"),
+                    Map.entry("NATIVE_5MS", "#ff9896"),
+                    Map.entry("SQL_MULTIJOIN_HEAP", "#9467bd"),
+                    Map.entry("NATIVE_MULTIWAY", "#ff7f0e"),
+                    Map.entry("NATIVE_ROWDATA", "#8c564b"),
+                    Map.entry("SQL_ROWDATA_HEAP", "#bcbd22"),
+                    Map.entry("NATIVE_KAFKA_MESSAGES", "#e377c2"));
 
     private final Path dir;
     private final Suite.Options o;
@@ -401,7 +393,8 @@ final class Report {
     private String sourceLine() {
         return kafka()
                 ? "a Kafka broker on loopback (the e2e suite's), the trace's two topics filled with it beforehand;"
-                        + " Flink's KafkaSource (value bytes) for native and pure Java, Flink SQL's Kafka"
+                        + " Flink's KafkaSource (value bytes; KafkaMessages for native, KafkaMessage"
+                        + " input) for native and pure Java, Flink SQL's Kafka"
                         + " connector ('format' = 'debezium-json') for SQL; earliest offsets, bounded at the end"
                         + " offsets. The broker's CPU counts as other processes' CPU"
                 : "the trace files, read by TraceSource (the SQL tables decode in the source, as the Kafka"

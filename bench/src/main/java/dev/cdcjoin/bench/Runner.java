@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cdcjoin.flink.CdcJoin;
 import dev.cdcjoin.flink.Engine;
 import dev.cdcjoin.flink.JoinType;
+import dev.cdcjoin.flink.KafkaMessage;
 import dev.cdcjoin.flink.runtime.NativeJoinOperator;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -79,6 +80,12 @@ public final class Runner {
          * sink reading {@code RowData} (same checksum): the two-table join only.
          */
         NATIVE_ROWDATA("hashmap"),
+        /**
+         * {@code NATIVE} reading the topics as {@code KafkaMessage}s ({@code joinKafka}: each
+         * record's topic, partition and offset with its bytes) rather than value bytes: {@code
+         * --source kafka}, the two-table join only.
+         */
+        NATIVE_KAFKA_MESSAGES("hashmap"),
         /** Pure-Java decode + join (CdcJoin with Engine.JAVA) on HashMapStateBackend. */
         JAVA_HEAP("hashmap"),
         /** Pure-Java decode + join on RocksDB. */
@@ -444,6 +451,11 @@ public final class Runner {
             StreamTableEnvironment t = tableEnv(env);
             return t.toChangelogStream(t.sqlQuery(sqlPairQuery(t, spec)));
         }
+        if (o.variant == Variant.NATIVE_KAFKA_MESSAGES) {
+            return pairJoin()
+                    .joinKafka(messages(env, 0, "users"), messages(env, 1, "domains"))
+                    .rows();
+        }
         DataStream<byte[]> users = source(env, spec.copyForTopic(0), "users");
         DataStream<byte[]> domains = source(env, spec.copyForTopic(1), "domains");
         return pairJoin().joinJson(users, domains).rows();
@@ -482,6 +494,9 @@ public final class Runner {
     private DataStream<Row> martRows(StreamExecutionEnvironment env, TraceSource.Spec spec) {
         if (o.variant.sql()) {
             return MartJob.sql(tableEnv(env), t -> tableOptions(spec, t), o.variant, o.join);
+        }
+        if (o.variant == Variant.NATIVE_KAFKA_MESSAGES) {
+            throw new IllegalArgumentException(o.variant + " joins two tables, not mart3");
         }
         IntFunction<DataStream<byte[]>> topics =
                 t -> source(env, spec.copyForTopic(t), TraceFiles.TOPICS.get(t));
@@ -523,6 +538,15 @@ public final class Runner {
                 + "', 'topic' = '"
                 + TraceFiles.TOPICS.get(topic)
                 + "'";
+    }
+
+    /** Topic {@code t}'s records as {@code KafkaMessage}s, from the Kafka broker only. */
+    private DataStream<KafkaMessage> messages(StreamExecutionEnvironment env, int t, String name) {
+        if (o.kafka == null) {
+            throw new IllegalArgumentException(
+                    o.variant + " reads Kafka: run it with --source kafka");
+        }
+        return KafkaInput.messages(env, o.kafka, Path.of(o.trace), t, name);
     }
 
     /** The byte[] messages of one topic: from the Kafka broker, or from the trace files. */

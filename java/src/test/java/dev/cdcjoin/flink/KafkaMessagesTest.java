@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.cdcjoin.flink.codec.CdcSchema;
-import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,6 +46,10 @@ class KafkaMessagesTest {
     private static final String RENAME =
             "{\"op\":\"u\",\"before\":{\"id\":3,\"name\":\"cy\"},"
                     + "\"after\":{\"id\":3,\"name\":\"cyd\"}}";
+
+    /** The users ⋈ domains rows of {@link #users()} and {@link #domains()}. */
+    private static final Map<String, Integer> JOINED =
+            Map.of("[1, ana, 10, 1, a.com]", 1, "[3, cyd, 12, 3, c.com]", 1);
 
     private static final String WHERE = "(Kafka topic shop.public.users, partition 2, offset 101)";
 
@@ -119,21 +121,7 @@ class KafkaMessagesTest {
         CdcJoin.Result result =
                 join(engine, BadRecordPolicy.SIDE_OUTPUT)
                         .joinKafka(env.fromData(users()), env.fromData(domains()));
-        List<String> rows = new ArrayList<>();
-        List<BadRecord> bad = new ArrayList<>();
-        DataStream<Object> all =
-                result.rows()
-                        .map(r -> (Object) r.toString())
-                        .union(result.badRecords().map(b -> b));
-        try (CloseableIterator<Object> it = all.executeAndCollect()) {
-            it.forEachRemaining(o -> addTo(o, rows, bad));
-        }
-        assertEquals(
-                Map.of("[1, ana, 10, 1, a.com]", 1, "[3, cyd, 12, 3, c.com]", 1),
-                Changelogs.materialize(rows),
-                engine + " changelog " + rows);
-        assertEquals(1, bad.size(), engine + " bad records " + bad);
-        BadRecord b = bad.get(0);
+        BadRecord b = theOneBadRecord(result, JOINED, engine);
         assertEquals("users", b.source);
         assertEquals(USERS_TOPIC, b.topic);
         assertEquals(2, b.partition);
@@ -169,22 +157,9 @@ class KafkaMessagesTest {
                         .build();
         CdcJoin.Result result =
                 join.joinKafka(List.of(env.fromData(users()), env.fromData(domains())));
-        List<String> rows = new ArrayList<>();
-        List<BadRecord> bad = new ArrayList<>();
-        DataStream<Object> all =
-                result.rows()
-                        .map(r -> (Object) r.toString())
-                        .union(result.badRecords().map(b -> b));
-        try (CloseableIterator<Object> it = all.executeAndCollect()) {
-            it.forEachRemaining(o -> addTo(o, rows, bad));
-        }
-        assertEquals(
-                Map.of("[1, ana, 10, 1, a.com]", 1, "[3, cyd, 12, 3, c.com]", 1),
-                Changelogs.materialize(rows),
-                engine + " changelog " + rows);
-        assertEquals(1, bad.size(), engine + " bad records " + bad);
-        assertEquals(101, bad.get(0).offset);
-        assertTrue(bad.get(0).reason.endsWith(WHERE), bad.get(0).reason);
+        BadRecord b = theOneBadRecord(result, JOINED, engine);
+        assertEquals(101, b.offset);
+        assertTrue(b.reason.endsWith(WHERE), b.reason);
     }
 
     @ParameterizedTest
@@ -212,43 +187,9 @@ class KafkaMessagesTest {
                                 1,
                                 "{\"account_id\":2}",
                                 "{\"account_id\":2,\"amount\":20}"));
-        CdcJoin join =
-                CdcJoin.builder()
-                        .left(
-                                "accounts",
-                                CdcSchema.of(
-                                        Column.notNull("id", "BIGINT"),
-                                        Column.nullable("name", "STRING")),
-                                List.of("id"),
-                                List.of("id"))
-                        .right(
-                                "balances",
-                                CdcSchema.of(
-                                        Column.notNull("account_id", "BIGINT"),
-                                        Column.nullable("amount", "BIGINT")),
-                                List.of("account_id"),
-                                List.of("account_id"))
-                        .joinType(JoinType.LEFT)
-                        .format(DebeziumFormat.defaults().withUpsert(true))
-                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
-                        .engine(engine)
-                        .build();
-        CdcJoin.Result result = join.joinKafkaUpsert(accounts, balances);
-        List<String> rows = new ArrayList<>();
-        List<BadRecord> bad = new ArrayList<>();
-        DataStream<Object> all =
-                result.rows()
-                        .map(r -> (Object) r.toString())
-                        .union(result.badRecords().map(b -> b));
-        try (CloseableIterator<Object> it = all.executeAndCollect()) {
-            it.forEachRemaining(o -> addTo(o, rows, bad));
-        }
-        assertEquals(
-                Map.of("[1, anna, 1, 10]", 1),
-                Changelogs.materialize(rows),
-                engine + " changelog " + rows);
-        assertEquals(1, bad.size(), engine + " bad records " + bad);
-        BadRecord b = bad.get(0);
+        CdcJoin.Result result =
+                UpsertRecordsTest.accountsBalances(engine).joinKafkaUpsert(accounts, balances);
+        BadRecord b = theOneBadRecord(result, Map.of("[1, anna, 1, 10]", 1), engine);
         assertEquals(4, b.offset);
         assertArrayEquals(
                 "{\"id\":\"three\"}".getBytes(StandardCharsets.UTF_8),
@@ -267,12 +208,33 @@ class KafkaMessagesTest {
                 value == null ? null : value.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void addTo(Object o, List<String> rows, List<BadRecord> bad) {
-        if (o instanceof BadRecord) {
-            bad.add((BadRecord) o);
-        } else {
-            rows.add((String) o);
+    /**
+     * Runs the job of {@code result}, checks that its changelog materializes to {@code expected}
+     * and that it reported one bad record.
+     *
+     * @return that bad record
+     */
+    private static BadRecord theOneBadRecord(
+            CdcJoin.Result result, Map<String, Integer> expected, Engine engine) throws Exception {
+        List<String> rows = new ArrayList<>();
+        List<BadRecord> bad = new ArrayList<>();
+        DataStream<Object> all =
+                result.rows()
+                        .map(r -> (Object) r.toString())
+                        .union(result.badRecords().map(b -> b));
+        try (CloseableIterator<Object> it = all.executeAndCollect()) {
+            it.forEachRemaining(
+                    o -> {
+                        if (o instanceof BadRecord) {
+                            bad.add((BadRecord) o);
+                        } else {
+                            rows.add((String) o);
+                        }
+                    });
         }
+        assertEquals(expected, Changelogs.materialize(rows), engine + " changelog " + rows);
+        assertEquals(1, bad.size(), engine + " bad records " + bad);
+        return bad.get(0);
     }
 
     @ParameterizedTest

@@ -49,28 +49,7 @@ class UpsertRecordsTest {
                         record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"),
                         record("{\"account_id\":2}", "{\"account_id\":2,\"amount\":20}"),
                         record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":11}"));
-        CdcJoin join =
-                CdcJoin.builder()
-                        .left(
-                                "accounts",
-                                CdcSchema.of(
-                                        Column.notNull("id", "BIGINT"),
-                                        Column.nullable("name", "STRING")),
-                                List.of("id"),
-                                List.of("id"))
-                        .right(
-                                "balances",
-                                CdcSchema.of(
-                                        Column.notNull("account_id", "BIGINT"),
-                                        Column.nullable("amount", "BIGINT")),
-                                List.of("account_id"),
-                                List.of("account_id"))
-                        .joinType(JoinType.LEFT)
-                        .format(DebeziumFormat.defaults().withUpsert(true))
-                        .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
-                        .engine(engine)
-                        .build();
-        CdcJoin.Result result = join.joinUpsert(accounts, balances);
+        CdcJoin.Result result = accountsBalances(engine).joinUpsert(accounts, balances);
         List<String> changelog = new ArrayList<>();
         List<String> bad = new ArrayList<>();
         DataStream<String> all =
@@ -88,5 +67,28 @@ class UpsertRecordsTest {
                 engine + " changelog " + rows);
         assertEquals(1, bad.size(), engine + " bad records " + bad);
         assertTrue(bad.get(0).contains("accounts record #4"), bad.get(0));
+    }
+
+    /** Accounts LEFT JOIN balances on the account id, both sides upsert-kafka shaped. */
+    static CdcJoin accountsBalances(Engine engine) {
+        return CdcJoin.builder()
+                .left(
+                        "accounts",
+                        CdcSchema.of(
+                                Column.notNull("id", "BIGINT"), Column.nullable("name", "STRING")),
+                        List.of("id"),
+                        List.of("id"))
+                .right(
+                        "balances",
+                        CdcSchema.of(
+                                Column.notNull("account_id", "BIGINT"),
+                                Column.nullable("amount", "BIGINT")),
+                        List.of("account_id"),
+                        List.of("account_id"))
+                .joinType(JoinType.LEFT)
+                .format(DebeziumFormat.defaults().withUpsert(true))
+                .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                .engine(engine)
+                .build();
     }
 }
