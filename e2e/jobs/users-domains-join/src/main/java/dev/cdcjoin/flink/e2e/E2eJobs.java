@@ -72,7 +72,7 @@ final class E2eJobs {
      * @param what a name for the client id
      * @return the source
      */
-    static KafkaSource<KafkaMessage> kafka(
+    private static KafkaSource<KafkaMessage> kafka(
             String bootstrap, String topic, String group, String what) {
         return KafkaSource.<KafkaMessage>builder()
                 .setBootstrapServers(bootstrap)
