@@ -17,8 +17,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  *     .build();
  * }</pre>
  *
- * <p>Needs {@code flink-connector-kafka} on the job's class path, as any {@code KafkaSource} does;
- * the rest of this library does not.
+ * <p>Needs {@code flink-connector-kafka} on the job's class path, as any {@code KafkaSource} does,
+ * and loaded by the same class loader: with this library in Flink's {@code lib/} and the connector
+ * in the job's JAR, this class cannot load (write the same class in the job). The rest of this
+ * library does not need the connector.
  */
 public final class KafkaMessageDeserializer
         implements KafkaRecordDeserializationSchema<KafkaMessage> {
