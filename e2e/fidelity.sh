@@ -224,21 +224,22 @@ check_topics() {
     fi
 }
 
-# bad_record_row C MESSAGE: the reason of the bad record row of configuration C's job whose record
-# is MESSAGE (exit 1 while there is none)
+# bad_record_row C MESSAGE: "topic|partition|offset|reason" of the bad record row of configuration
+# C's job whose record is MESSAGE (exit 1 while there is none)
 bad_record_row() {
     local r
-    r=$(e2e_psql -tA -c "select reason from mart.fid_bad_records where mart_table = 'mart.fid_$1' and record = '$2' limit 1")
+    r=$(e2e_psql -tA -c "select kafka_topic, kafka_partition, kafka_offset, reason from mart.fid_bad_records where mart_table = 'mart.fid_$1' and record = '$2' limit 1")
     [[ -n $r ]] && echo "$r"
 }
 
 # check_bad_record C: a message Debezium never wrote, put in the configuration's items topic after
 # the topics' checks (check_topics read them first): the job reports it as a bad record whose
-# reason names its topic, partition and offset (the job reads KafkaMessages), the record read back
-# from that partition and offset is the message, and the mart (checked next) is still right. The
-# row is then deleted, so that "no bad records" still holds for every other record.
+# topic, partition and offset (BadRecord's fields; the job reads KafkaMessages) are those its
+# reason ends with, the record read back from that partition and offset is the message, and the
+# mart (checked next) is still right. The row is then deleted, so that "no bad records" still holds
+# for every other record.
 check_bad_record() {
-    local c=$1 topic=${PREFIX[$c]}.public.fid_items msg reason got
+    local c=$1 topic=${PREFIX[$c]}.public.fid_items msg t p o reason got
     msg="{\"op\":\"x\",\"after\":{\"e2e\":\"not from Debezium, config $c\"}}"
     if ! echo "$msg" | "$LIB/kafka.sh" java org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BOOTSTRAP" \
         --topic "$topic" >"$FDIR/produce-$c.log" 2>&1; then
@@ -249,14 +250,14 @@ check_bad_record() {
         result "bad record named by its offset (fid-$c)" FAIL "no bad record row for it in 60 s"
         return 0
     fi
-    reason=$(bad_record_row "$c" "$msg")
-    if [[ $reason =~ \(Kafka\ topic\ ([^,]+),\ partition\ ([0-9]+),\ offset\ ([0-9]+)\)$ && ${BASH_REMATCH[1]} == "$topic" ]]; then
+    IFS='|' read -r t p o reason <<<"$(bad_record_row "$c" "$msg")"
+    if [[ $t == "$topic" && $reason == *"(Kafka topic $t, partition $p, offset $o)" ]]; then
         got=$("$LIB/kafka.sh" java org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BOOTSTRAP" \
-            --topic "$topic" --partition "${BASH_REMATCH[2]}" --offset "${BASH_REMATCH[3]}" --max-messages 1 \
+            --topic "$topic" --partition "$p" --offset "$o" --max-messages 1 \
             --timeout-ms 20000 2>"$FDIR/readback-$c.err" || true)
-        result "bad record named by its offset (fid-$c)" "$([[ $got == "$msg" ]] && echo PASS || echo FAIL)" "reason: $reason; the record there: $got"
+        result "bad record named by its offset (fid-$c)" "$([[ $got == "$msg" ]] && echo PASS || echo FAIL)" "BadRecord topic $t, partition $p, offset $o; reason: $reason; the record there: $got"
     else
-        result "bad record named by its offset (fid-$c)" FAIL "reason names no Kafka place in $topic: $reason"
+        result "bad record named by its offset (fid-$c)" FAIL "BadRecord topic '$t', partition '$p', offset '$o' (want topic $topic, named at the end of the reason): $reason"
     fi
     e2e_psql -q -c "delete from mart.fid_bad_records where mart_table = 'mart.fid_$c' and record = '$msg'"
 }

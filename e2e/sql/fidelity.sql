@@ -91,11 +91,14 @@ CREATE TABLE mart.fid_b (LIKE mart.fid_a INCLUDING ALL);
 -- write them here, so that one rejected record shows as a failed check with its reason rather
 -- than as a job restarting for ever). Empty in a passing run.
 CREATE TABLE mart.fid_bad_records (
-    mart_table text NOT NULL,
-    source     text,
-    reason     text,
-    record     text,
-    at         timestamptz NOT NULL DEFAULT now()
+    mart_table      text NOT NULL,
+    source          text,
+    reason          text,
+    record          text,
+    kafka_topic     text,    -- BadRecord.topic, partition and offset: where the record lies
+    kafka_partition integer,
+    kafka_offset    bigint,
+    at              timestamptz NOT NULL DEFAULT now()
 );
 
 -- What each mart must equal: the join over the sources, each value as the configuration's

@@ -4,6 +4,7 @@ import dev.cdcjoin.flink.BadRecord;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Types;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -11,9 +12,10 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 /**
  * Writes the records a job's decoders or join rejected ({@code Result.badRecords()} under {@code
  * BadRecordPolicy.SIDE_OUTPUT}) to {@code mart.fid_bad_records}, one autocommitted row each: the
- * mart, the input, the reason and an excerpt of the record. So a rejected record is a failed check
- * with its reason (the e2e expects the table empty), not a job that fails and restarts for ever. At
- * least once is enough: a replay can only repeat a row, and any row fails the check.
+ * mart, the input, the reason, an excerpt of the record and where it lies in Kafka. So a rejected
+ * record is a failed check with its reason (the e2e expects the table empty), not a job that fails
+ * and restarts for ever. At least once is enough: a replay can only repeat a row, and any row fails
+ * the check.
  */
 public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
         implements OneInputStreamOperator<BadRecord, Void> {
@@ -56,7 +58,8 @@ public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
                 connection.prepareStatement(
                         "INSERT INTO "
                                 + TABLE
-                                + " (mart_table, source, reason, record) VALUES (?, ?, ?, ?)");
+                                + " (mart_table, source, reason, record, kafka_topic,"
+                                + " kafka_partition, kafka_offset) VALUES (?, ?, ?, ?, ?, ?, ?)");
         getRuntimeContext()
                 .registerUserCodeClassLoaderReleaseHookIfAbsent(
                         "cdcjoin-e2e-deregister-pgjdbc", MartSinkOperator::deregisterDriver);
@@ -71,6 +74,9 @@ public final class BadRecordSinkOperator extends AbstractStreamOperator<Void>
         insert.setString(2, b.source);
         insert.setString(3, b.reason);
         insert.setString(4, raw.length() > EXCERPT ? raw.substring(0, EXCERPT) + "..." : raw);
+        insert.setString(5, b.topic);
+        insert.setObject(6, b.topic == null ? null : b.partition, Types.INTEGER);
+        insert.setObject(7, b.topic == null ? null : b.offset, Types.BIGINT);
         insert.executeUpdate();
     }
 
