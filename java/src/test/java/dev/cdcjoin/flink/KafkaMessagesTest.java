@@ -84,6 +84,13 @@ class KafkaMessagesTest {
                 .build();
     }
 
+    /** {@link #users()} joined with {@link #domains()} in {@code env}, at parallelism 1. */
+    private static CdcJoin.Result usersDomains(
+            StreamExecutionEnvironment env, Engine engine, BadRecordPolicy policy) {
+        env.setParallelism(1);
+        return join(engine, policy).joinKafka(env.fromData(users()), env.fromData(domains()));
+    }
+
     @Test
     void theDeserializerKeepsTheCoordinatesAndTheBytes() throws Exception {
         byte[] key = "{\"id\":1}".getBytes(StandardCharsets.UTF_8);
@@ -117,10 +124,7 @@ class KafkaMessagesTest {
     @EnumSource(Engine.class)
     void badRecordsNameTheirTopicPartitionAndOffset(Engine engine) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        CdcJoin.Result result =
-                join(engine, BadRecordPolicy.SIDE_OUTPUT)
-                        .joinKafka(env.fromData(users()), env.fromData(domains()));
+        CdcJoin.Result result = usersDomains(env, engine, BadRecordPolicy.SIDE_OUTPUT);
         BadRecord b = theOneBadRecord(result, JOINED, engine);
         assertEquals("users", b.source);
         assertEquals(USERS_TOPIC, b.topic);
@@ -241,10 +245,7 @@ class KafkaMessagesTest {
     @EnumSource(Engine.class)
     void aBadRecordFailsTheJobNamingWhereItLies(Engine engine) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        CdcJoin.Result result =
-                join(engine, BadRecordPolicy.FAIL)
-                        .joinKafka(env.fromData(users()), env.fromData(domains()));
+        CdcJoin.Result result = usersDomains(env, engine, BadRecordPolicy.FAIL);
         result.rows().sinkTo(new DiscardingSink<>());
         Exception e = assertThrows(Exception.class, env::execute);
         String chain = ExceptionUtils.stringifyException(e);
