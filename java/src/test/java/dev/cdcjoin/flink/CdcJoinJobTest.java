@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -206,7 +207,8 @@ class CdcJoinJobTest {
         try (CloseableIterator<String> it = all.executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
-        List<String> bad = out.stream().filter(s -> s.startsWith("BAD ")).toList();
+        List<String> bad =
+                out.stream().filter(s -> s.startsWith("BAD ")).collect(Collectors.toList());
         assertEquals(1, bad.size(), out.toString());
         assertTrue(
                 bad.get(0).contains("users record #3: column 'id' is declared NOT NULL"),

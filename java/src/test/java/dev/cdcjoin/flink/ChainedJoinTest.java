@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.state.ListState;
@@ -510,13 +511,15 @@ class ChainedJoinTest {
         CdcJoin.Result mart =
                 mart(first).joinStrings(first.joinStrings(orders, customers), products);
         List<String> out = rowsAndBadRecords(mart);
-        List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
+        List<String> bad =
+                out.stream().filter(o -> o.startsWith("BAD")).collect(Collectors.toList());
         assertEquals(1, bad.size(), "one bad record: " + out);
         assertTrue(
                 bad.get(0).startsWith("BAD customers: ")
                         && bad.get(0).contains("column 'name' is unavailable"),
                 bad.get(0));
-        List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
+        List<String> rows =
+                out.stream().filter(o -> !o.startsWith("BAD")).collect(Collectors.toList());
         assertEquals(Map.of("[1, 2, Ana, pen]", 1), Changelogs.materialize(rows), "" + rows);
     }
 

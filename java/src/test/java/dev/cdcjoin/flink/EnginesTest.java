@@ -10,9 +10,9 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -22,6 +22,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
+import org.apache.flink.util.StringUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -66,7 +67,7 @@ class EnginesTest {
 
         @Override
         public String map(byte[] record) {
-            return "raw " + type + "|" + HexFormat.of().formatHex(record);
+            return "raw " + type + "|" + StringUtils.byteToHexString(record);
         }
     }
 
@@ -130,7 +131,7 @@ class EnginesTest {
             RawJoinOutput decoder = new RawJoinOutput(join(v, type, Engine.JAVA).spec());
             List<String> decoded = new ArrayList<>();
             for (String hex : javaOut.getOrDefault("raw " + type, List.of())) {
-                decoded.add(decoder.toRow(HexFormat.of().parseHex(hex)).toString());
+                decoded.add(decoder.toRow(StringUtils.hexStringToByte(hex)).toString());
             }
             assertEquals(
                     javaOut.getOrDefault(type.name(), List.of()),
@@ -188,7 +189,11 @@ class EnginesTest {
             try (CloseableIterator<String> it = all.executeAndCollect()) {
                 it.forEachRemaining(rows::add);
             }
-            List<String> bad = rows.stream().filter(s -> s.startsWith("BAD ")).sorted().toList();
+            List<String> bad =
+                    rows.stream()
+                            .filter(s -> s.startsWith("BAD "))
+                            .sorted()
+                            .collect(Collectors.toList());
             rows.removeAll(bad);
             List<String> summary = new ArrayList<>(bad);
             summary.add(Changelogs.materialize(rows).toString());

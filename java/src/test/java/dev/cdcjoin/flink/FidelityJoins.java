@@ -109,27 +109,32 @@ final class FidelityJoins {
                 BiFunction<InternalTypeInfo<RowData>, KeySelector<RowData, RowData>, S> uniqueKey,
                 Supplier<S> withoutUniqueKey) {
             InternalTypeInfo<RowData> pkType = InternalTypeInfo.of(RowType.of(new IntType(false)));
-            return switch (layout) {
-                case JOIN_KEY_CONTAINS_UNIQUE_KEY ->
-                        uniqueKeyContainedByJoinKey.apply(pkType, new Projection(type, layout.pk));
-                case HAS_UNIQUE_KEY -> uniqueKey.apply(pkType, new Projection(type, layout.pk));
-                case NO_UNIQUE_KEY -> withoutUniqueKey.get();
-            };
+            switch (layout) {
+                case JOIN_KEY_CONTAINS_UNIQUE_KEY:
+                    return uniqueKeyContainedByJoinKey.apply(
+                            pkType, new Projection(type, layout.pk));
+                case HAS_UNIQUE_KEY:
+                    return uniqueKey.apply(pkType, new Projection(type, layout.pk));
+                case NO_UNIQUE_KEY:
+                    return withoutUniqueKey.get();
+                default:
+                    throw new AssertionError(layout);
+            }
         }
 
         @Override
         public List<String> process(Change change) throws Exception {
-            Object[] values = change.row().clone();
+            Object[] values = change.row.clone();
             for (int i = 0; i < values.length; i++) {
-                if (values[i] instanceof String s) {
-                    values[i] = StringData.fromString(s);
+                if (values[i] instanceof String) {
+                    values[i] = StringData.fromString((String) values[i]);
                 }
             }
             // A new row each time: the operator overwrites the input's kind.
             feed(
                     harness,
-                    change.right(),
-                    new StreamRecord<>(GenericRowData.ofKind(change.kind(), values)));
+                    change.right,
+                    new StreamRecord<>(GenericRowData.ofKind(change.kind, values)));
             List<String> rows = new ArrayList<>();
             for (Object o : drain(harness)) {
                 rows.add(printed((RowData) ((StreamRecord<?>) o).getValue()));
@@ -142,7 +147,7 @@ final class FidelityJoins {
             Object[] fields = new Object[outputFields.length];
             for (int i = 0; i < fields.length; i++) {
                 Object v = outputFields[i].getFieldOrNull(row);
-                fields[i] = v instanceof StringData s ? s.toString() : v;
+                fields[i] = v instanceof StringData ? v.toString() : v;
             }
             return Row.ofKind(row.getRowKind(), fields).toString();
         }
@@ -184,13 +189,13 @@ final class FidelityJoins {
 
         @Override
         public List<String> process(Change change) throws Exception {
-            int side = change.right() ? 1 : 0;
-            Object[] values = change.row();
+            int side = change.right ? 1 : 0;
+            Object[] values = change.row;
             JoinKey key = new JoinKey(keys[side].encode(new Object[] {values[layouts[side].k]}));
             StreamRecord<ChangeRecord> record =
                     new StreamRecord<>(
-                            new ChangeRecord(change.kind(), key, rows[side].encode(values)));
-            feed(harness, change.right(), JoinHarnesses.batch(record));
+                            new ChangeRecord(change.kind, key, rows[side].encode(values)));
+            feed(harness, change.right, JoinHarnesses.batch(record));
             return printed(harness);
         }
 
@@ -220,8 +225,8 @@ final class FidelityJoins {
         @Override
         public List<String> process(Change change) throws Exception {
             StreamRecord<Row> record =
-                    new StreamRecord<>(Row.ofKind(change.kind(), change.row().clone()));
-            feed(harness, change.right(), record);
+                    new StreamRecord<>(Row.ofKind(change.kind, change.row.clone()));
+            feed(harness, change.right, record);
             return printed(harness);
         }
 

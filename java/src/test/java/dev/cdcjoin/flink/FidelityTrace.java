@@ -135,17 +135,33 @@ final class FidelityTrace {
         RETRACTION_BY_KEY
     }
 
-    /**
-     * One input record.
-     *
-     * @param right whether it is on the right input
-     * @param kind its kind
-     * @param row its values ({@code Integer}s and a {@code String})
-     * @param why why it is there
-     * @param stored for a replacement or a retraction by key: the stored row it replaces or
-     *     retracts, else {@code null}
-     */
-    record Change(boolean right, RowKind kind, Object[] row, Case why, Object[] stored) {
+    /** One input record. */
+    static final class Change {
+        /** Whether it is on the right input. */
+        final boolean right;
+
+        final RowKind kind;
+
+        /** Its values ({@code Integer}s and a {@code String}). */
+        final Object[] row;
+
+        /** Why it is there. */
+        final Case why;
+
+        /**
+         * For a replacement or a retraction by key: the stored row it replaces or retracts, else
+         * {@code null}.
+         */
+        final Object[] stored;
+
+        Change(boolean right, RowKind kind, Object[] row, Case why, Object[] stored) {
+            this.right = right;
+            this.kind = kind;
+            this.row = row;
+            this.why = why;
+            this.stored = stored;
+        }
+
         @Override
         public String toString() {
             String s = (right ? "right " : "left ") + Row.ofKind(kind, row);
@@ -250,12 +266,17 @@ final class FidelityTrace {
     private static void update(Random rnd, Table t, List<Change> out) {
         Object[] old = t.pick(rnd);
         Object[] row = old.clone();
-        int column =
-                switch (rnd.nextInt(3)) {
-                    case 0 -> t.layout.payload();
-                    case 1 -> t.layout.k; // moves to another join key
-                    default -> t.layout.hasPrimaryKey() ? t.layout.pk : t.layout.k;
-                };
+        int column;
+        switch (rnd.nextInt(3)) {
+            case 0:
+                column = t.layout.payload();
+                break;
+            case 1:
+                column = t.layout.k; // moves to another join key
+                break;
+            default:
+                column = t.layout.hasPrimaryKey() ? t.layout.pk : t.layout.k;
+        }
         row[column] = t.random(rnd)[column];
         Object[] sameKey = t.byKey(row);
         if (Arrays.equals(old, row) || (sameKey != null && sameKey != old)) {

@@ -149,23 +149,27 @@ class FlinkFidelityTest {
          * multiset); feeds Flink what stands for {@code c}.
          */
         List<List<String>> expected(Change c) throws Exception {
-            generated.merge(c.why(), 1, Integer::sum);
-            return switch (c.why()) {
-                case PLAIN, DUPLICATE -> List.of(flink.process(c));
-                case REPLACEMENT, UPSERT_FLINK_40681 -> normalized(c);
-                case REPLACEMENT_IDENTICAL -> List.of();
-                case RETRACTION_BY_KEY ->
-                        List.of(
-                                flink.process(
-                                        new Change(
-                                                c.right(), c.kind(), c.stored(), c.why(), null)));
-                case ABSENT_RETRACTION -> {
+            generated.merge(c.why, 1, Integer::sum);
+            switch (c.why) {
+                case PLAIN:
+                case DUPLICATE:
+                    return List.of(flink.process(c));
+                case REPLACEMENT:
+                case UPSERT_FLINK_40681:
+                    return normalized(c);
+                case REPLACEMENT_IDENTICAL:
+                    return List.of();
+                case RETRACTION_BY_KEY:
+                    return List.of(
+                            flink.process(new Change(c.right, c.kind, c.stored, c.why, null)));
+                case ABSENT_RETRACTION:
                     if (!otherSideOuter(type, c) && !flink.process(c).isEmpty()) {
                         absentShownOnFlink++;
                     }
-                    yield List.of();
-                }
-            };
+                    return List.of();
+                default:
+                    throw new AssertionError(c.why);
+            }
         }
 
         /**
@@ -175,10 +179,8 @@ class FlinkFidelityTest {
         private List<List<String>> normalized(Change c) throws Exception {
             return List.of(
                     flink.process(
-                            new Change(
-                                    c.right(), RowKind.UPDATE_BEFORE, c.stored(), c.why(), null)),
-                    flink.process(
-                            new Change(c.right(), RowKind.UPDATE_AFTER, c.row(), c.why(), null)));
+                            new Change(c.right, RowKind.UPDATE_BEFORE, c.stored, c.why, null)),
+                    flink.process(new Change(c.right, RowKind.UPDATE_AFTER, c.row, c.why, null)));
         }
     }
 
@@ -203,13 +205,13 @@ class FlinkFidelityTest {
 
     /** Whether the side a record does not come from is outer (it keeps match counts). */
     private static boolean otherSideOuter(JoinType type, Change c) {
-        return type == JoinType.FULL || type == (c.right() ? JoinType.LEFT : JoinType.RIGHT);
+        return type == JoinType.FULL || type == (c.right ? JoinType.LEFT : JoinType.RIGHT);
     }
 
     /** One record's diff: the record, Flink's parts, ours in emission order, what only one has. */
     private static String mismatch(
             int index, Change c, List<List<String>> parts, List<String> ours) {
-        List<String> flink = parts.stream().flatMap(List::stream).toList();
+        List<String> flink = parts.stream().flatMap(List::stream).collect(Collectors.toList());
         List<String> onlyFlink = new ArrayList<>(flink);
         ours.forEach(onlyFlink::remove);
         List<String> onlyOurs = new ArrayList<>(ours);
@@ -219,7 +221,7 @@ class FlinkFidelityTest {
         return "  #"
                 + index
                 + " "
-                + c.why()
+                + c.why
                 + " "
                 + c
                 + "\n"
@@ -376,6 +378,7 @@ class FlinkFidelityTest {
     }
 
     private static Map<String, Integer> materialize(List<List<String>> perRecord) {
-        return Changelogs.materialize(perRecord.stream().flatMap(List::stream).toList());
+        return Changelogs.materialize(
+                perRecord.stream().flatMap(List::stream).collect(Collectors.toList()));
     }
 }

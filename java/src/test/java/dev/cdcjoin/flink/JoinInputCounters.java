@@ -57,9 +57,11 @@ public final class JoinInputCounters implements MetricReporter {
 
     @Override
     public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {
-        if (metric instanceof Gauge
-                && name.startsWith("cdcjoin")
-                && ((Gauge<?>) metric).getValue() instanceof Number value) {
+        Object value =
+                metric instanceof Gauge && name.startsWith("cdcjoin")
+                        ? ((Gauge<?>) metric).getValue()
+                        : null;
+        if (value instanceof Number) {
             CLOSED_GAUGES
                     .computeIfAbsent(job(group), j -> new ConcurrentHashMap<>())
                     .computeIfAbsent(name, n -> new ConcurrentHashMap<>())
@@ -67,7 +69,7 @@ public final class JoinInputCounters implements MetricReporter {
                             group.getAllVariables().get("<operator_id>")
                                     + "/"
                                     + group.getAllVariables().get("<subtask_index>"),
-                            value.longValue());
+                            ((Number) value).longValue());
         }
         Set<Counter> counters = BY_JOB.get(job(group));
         if (counters != null) {

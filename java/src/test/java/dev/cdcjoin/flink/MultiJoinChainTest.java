@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -224,7 +225,10 @@ class MultiJoinChainTest {
                 "users without a company, padded by the LEFT join: " + expected);
         for (String side : List.of("L", "R")) {
             List<String> changelog =
-                    out.stream().filter(o -> o.startsWith(side)).map(o -> o.substring(1)).toList();
+                    out.stream()
+                            .filter(o -> o.startsWith(side))
+                            .map(o -> o.substring(1))
+                            .collect(Collectors.toList());
             assertEquals(expected, Changelogs.materialize(changelog), side + " " + changelog);
         }
     }

@@ -17,12 +17,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -36,6 +36,7 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.ExceptionUtils;
+import org.apache.flink.util.StringUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -271,10 +272,12 @@ class MultiJoinTest {
                         .build()
                         .joinJson(withBadSettings(env));
         List<String> out = ChainedJoinTest.rowsAndBadRecords(result);
-        List<String> bad = out.stream().filter(o -> o.startsWith("BAD")).toList();
+        List<String> bad =
+                out.stream().filter(o -> o.startsWith("BAD")).collect(Collectors.toList());
         assertEquals(1, bad.size(), "one bad record: " + bad);
         assertTrue(bad.get(0).startsWith("BAD settings: "), bad.get(0));
-        List<String> rows = out.stream().filter(o -> !o.startsWith("BAD")).toList();
+        List<String> rows =
+                out.stream().filter(o -> !o.startsWith("BAD")).collect(Collectors.toList());
         Map<String, Integer> table = Changelogs.materialize(rows);
         assertEquals(1999, table.size(), "every user id of settings, one joined: " + table.size());
         assertEquals(
@@ -472,7 +475,7 @@ class MultiJoinTest {
     /** A raw record as a changelog entry: its kind, then its bytes after the kind in hex. */
     private static String hex(byte[] record) {
         String kind = RowKind.fromByteValue(record[0]).shortString();
-        return kind + "[" + HexFormat.of().formatHex(record, 1, record.length) + "]";
+        return kind + "[" + StringUtils.byteToHexString(record, 1, record.length) + "]";
     }
 
     /** The records of {@code engine} in {@code out}, materialized. */
@@ -482,7 +485,7 @@ class MultiJoinTest {
                 out.stream()
                         .filter(o -> o.startsWith(tag))
                         .map(o -> o.substring(tag.length()))
-                        .toList());
+                        .collect(Collectors.toList()));
     }
 
     @Test

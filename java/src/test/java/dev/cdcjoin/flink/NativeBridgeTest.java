@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -27,6 +28,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The JNI surface called directly: decoding, the Java row codec, joining, errors. */
@@ -81,14 +83,14 @@ class NativeBridgeTest {
                 int rowAt = p + 5 + keyLength;
                 int rowLength = out.getInt(rowAt);
                 byte[] row = new byte[rowLength];
-                out.get(rowAt + 4, row);
+                ByteBuffers.read(out, rowAt + 4, row, 0, row.length);
                 rows.add(row);
                 Object[] v = codec.decode(out, rowAt + 4);
                 shown.add("#" + index + " " + kind + " " + v[0] + "/" + v[1]);
                 p = rowAt + 4 + rowLength;
             } else {
                 byte[] msg = new byte[out.getInt(p)];
-                out.get(p + 4, msg);
+                ByteBuffers.read(out, p + 4, msg, 0, msg.length);
                 shown.add("#" + index + " error: " + new String(msg, StandardCharsets.UTF_8));
                 p += 4 + msg.length;
             }
@@ -349,7 +351,7 @@ class NativeBridgeTest {
                 List.of("records_in_0", "records_in_1", "records_in_2", "rows_out", "state_rows")
                         .stream()
                         .map(n -> stats[names.indexOf(n)])
-                        .toList());
+                        .collect(Collectors.toList()));
         assertThrows(IllegalArgumentException.class, () -> j.stats(new long[3]));
 
         ByteBuffer snap = j.snapshot(0, Integer.MAX_VALUE);
@@ -487,7 +489,7 @@ class NativeBridgeTest {
 
     private static byte[] bytes(ByteBuffer chunk) {
         byte[] out = new byte[chunk.limit()];
-        chunk.get(0, out);
+        ByteBuffers.read(chunk, 0, out, 0, out.length);
         return out;
     }
 

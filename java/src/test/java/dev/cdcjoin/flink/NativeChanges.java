@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink;
 
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
 import dev.cdcjoin.flink.runtime.BatchBuffer;
 import java.nio.ByteBuffer;
@@ -27,15 +28,15 @@ final class NativeChanges {
             p += 5;
             if (tag != 0) {
                 byte[] reason = new byte[out.getInt(p)];
-                out.get(p + 4, reason);
+                ByteBuffers.read(out, p + 4, reason, 0, reason.length);
                 throw new AssertionError(new String(reason, StandardCharsets.UTF_8));
             }
             RowKind kind = RowKind.fromByteValue(out.get(p));
             byte[] key = new byte[out.getInt(p + 1)];
-            out.get(p + 5, key);
+            ByteBuffers.read(out, p + 5, key, 0, key.length);
             int rowAt = p + 5 + key.length;
             byte[] row = new byte[out.getInt(rowAt)];
-            out.get(rowAt + 4, row);
+            ByteBuffers.read(out, rowAt + 4, row, 0, row.length);
             changes.add(new ChangeRecord(kind, new JoinKey(key), row));
             p = rowAt + 4 + row.length;
         }

@@ -64,19 +64,28 @@ final class RandomCdc {
                         List.of("id"),
                         null),
                 rnd -> new Object[] {rnd.nextInt(40), "user" + rnd.nextInt(100), money(rnd, 6)},
-                (rnd, u) ->
-                        switch (rnd.nextInt(5)) {
-                            case 0 -> new Object[] {rnd.nextInt(40), u[1], u[2]}; // renumbered
-                            case 1, 2 -> new Object[] {u[0], "user" + rnd.nextInt(100), u[2]};
-                            default -> new Object[] {u[0], u[1], money(rnd, 6)};
-                        },
+                (rnd, u) -> {
+                    switch (rnd.nextInt(5)) {
+                        case 0:
+                            return new Object[] {rnd.nextInt(40), u[1], u[2]}; // renumbered
+                        case 1:
+                        case 2:
+                            return new Object[] {u[0], "user" + rnd.nextInt(100), u[2]};
+                        default:
+                            return new Object[] {u[0], u[1], money(rnd, 6)};
+                    }
+                },
                 rnd -> new Object[] {rnd.nextInt(150), userId(rnd), domain(rnd)},
-                (rnd, d) ->
-                        switch (rnd.nextInt(4)) {
-                            case 0 -> new Object[] {rnd.nextInt(150), d[1], d[2]}; // renumbered
-                            case 1 -> new Object[] {d[0], d[1], domain(rnd)};
-                            default -> new Object[] {d[0], userId(rnd), d[2]}; // moves
-                        }),
+                (rnd, d) -> {
+                    switch (rnd.nextInt(4)) {
+                        case 0:
+                            return new Object[] {rnd.nextInt(150), d[1], d[2]}; // renumbered
+                        case 1:
+                            return new Object[] {d[0], d[1], domain(rnd)};
+                        default:
+                            return new Object[] {d[0], userId(rnd), d[2]}; // moves
+                    }
+                }),
 
         /**
          * accounts(region STRING NOT NULL, acct BIGINT NOT NULL, owner, opened DATE, credit
@@ -116,19 +125,20 @@ final class RandomCdc {
                             LocalDate.ofEpochDay(19_000 + rnd.nextInt(400)),
                             money(rnd, 8)
                         },
-                (rnd, a) ->
-                        switch (rnd.nextInt(5)) {
-                            case 0 ->
-                                    new Object[] {
-                                        region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]
-                                    };
-                            case 1 ->
-                                    new Object[] {
-                                        a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]
-                                    };
-                            case 2 -> new Object[] {a[0], a[1], a[2], null, a[4]};
-                            default -> new Object[] {a[0], a[1], a[2], a[3], money(rnd, 8)};
-                        },
+                (rnd, a) -> {
+                    switch (rnd.nextInt(5)) {
+                        case 0:
+                            return new Object[] {
+                                region(rnd), (long) rnd.nextInt(12), a[2], a[3], a[4]
+                            };
+                        case 1:
+                            return new Object[] {a[0], a[1], "owner" + rnd.nextInt(50), a[3], a[4]};
+                        case 2:
+                            return new Object[] {a[0], a[1], a[2], null, a[4]};
+                        default:
+                            return new Object[] {a[0], a[1], a[2], a[3], money(rnd, 8)};
+                    }
+                },
                 rnd ->
                         new Object[] {
                             rnd.nextInt(25) == 0 ? null : region(rnd),
@@ -137,18 +147,18 @@ final class RandomCdc {
                             rnd.nextInt(4),
                             at(rnd)
                         },
-                (rnd, l) ->
-                        switch (rnd.nextInt(3)) {
-                            case 0 ->
-                                    new Object[] {
-                                        region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]
-                                    };
-                            case 1 -> new Object[] {l[0], l[1], l[2], rnd.nextInt(4), l[4]};
-                            default ->
-                                    new Object[] {
-                                        l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)
-                                    };
-                        });
+                (rnd, l) -> {
+                    switch (rnd.nextInt(3)) {
+                        case 0:
+                            return new Object[] {
+                                region(rnd), (long) rnd.nextInt(14), l[2], l[3], l[4]
+                            };
+                        case 1:
+                            return new Object[] {l[0], l[1], l[2], rnd.nextInt(4), l[4]};
+                        default:
+                            return new Object[] {l[0], l[1], "sku" + rnd.nextInt(5), l[3], at(rnd)};
+                    }
+                });
 
         final SideSpec left;
         final SideSpec right;
@@ -184,7 +194,23 @@ final class RandomCdc {
 
     static BigDecimal money(Random rnd, int digits) {
         long bound = (long) Math.pow(10, digits);
-        return BigDecimal.valueOf(rnd.nextLong(2 * bound) - bound, 2);
+        return BigDecimal.valueOf(nextLong(rnd, 2 * bound) - bound, 2);
+    }
+
+    /**
+     * {@code rnd.nextLong(bound)} of Java 17 ({@code RandomGenerator}'s default, which {@link
+     * Random} keeps), for Java 11: the same draws from the same seed.
+     */
+    private static long nextLong(Random rnd, long bound) {
+        long m = bound - 1;
+        long r = rnd.nextLong();
+        if ((bound & m) == 0L) {
+            return r & m; // a power of two
+        }
+        for (long u = r >>> 1; u + m - (r = u % bound) < 0L; u = rnd.nextLong() >>> 1) {
+            // rejects the over-represented candidates
+        }
+        return r;
     }
 
     static Integer userId(Random rnd) {

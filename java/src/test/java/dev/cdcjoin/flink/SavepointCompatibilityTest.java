@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.configuration.Configuration;
@@ -144,7 +145,7 @@ class SavepointCompatibilityTest {
 
     static List<String> lines(Path dir, String file) throws Exception {
         try (Stream<String> lines = Files.lines(dir.resolve(file))) {
-            return lines.toList();
+            return lines.collect(Collectors.toList());
         }
     }
 
@@ -226,7 +227,7 @@ class SavepointCompatibilityTest {
 
     private static void copyTree(Path from, Path to) throws Exception {
         try (Stream<Path> paths = Files.walk(from)) {
-            for (Path p : paths.toList()) {
+            for (Path p : paths.collect(Collectors.toList())) {
                 Path target = to.resolve(from.relativize(p).toString());
                 if (Files.isDirectory(p)) {
                     Files.createDirectories(target);

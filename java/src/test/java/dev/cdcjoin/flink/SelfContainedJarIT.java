@@ -105,7 +105,7 @@ class SelfContainedJarIT {
         List<String> lines =
                 out.lines()
                         .filter(l -> l.startsWith("jackson=") || l.startsWith("engine="))
-                        .toList();
+                        .collect(Collectors.toList());
         assertEquals(List.of("jackson=absent", "engine=NATIVE ok", "engine=JAVA ok"), lines, out);
     }
 }

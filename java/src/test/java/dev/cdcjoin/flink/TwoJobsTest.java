@@ -133,7 +133,29 @@ class TwoJobsTest {
     }
 
     /** What one job reported. */
-    record JobReport(Set<String> loaders, Set<String> libraries, List<String> rows) {}
+    static final class JobReport {
+        final Set<String> loaders;
+        final Set<String> libraries;
+        final List<String> rows;
+
+        JobReport(Set<String> loaders, Set<String> libraries, List<String> rows) {
+            this.loaders = loaders;
+            this.libraries = libraries;
+            this.rows = rows;
+        }
+
+        /** As a record prints itself (the assertions' messages). */
+        @Override
+        public String toString() {
+            return "JobReport[loaders="
+                    + loaders
+                    + ", libraries="
+                    + libraries
+                    + ", rows="
+                    + rows
+                    + "]";
+        }
+    }
 
     static JobReport runJob(Path jar, long seed, JoinType type) throws Exception {
         StreamExecutionEnvironment env =
@@ -194,9 +216,9 @@ class TwoJobsTest {
         JobReport second = runJob(jar, 2, JoinType.FULL);
         for (JobReport r : List.of(first, second)) {
             // One job, one user class loader (shared by its subtasks), one library copy.
-            assertEquals(1, r.loaders().size(), r.toString());
-            assertEquals(1, r.libraries().size(), r.toString());
-            String loader = r.loaders().iterator().next();
+            assertEquals(1, r.loaders.size(), r.toString());
+            assertEquals(1, r.libraries.size(), r.toString());
+            String loader = r.loaders.iterator().next();
             assertTrue(loader.contains("ChildFirstClassLoader"), loader);
             assertNotEquals(
                     NativeLibrary.class.getClassLoader().getClass().getName()
@@ -204,9 +226,9 @@ class TwoJobsTest {
                             + Integer.toHexString(
                                     System.identityHashCode(NativeLibrary.class.getClassLoader())),
                     loader);
-            assertTrue(r.rows().size() > 100, "rows: " + r.rows().size());
+            assertTrue(r.rows.size() > 100, "rows: " + r.rows.size());
         }
-        assertNotEquals(first.loaders(), second.loaders(), "each job has its own class loader");
-        assertNotEquals(first.libraries(), second.libraries(), "each loader has its own copy");
+        assertNotEquals(first.loaders, second.loaders, "each job has its own class loader");
+        assertNotEquals(first.libraries, second.libraries, "each loader has its own copy");
     }
 }

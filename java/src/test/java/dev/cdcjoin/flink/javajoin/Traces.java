@@ -78,10 +78,30 @@ final class Traces {
     }
 
     /** A user row: id, name, balance. */
-    record User(int id, String name, BigDecimal balance) {}
+    static final class User {
+        final int id;
+        final String name;
+        final BigDecimal balance;
+
+        User(int id, String name, BigDecimal balance) {
+            this.id = id;
+            this.name = name;
+            this.balance = balance;
+        }
+    }
 
     /** A domain row: id, user_id (nullable), domain. */
-    record Domain(int id, Integer userId, String domain) {}
+    static final class Domain {
+        final int id;
+        final Integer userId;
+        final String domain;
+
+        Domain(int id, Integer userId, String domain) {
+            this.id = id;
+            this.userId = userId;
+            this.domain = domain;
+        }
+    }
 
     /** A trace and the tables it leaves behind. */
     static final class Trace {

@@ -16,6 +16,7 @@ import dev.cdcjoin.flink.codec.Column;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -117,8 +118,10 @@ class UnavailableJobTest {
         try (CloseableIterator<String> it = all.executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
-        List<String> rows = out.stream().filter(s -> !s.startsWith("BAD")).toList();
-        List<String> bad = out.stream().filter(s -> s.startsWith("BAD")).toList();
+        List<String> rows =
+                out.stream().filter(s -> !s.startsWith("BAD")).collect(Collectors.toList());
+        List<String> bad =
+                out.stream().filter(s -> s.startsWith("BAD")).collect(Collectors.toList());
         assertEquals(
                 List.of(
                         "+I[1, Ana, 1, long bio, 1]",

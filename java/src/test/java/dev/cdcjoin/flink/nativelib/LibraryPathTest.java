@@ -13,6 +13,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -84,7 +85,9 @@ class LibraryPathTest {
                         "-D" + NativeLibrary.TMPDIR_PROPERTY + "=" + tmp.resolve("extract"));
 
         List<String> lines =
-                out.lines().filter(l -> l.startsWith("app=") || l.startsWith("job=")).toList();
+                out.lines()
+                        .filter(l -> l.startsWith("app=") || l.startsWith("job="))
+                        .collect(Collectors.toList());
         assertEquals(2, lines.size(), out);
         assertEquals("app=java.library.path " + version, lines.get(0));
         assertTrue(lines.get(1).startsWith("job=" + tmp.resolve("extract")), out);

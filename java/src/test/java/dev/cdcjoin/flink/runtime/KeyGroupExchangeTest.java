@@ -7,11 +7,11 @@ import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HexFormat;
 import java.util.List;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.types.RowKind;
+import org.apache.flink.util.StringUtils;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -39,7 +39,7 @@ class KeyGroupExchangeTest {
                 continue;
             }
             String[] f = line.split("\t", -1);
-            JoinKey key = new JoinKey(HexFormat.of().parseHex(f[0]));
+            JoinKey key = new JoinKey(StringUtils.hexStringToByte(f[0]));
             int maxParallelism = Integer.parseInt(f[1]);
             assertEquals(
                     Integer.parseInt(f[2]),

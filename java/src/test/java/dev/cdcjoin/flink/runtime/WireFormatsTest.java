@@ -7,6 +7,7 @@ import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.RawJoinOutput;
 import dev.cdcjoin.flink.UpsertRecord;
+import dev.cdcjoin.flink.codec.ByteBuffers;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.RowCodec;
@@ -45,7 +46,7 @@ class WireFormatsTest {
     /** Holds the bytes written to {@code batch} to golden file {@code name}. */
     private static void assertGolden(String name, BatchBuffer batch) throws IOException {
         byte[] written = new byte[batch.length()];
-        batch.buffer().get(0, written);
+        ByteBuffers.read(batch.buffer(), 0, written, 0, written.length);
         assertArrayEquals(GoldenFiles.read(name), written, "golden file " + name);
     }
 
