@@ -29,6 +29,12 @@
 #                                      chained native joins), its own workload (lib/star_workload.py)
 #                                      fed at the same time, through the kill; 0 = not
 #   E2E_STAR_STATEMENTS=1200 E2E_STAR_SEED=15   its workload (fed over the users/domains one's duration)
+#   E2E_SECOND_LINE=1.20               a second Flink cluster of another line beside the first (its own
+#                                      ports, lib/common.sh, and run directory, $E2E_RUN/second),
+#                                      running the product's join JAR built for that line: one job per
+#                                      join type into its own mart (inner-1.20, left-1.20), through the
+#                                      same workload and the same kill -9; "" = none. Default: 1.20 when
+#                                      the first cluster runs 2.3 (E2E_FLINK_LINE), else none
 #   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
 #                                      every common Postgres type, two connector configurations,
 #                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
@@ -58,6 +64,17 @@ if [[ $JOIN == 1 ]]; then JOIN_JAR=${E2E_JOIN_JAR:-$E2E_JOBS/e2e-users-domains-j
 STAR=${E2E_STAR:-1}
 [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || { E2E_FIDELITY=0; STAR=0; }
 export E2E_FIDELITY
+# the second cluster (needs the product's job JAR for its line, built by install.sh join)
+SECOND_LINE=${E2E_SECOND_LINE-$([[ $E2E_FLINK_LINE == 2.3 ]] && echo 1.20 || true)}
+[[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] || SECOND_LINE=""
+[[ $SECOND_LINE != "$E2E_FLINK_LINE" ]] || die "E2E_SECOND_LINE=$SECOND_LINE: the first cluster runs that line"
+SECOND_RUN=$E2E_RUN/second
+# line_setting LINE VAR: a setting of lib/common.sh for another Flink line (E2E_JOBS, E2E_FLINK_VERSION)
+line_setting() { E2E_FLINK_LINE=$1 bash -c 'source "$0/common.sh" && echo "${!1}"' "$LIB" "$2"; }
+SECOND_JAR=""
+[[ -n $SECOND_LINE ]] && SECOND_JAR=$(line_setting "$SECOND_LINE" E2E_JOBS)/e2e-users-domains-join.jar
+SECOND_MARTS=()   # its marts: one per join type
+if [[ -n $SECOND_LINE ]]; then for j in $JOIN_TYPES; do SECOND_MARTS+=("$j-$SECOND_LINE"); done; fi
 STAR_STATEMENTS=${E2E_STAR_STATEMENTS:-1200}
 STAR_SEED=${E2E_STAR_SEED:-15}
 STAR_CLASS=dev.cdcjoin.flink.e2e.StarMartJob
@@ -75,6 +92,21 @@ declare -A JOIN_JOB=()   # mart name (inner, left, left-late, ...) -> Flink job 
 result() { RESULTS+=("$1|$2|$3"); log "check: $1: $2 ($3)"; }
 failed() { local r; for r in "${RESULTS[@]}"; do [[ $r == *"|FAIL|"* ]] && return 0; done; return 1; }
 
+# The clusters. flink1: the first (lib/flink.sh as is); flink2: the second, of SECOND_LINE, with its
+# ports and its run directory nested in this run's (so that leftover_pids sees its processes).
+flink1() { "$LIB/flink.sh" "$@"; }
+flink2() {
+    E2E_FLINK_LINE=$SECOND_LINE E2E_RUN=$SECOND_RUN E2E_FLINK_REST_PORT=$E2E_FLINK2_REST_PORT \
+        E2E_FLINK_RPC_PORT=$E2E_FLINK2_RPC_PORT E2E_FLINK_BLOB_PORT=$E2E_FLINK2_BLOB_PORT \
+        E2E_FLINK_TM_RPC_PORTS=$E2E_FLINK2_TM_RPC_PORTS E2E_FLINK_TM_DATA_PORTS=$E2E_FLINK2_TM_DATA_PORTS \
+        "$LIB/flink.sh" "$@"
+}
+declare -A CLUSTER=()   # job id -> flink1 | flink2, the cluster it runs on (unlisted: flink1)
+# on_job COMMAND JOB [ARGS..]: lib/flink.sh COMMAND JOB on the cluster the job runs on
+on_job() { "${CLUSTER[$2]:-flink1}" "$@"; }
+# mart_cluster MART: the cluster of MART's job (the second's marts are named <join type>-<line>)
+mart_cluster() { if [[ -n $SECOND_LINE && $1 == *"-$SECOND_LINE" ]]; then echo flink2; else echo flink1; fi; }
+
 FEED_PID=""
 STAR_FEED_PID=""
 cleanup() {
@@ -84,6 +116,7 @@ cleanup() {
     log "stopping everything"
     for p in $FEED_PID $STAR_FEED_PID; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
     "$LIB/flink.sh" stop
+    [[ -n $SECOND_LINE ]] && flink2 stop
     "$LIB/connect.sh" stop
     "$LIB/kafka.sh" stop
     "$LIB/postgres.sh" stop
@@ -107,6 +140,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
+    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION), the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
     [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
@@ -172,8 +206,10 @@ if [[ ${E2E_SKIP_INSTALL:-0} != 1 ]]; then
     targets=(postgres kafka debezium flink jobs)
     [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} ]] && targets+=(join)
     "$LIB/install.sh" "${targets[@]}"
+    [[ -z $SECOND_LINE ]] || E2E_FLINK_LINE=$SECOND_LINE "$LIB/install.sh" flink join
 fi
 [[ -z $JOIN_JAR || -f $JOIN_JAR ]] || die "no join job JAR at $JOIN_JAR (e2e/lib/install.sh join builds it)"
+[[ -z $SECOND_JAR || -f $SECOND_JAR ]] || die "no join job JAR at $SECOND_JAR (E2E_FLINK_LINE=$SECOND_LINE e2e/lib/install.sh join builds it)"
 if [[ -d $E2E_RUN && -n $(leftover_pids) ]]; then
     die "processes of a previous run are still alive: $(leftover_pids | tr '\n' ' ') (stop them: e2e/lib/{flink,connect,kafka,postgres}.sh stop)"
 fi
@@ -259,6 +295,11 @@ if [[ $spread == "tm-1,tm-2" ]]; then
 else
     result "proof job parallelism 2 on 2 TMs" FAIL "source subtasks on '$spread'"
 fi
+if [[ -n $SECOND_LINE ]]; then
+    # the second cluster, its TaskManagers' stdout (the join jobs' E2E_NATIVE lines) kept apart
+    flink2 start 2
+    TM2_OUTS=("$SECOND_RUN"/flink/log/taskmanager-1.out "$SECOND_RUN"/flink/log/taskmanager-2.out)
+fi
 
 # ================================================================================================
 # The product's join job (e2e/jobs/users-domains-join): one job per join type, submitted before the
@@ -273,26 +314,29 @@ join_job_args() {
     if [[ $mart == star ]]; then
         echo --topic-prefix "$E2E_TOPIC_PREFIX"
     else
-        echo --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" --join "${mart%-late}"
+        echo --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" --join "${mart%%-*}"
     fi
 }
 join_job_class() { if [[ $1 == star ]]; then echo "$STAR_CLASS"; else echo "$JOIN_CLASS"; fi; }
-vertex_names() { curl -fsS "http://$E2E_HOST:$E2E_FLINK_REST_PORT/jobs/$1" | python3 -c 'import json,sys; print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in json.load(sys.stdin)["vertices"]))'; }
+vertex_names() { on_job vertices "$1"; }
 submit_join() {
-    local mart=$1 t
+    local mart=$1 t cluster jar=$JOIN_JAR
+    cluster=$(mart_cluster "$mart")
+    [[ $cluster == flink2 ]] && jar=$SECOND_JAR
     t=$(date +%s)
     # shellcheck disable=SC2046
-    JOIN_JOB[$mart]=$("$LIB/flink.sh" submit "$JOIN_JAR" "$(join_job_class "$mart")" 2 $(join_job_args "$mart")) ||
-        { result "join job $mart submitted" FAIL "$JOIN_JAR $(join_job_class "$mart"): see the REST answer above"; exit 1; }
-    "$LIB/flink.sh" wait-running "${JOIN_JOB[$mart]}" 120
-    log "join job ($mart): ${JOIN_JOB[$mart]} RUNNING $(($(date +%s) - t)) s after upload, subtasks on $("$LIB/flink.sh" tms "${JOIN_JOB[$mart]}" | cut -f2 | sort -u | paste -sd, -)"
+    JOIN_JOB[$mart]=$("$cluster" submit "$jar" "$(join_job_class "$mart")" 2 $(join_job_args "$mart")) ||
+        { result "join job $mart submitted" FAIL "$jar $(join_job_class "$mart"): see the REST answer above"; exit 1; }
+    CLUSTER[${JOIN_JOB[$mart]}]=$cluster
+    on_job wait-running "${JOIN_JOB[$mart]}" 120
+    log "join job ($mart): ${JOIN_JOB[$mart]} RUNNING $(($(date +%s) - t)) s after upload, subtasks on $(on_job tms "${JOIN_JOB[$mart]}" | cut -f2 | sort -u | paste -sd, -)"
     log "join job ($mart): tasks: $(vertex_names "${JOIN_JOB[$mart]}")"
 }
 if [[ -n $JOIN_JAR ]]; then
-    for j in $JOIN_TYPES; do submit_join "$j"; done
+    for j in $JOIN_TYPES "${SECOND_MARTS[@]}"; do submit_join "$j"; done
     chained=1
-    for j in $JOIN_TYPES; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
-    result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward)"
+    for j in $JOIN_TYPES "${SECOND_MARTS[@]}"; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
+    result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward): $JOIN_TYPES ${SECOND_MARTS[*]}"
     if [[ $STAR == 1 ]]; then
         submit_join star
         # two joins, each its own task (a keyBy before each), the sink chained to the second
@@ -350,30 +394,33 @@ if [[ $KILL_TM == 1 ]]; then
     declare -A failures_before=()
     hit=()   # the jobs with a subtask on tm-2: they must fail over
     for job in "$PROOF_A" "$PROOF_B" "${JOIN_JOB[@]}"; do
-        failures_before[$job]=$("$LIB/flink.sh" failures "$job")
-        "$LIB/flink.sh" tms "$job" | cut -f2 | grep -qx tm-2 && hit+=("$job")
+        failures_before[$job]=$(on_job failures "$job")
+        on_job tms "$job" | cut -f2 | grep -qx tm-2 && hit+=("$job")
     done
     for j in "${!JOIN_JOB[@]}"; do
         [[ " ${hit[*]} " == *" ${JOIN_JOB[$j]} "* ]] ||
             result "join job $j on tm-2 at the kill" FAIL "no subtask on tm-2: the kill does not test it"
     done
     cps=""
-    for j in "${!JOIN_JOB[@]}"; do cps+=" $j $("$LIB/flink.sh" checkpoints "${JOIN_JOB[$j]}"),"; done
+    for j in "${!JOIN_JOB[@]}"; do cps+=" $j $(on_job checkpoints "${JOIN_JOB[$j]}"),"; done
     t=$(date +%s)
+    # tm-2 of each cluster at once
     "$LIB/flink.sh" kill-tm 2
+    [[ -n $SECOND_LINE ]] && flink2 kill-tm 2
     log "flink: completed checkpoints at the kill: A $("$LIB/flink.sh" checkpoints "$PROOF_A"),${cps%,}"
     sleep 2
     "$LIB/flink.sh" start-tm 2
+    [[ -n $SECOND_LINE ]] && flink2 start-tm 2
+    failed_over() { [[ $(on_job failures "$1") -gt $2 ]]; }
     for job in "${hit[@]}"; do
-        wait_until 60 "job $job noticed the lost TaskManager" \
-            bash -c "[[ \$('$LIB/flink.sh' failures '$job') -gt ${failures_before[$job]} ]]"
+        wait_until 60 "job $job noticed the lost TaskManager" failed_over "$job" "${failures_before[$job]}"
     done
     "$LIB/flink.sh" wait-running "$PROOF_A" 120
     "$LIB/flink.sh" wait-running "$PROOF_B" 120
     restored=""
     for j in "${!JOIN_JOB[@]}"; do
-        "$LIB/flink.sh" wait-running "${JOIN_JOB[$j]}" 120
-        restored+=" $j from $("$LIB/flink.sh" restored "${JOIN_JOB[$j]}"),"
+        on_job wait-running "${JOIN_JOB[$j]}" 120
+        restored+=" $j from $(on_job restored "${JOIN_JOB[$j]}"),"
     done
     result "kill -9 tm-2, jobs recover" PASS "${#hit[@]} of $((2 + ${#JOIN_JOB[@]})) jobs had a subtask there, failed over, RUNNING again after $(($(date +%s) - t)) s; restored: A from $("$LIB/flink.sh" restored "$PROOF_A"), B from $("$LIB/flink.sh" restored "$PROOF_B"),${restored%,}"
 fi
@@ -391,7 +438,7 @@ FEED_END=$(date +%s.%N)
 # the marts: time until each equals its join over the source tables, from the workload's last
 # statement (all marts polled together, one comparison each per round)
 MARTS=()
-[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late} ${JOIN_JOB[star]:+star}"
+[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late} ${JOIN_JOB[star]:+star} ${SECOND_MARTS[*]}"
 declare -A CONVERGED_IN=()
 todo=("${MARTS[@]}")
 while ((${#todo[@]} > 0)); do
@@ -476,19 +523,26 @@ if [[ -n $JOIN_JAR ]]; then
             result "mart sink exactly once ($j)" FAIL "$out"
         fi
         MART_LINES+=("$("$LIB/mart.sh" table "$j"): $(grep -o 'expected=[0-9]* mart=[0-9]*' "$E2E_RUN/mart-$j.txt" | tail -1) rows, converged ${CONVERGED_IN[$j]:-never} s after the workload; sink: $out")
-        result "join job $j still RUNNING" "$([[ $("$LIB/flink.sh" status "${JOIN_JOB[$j]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOIN_JOB[$j]}, $("$LIB/flink.sh" checkpoints "${JOIN_JOB[$j]}") checkpoints, restored from $("$LIB/flink.sh" restored "${JOIN_JOB[$j]}")"
+        result "join job $j still RUNNING" "$([[ $(on_job status "${JOIN_JOB[$j]}") == RUNNING ]] && echo PASS || echo FAIL)" "${JOIN_JOB[$j]}, $(on_job checkpoints "${JOIN_JOB[$j]}") checkpoints, restored from $(on_job restored "${JOIN_JOB[$j]}")"
     done
-    native_args=()
-    for j in "${!JOIN_JOB[@]}"; do native_args+=("$j=${JOIN_JOB[$j]}"); done
-    if out=$(python3 "$LIB/native_check.py" "$E2E_RUN/flink/native" "${native_args[@]}" -- "${TM_OUTS[@]}"); then
-        echo "$out"
-        result "native library in every job and TM" PASS "$(echo "$out" | tail -1 | cut -c4-)"
-    else
-        echo "$out"
-        result "native library in every job and TM" FAIL "$(echo "$out" | grep FAIL | head -3 | paste -sd';' -)"
-    fi
-    for j in "${!JOIN_JOB[@]}"; do "$LIB/flink.sh" cancel "${JOIN_JOB[$j]}"; done
+    # native_check CLUSTER RUN_DIR TM_OUT..: the check over the join jobs of one cluster
+    native_check() {
+        local cluster=$1 dir=$2 j out args=()
+        shift 2
+        for j in "${!JOIN_JOB[@]}"; do [[ $(mart_cluster "$j") == "$cluster" ]] && args+=("$j=${JOIN_JOB[$j]}"); done
+        if out=$(python3 "$LIB/native_check.py" "$dir/flink/native" "${args[@]}" -- "$@"); then
+            echo "$out"
+            result "native library in every job and TM ($cluster)" PASS "$(echo "$out" | tail -1 | cut -c4-)"
+        else
+            echo "$out"
+            result "native library in every job and TM ($cluster)" FAIL "$(echo "$out" | grep FAIL | head -3 | paste -sd';' -)"
+        fi
+    }
+    native_check flink1 "$E2E_RUN" "${TM_OUTS[@]}"
+    [[ -n $SECOND_LINE ]] && native_check flink2 "$SECOND_RUN" "${TM2_OUTS[@]}"
+    for j in "${!JOIN_JOB[@]}"; do on_job cancel "${JOIN_JOB[$j]}"; done
     log "flink: join jobs cancelled"
+    [[ -n $SECOND_LINE ]] && flink2 stop
     if [[ $E2E_FIDELITY == 1 ]]; then
         # the fidelity scenario in the same pipeline; its checks and mart lines join ours
         t=$(date +%s)

@@ -21,6 +21,7 @@
 #   wait-running JOB [SECS]   until every vertex of the job is RUNNING
 #   status JOB                the job's state
 #   tms JOB                   "vertex-name <tab> taskmanager-id" per subtask (where the job runs)
+#   vertices JOB              the job's tasks: "name (p=N) | name (p=N) ..."
 #   checkpoints JOB           completed checkpoint count
 #   restored JOB              the checkpoint the job last restored from ("checkpoint N"), or "none"
 #   failures JOB              how many failures (restarts) the job has had
@@ -145,12 +146,12 @@ start_jm() {
         --configDir "$CONF" --executionMode cluster $dyn
     wait_port "$E2E_FLINK_REST_PORT" 90 "flink jobmanager rest"
     wait_until 60 "flink REST /overview" curl -fsS "$REST/overview"
-    log "flink: started JobManager (StandaloneSessionClusterEntrypoint, Flink $(curl -fsS "$REST/config" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flink-version"])')) pid $(cat "$(pid_file jobmanager)"), REST $REST, rpc $E2E_HOST:$E2E_FLINK_RPC_PORT, heap flags: $jvm"
+    log "flink $E2E_FLINK_VERSION: started JobManager (StandaloneSessionClusterEntrypoint, Flink $(curl -fsS "$REST/config" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flink-version"])')) pid $(cat "$(pid_file jobmanager)"), REST $REST, rpc $E2E_HOST:$E2E_FLINK_RPC_PORT, heap flags: $jvm"
 }
 
 start_tm() {
     local i=$1 res jvm dyn opts
-    is_running "taskmanager-$i" && { log "flink: tm-$i already running"; return 0; }
+    is_running "taskmanager-$i" && { log "flink $E2E_FLINK_VERSION: tm-$i already running"; return 0; }
     opts=$(java_opts)
     res=$(bash_java_utils GET_TM_RESOURCE_PARAMS)
     jvm=$(echo "$res" | sed -n 1p)
@@ -161,7 +162,7 @@ start_tm() {
         -Dlog.file="$FDIR/log/taskmanager-$i.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
         --configDir "$CONF" $dyn -D "taskmanager.resource-id=tm-$i"
-    log "flink: started TaskManager tm-$i (TaskManagerRunner) pid $(cat "$(pid_file "taskmanager-$i")"), $E2E_FLINK_SLOTS_PER_TM slots"
+    log "flink $E2E_FLINK_VERSION: started TaskManager tm-$i (TaskManagerRunner) pid $(cat "$(pid_file "taskmanager-$i")"), $E2E_FLINK_SLOTS_PER_TM slots"
 }
 
 registered_tms() {
@@ -185,7 +186,7 @@ flink_start() {
     start_jm
     for ((i = 1; i <= n; i++)); do start_tm "$i"; done
     wait_tms "$n"
-    log "flink: cluster up: $(curl -fsS "$REST/overview" | jq_py 'print(d["taskmanagers"], "TaskManagers,", d["slots-total"], "slots (%d free)" % d["slots-available"])')"
+    log "flink $E2E_FLINK_VERSION: cluster up: $(curl -fsS "$REST/overview" | jq_py 'print(d["taskmanagers"], "TaskManagers,", d["slots-total"], "slots (%d free)" % d["slots-available"])')"
 }
 
 flink_stop() {
@@ -199,7 +200,7 @@ flink_stop() {
         stop_pid jobmanager 30
     fi
     rm -f "$(pid_file jobmanager)"
-    log "flink: stopped"
+    log "flink $E2E_FLINK_VERSION: stopped"
 }
 
 jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
@@ -261,8 +262,8 @@ case $cmd in
     start) flink_start "$@" ;;
     stop) flink_stop ;;
     start-tm) write_config; start_tm "$1" ;;
-    stop-tm) stop_pid "taskmanager-$1" 30; log "flink: stopped tm-$1" ;;
-    kill-tm) kill9_pid "taskmanager-$1"; log "flink: kill -9 tm-$1" ;;
+    stop-tm) stop_pid "taskmanager-$1" 30; log "flink $E2E_FLINK_VERSION: stopped tm-$1" ;;
+    kill-tm) kill9_pid "taskmanager-$1"; log "flink $E2E_FLINK_VERSION: kill -9 tm-$1" ;;
     wait-tms) wait_tms "$1" ;;
     upload) flink_upload "$1" ;;
     run) flink_run "$@" ;;
@@ -270,11 +271,12 @@ case $cmd in
     wait-running) flink_wait_running "$@" ;;
     status) job_state "$1" ;;
     tms) flink_tms "$1" ;;
+    vertices) curl -fsS "$REST/jobs/$1" | jq_py 'print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in d["vertices"]))' ;;
     checkpoints) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'print(d["counts"]["completed"])' ;;
     restored) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'r = (d.get("latest") or {}).get("restored"); print("checkpoint %s" % r["id"] if r else "none")' ;;
     failures) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'print(len((d.get("exceptionHistory") or {}).get("entries") or []))' ;;
     last-failure) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'e = (d.get("exceptionHistory") or {}).get("entries") or []; print(e[0]["stacktrace"].split("\n")[0][:400] if e else "none")' ;;
     cancel) flink_cancel "$1" ;;
     overview) curl -fsS "$REST/overview"; echo ;;
-    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
+    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|vertices JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
 esac

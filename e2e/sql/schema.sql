@@ -80,6 +80,10 @@ CREATE TABLE mart.users_domains_left (
 -- its own class loader, its own copy of the native library), E2E_LATE_JOIN.
 CREATE TABLE mart.users_domains_late (LIKE mart.users_domains INCLUDING ALL);
 CREATE TABLE mart.users_domains_left_late (LIKE mart.users_domains_left INCLUDING ALL);
+-- And for the join jobs of the second cluster, of another Flink line (run.sh's E2E_SECOND_LINE,
+-- default 1.20): the product's JAR for that line, the same workload and the same kill -9.
+CREATE TABLE mart.users_domains_1_20 (LIKE mart.users_domains INCLUDING ALL);
+CREATE TABLE mart.users_domains_left_1_20 (LIKE mart.users_domains_left INCLUDING ALL);
 
 -- The star mart (jobs/.../StarMartJob, CdcStar): orders LEFT JOIN customers ON customers.id =
 -- orders.customer_id JOIN products ON products.id = orders.product_id, keyed (order_id,
