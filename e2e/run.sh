@@ -35,6 +35,9 @@
 #                                      join type into its own mart (inner-1.20, left-1.20), through the
 #                                      same workload and the same kill -9; "" = none. Default: 1.20 when
 #                                      the first cluster runs 2.3 (E2E_FLINK_LINE), else none
+#   E2E_SECOND_JAVA=path/bin/java      the second cluster's java; default for 1.20 a Java 11 (the
+#                                      oldest Java of the 1.x clusters; java/jdk11.sh installs it),
+#                                      else E2E_FLINK_JAVA
 #   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
 #                                      every common Postgres type, two connector configurations,
 #                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
@@ -73,6 +76,7 @@ SECOND_RUN=$E2E_RUN/second
 line_setting() { E2E_FLINK_LINE=$1 bash -c 'source "$0/common.sh" && echo "${!1}"' "$LIB" "$2"; }
 SECOND_JAR=""
 [[ -n $SECOND_LINE ]] && SECOND_JAR=$(line_setting "$SECOND_LINE" E2E_JOBS)/e2e-users-domains-join.jar
+SECOND_JAVA=${E2E_SECOND_JAVA:-}   # its java (set after the install step)
 SECOND_MARTS=()   # its marts: one per join type
 if [[ -n $SECOND_LINE ]]; then for j in $JOIN_TYPES; do SECOND_MARTS+=("$j-$SECOND_LINE"); done; fi
 STAR_STATEMENTS=${E2E_STAR_STATEMENTS:-1200}
@@ -95,11 +99,13 @@ failed() { local r; for r in "${RESULTS[@]}"; do [[ $r == *"|FAIL|"* ]] && retur
 # The clusters. flink1: the first (lib/flink.sh as is); flink2: the second, of SECOND_LINE, with its
 # ports and its run directory nested in this run's (so that leftover_pids sees its processes).
 flink1() { "$LIB/flink.sh" "$@"; }
-flink2() {
+flink2() { second_env "$LIB/flink.sh" "$@"; }
+# second_env COMMAND..: runs COMMAND with the second cluster's settings
+second_env() {
     E2E_FLINK_LINE=$SECOND_LINE E2E_RUN=$SECOND_RUN E2E_FLINK_REST_PORT=$E2E_FLINK2_REST_PORT \
         E2E_FLINK_RPC_PORT=$E2E_FLINK2_RPC_PORT E2E_FLINK_BLOB_PORT=$E2E_FLINK2_BLOB_PORT \
         E2E_FLINK_TM_RPC_PORTS=$E2E_FLINK2_TM_RPC_PORTS E2E_FLINK_TM_DATA_PORTS=$E2E_FLINK2_TM_DATA_PORTS \
-        "$LIB/flink.sh" "$@"
+        E2E_FLINK_JAVA=$SECOND_JAVA "$@"
 }
 declare -A CLUSTER=()   # job id -> flink1 | flink2, the cluster it runs on (unlisted: flink1)
 # on_job COMMAND JOB [ARGS..]: lib/flink.sh COMMAND JOB on the cluster the job runs on
@@ -140,7 +146,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
-    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION), the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
+    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
     [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
@@ -210,6 +216,13 @@ if [[ ${E2E_SKIP_INSTALL:-0} != 1 ]]; then
 fi
 [[ -z $JOIN_JAR || -f $JOIN_JAR ]] || die "no join job JAR at $JOIN_JAR (e2e/lib/install.sh join builds it)"
 [[ -z $SECOND_JAR || -f $SECOND_JAR ]] || die "no join job JAR at $SECOND_JAR (E2E_FLINK_LINE=$SECOND_LINE e2e/lib/install.sh join builds it)"
+if [[ -n $SECOND_LINE && -z $SECOND_JAVA ]]; then
+    if [[ $SECOND_LINE == 1.20 ]]; then
+        SECOND_JAVA=$("$E2E_DIR/../java/jdk11.sh") || die "java/jdk11.sh found no Java 11 for the 1.20 cluster"
+    else
+        SECOND_JAVA=$E2E_FLINK_JAVA
+    fi
+fi
 if [[ -d $E2E_RUN && -n $(leftover_pids) ]]; then
     die "processes of a previous run are still alive: $(leftover_pids | tr '\n' ' ') (stop them: e2e/lib/{flink,connect,kafka,postgres}.sh stop)"
 fi
@@ -234,6 +247,9 @@ if [[ $JOIN == 1 && -z ${E2E_JOIN_JAR:-} && ${E2E_LIBJAR:-1} == 1 ]]; then
     t=$(date +%s)
     "$LIB/libjar.sh" "$E2E_RUN/libjar-results" ||
         result "product in lib/ only" FAIL "e2e/lib/libjar.sh could not run the check (see its output above)"
+    # and the second line's product JAR in its distribution's lib/, on its java
+    [[ -z $SECOND_LINE ]] || second_env "$LIB/libjar.sh" "$E2E_RUN/libjar-results" ||
+        result "product in lib/ only ($SECOND_LINE)" FAIL "e2e/lib/libjar.sh could not run the check (see its output above)"
     [[ -f $E2E_RUN/libjar-results ]] && while IFS= read -r r; do RESULTS+=("$r"); done <"$E2E_RUN/libjar-results"
     log "libjar: the check took $(($(date +%s) - t)) s"
 fi
@@ -299,6 +315,13 @@ if [[ -n $SECOND_LINE ]]; then
     # the second cluster, its TaskManagers' stdout (the join jobs' E2E_NATIVE lines) kept apart
     flink2 start 2
     TM2_OUTS=("$SECOND_RUN"/flink/log/taskmanager-1.out "$SECOND_RUN"/flink/log/taskmanager-2.out)
+    # its JobManager and TaskManagers run the java asked for (/proc/PID/exe of each)
+    jvms=$(for p in "$SECOND_RUN"/pids/*.pid; do echo "$(basename "$p" .pid) $(readlink -f "/proc/$(cat "$p")/exe")"; done)
+    if [[ $(grep -vc " $(readlink -f "$SECOND_JAVA")\$" <<<"$jvms") == 0 && $(wc -l <<<"$jvms") == 3 ]]; then
+        result "second cluster on Java $(java_version "$SECOND_JAVA")" PASS "JobManager and both TaskManagers run $SECOND_JAVA"
+    else
+        result "second cluster on Java $(java_version "$SECOND_JAVA")" FAIL "$(paste -sd';' - <<<"$jvms")"
+    fi
 fi
 
 # ================================================================================================

@@ -35,7 +35,8 @@ case $E2E_FLINK_LINE in
     1.20)
         E2E_FLINK_VERSION=1.20.3
         E2E_PRODUCT_MVN_ARGS=(-Dflink.line=1.20)
-        E2E_JOB_MVN_ARGS=(-Dflink.version=1.20.3 -Dflink.kafka.version=3.4.0-1.20 -Dcdcjoin.line=1.20)
+        # Java 11 class files, as the product's 1.20 artifact: 1.x clusters run on Java 11 too
+        E2E_JOB_MVN_ARGS=(-Dflink.version=1.20.3 -Dflink.kafka.version=3.4.0-1.20 -Dcdcjoin.line=1.20 -Dmaven.compiler.release=11)
         E2E_JOBS=$E2E_CACHE/jobs-1.20
         ;;
     *) echo "E2E_FLINK_LINE=$E2E_FLINK_LINE: the e2e cluster runs Flink 2.3 or 1.20" >&2; exit 1 ;;
@@ -82,6 +83,8 @@ E2E_JSON_SCHEMAS="${E2E_JSON_SCHEMAS:-false}"
 E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-7}"
 
 E2E_JAVA="${E2E_JAVA:-java}"
+# the Flink cluster's JVMs (lib/flink.sh); Kafka and Connect run on E2E_JAVA (Kafka 4 needs 17)
+E2E_FLINK_JAVA="${E2E_FLINK_JAVA:-$E2E_JAVA}"
 E2E_T0="${E2E_T0:-$(date +%s)}"
 export E2E_T0
 
@@ -186,6 +189,9 @@ leftover_pids() {
         fi
     done
 }
+
+# java_version JAVA: the java.version of that java binary
+java_version() { "$1" -XshowSettings:properties -version 2>&1 | awk -F' = ' '/^ *java.version = / {print $2}'; }
 
 # classpath DIR: all jars in DIR joined with ':' (sorted, so the order is stable).
 classpath() {

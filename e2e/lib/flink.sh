@@ -7,7 +7,8 @@
 # the JVM memory flags that Flink's BashJavaUtils derives from config.yaml. TaskManagers get
 # -Dcdcjoin.native.tmpdir=$E2E_RUN/flink/native: the product's loader extracts its per-class-loader
 # copies of the native library there (checked by run.sh; nothing is left in /tmp).
-# REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT. E2E_FLINK_HOME names another
+# REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT. The JVMs: E2E_FLINK_JAVA (default
+# E2E_JAVA, the java on the PATH). E2E_FLINK_HOME names another
 # distribution directory (lib/libjar.sh: one whose lib/ also holds the product JAR).
 #
 # usage: e2e/lib/flink.sh COMMAND
@@ -126,7 +127,7 @@ EOF
 # params line, then the dynamic configs line, as Flink's bin/config.sh obtains them.
 bash_java_utils() {
     local out
-    out=$("$E2E_JAVA" -Xmx128m -cp "$FLINK_HOME/bin/bash-java-utils.jar:$(flink_classpath)" \
+    out=$("$E2E_FLINK_JAVA" -Xmx128m -cp "$FLINK_HOME/bin/bash-java-utils.jar:$(flink_classpath)" \
         org.apache.flink.runtime.util.bash.BashJavaUtils "$1" --configDir "$CONF" "${@:2}" 2>"$FDIR/log/bash-java-utils.err") ||
         { cat "$FDIR/log/bash-java-utils.err" >&2; die "BashJavaUtils $1 failed"; }
     echo "$out" | grep '^BASH_JAVA_UTILS_EXEC_RESULT:' | sed 's/^BASH_JAVA_UTILS_EXEC_RESULT://'
@@ -140,13 +141,13 @@ start_jm() {
     dyn=$(echo "$res" | sed -n 2p)
     # shellcheck disable=SC2086
     start_bg jobmanager "$FDIR/log/jobmanager.out" \
-        "$E2E_JAVA" $jvm $opts -XX:+UseG1GC \
+        "$E2E_FLINK_JAVA" $jvm $opts -XX:+UseG1GC \
         -Dlog.file="$FDIR/log/jobmanager.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint \
         --configDir "$CONF" --executionMode cluster $dyn
     wait_port "$E2E_FLINK_REST_PORT" 90 "flink jobmanager rest"
     wait_until 60 "flink REST /overview" curl -fsS "$REST/overview"
-    log "flink $E2E_FLINK_VERSION: started JobManager (StandaloneSessionClusterEntrypoint, Flink $(curl -fsS "$REST/config" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flink-version"])')) pid $(cat "$(pid_file jobmanager)"), REST $REST, rpc $E2E_HOST:$E2E_FLINK_RPC_PORT, heap flags: $jvm"
+    log "flink $E2E_FLINK_VERSION: started JobManager (StandaloneSessionClusterEntrypoint, Flink $(curl -fsS "$REST/config" | python3 -c 'import json,sys; print(json.load(sys.stdin)["flink-version"])'), Java $(java_version "$E2E_FLINK_JAVA")) pid $(cat "$(pid_file jobmanager)"), REST $REST, rpc $E2E_HOST:$E2E_FLINK_RPC_PORT, heap flags: $jvm"
 }
 
 start_tm() {
@@ -158,7 +159,7 @@ start_tm() {
     dyn=$(echo "$res" | sed -n 2p)
     # shellcheck disable=SC2086
     start_bg "taskmanager-$i" "$FDIR/log/taskmanager-$i.out" \
-        "$E2E_JAVA" $jvm $opts -XX:+UseG1GC -De2e.tm="tm-$i" -Dcdcjoin.native.tmpdir="$FDIR/native" \
+        "$E2E_FLINK_JAVA" $jvm $opts -XX:+UseG1GC -De2e.tm="tm-$i" -Dcdcjoin.native.tmpdir="$FDIR/native" \
         -Dlog.file="$FDIR/log/taskmanager-$i.log" -Dlog4j.configurationFile="file:$CONF/log4j.properties" \
         -cp "$(flink_classpath)" org.apache.flink.runtime.taskexecutor.TaskManagerRunner \
         --configDir "$CONF" $dyn -D "taskmanager.resource-id=tm-$i"

@@ -70,7 +70,7 @@ run_engine() {
     local engine=$1 job st got t i
     t=$(date +%s)
     job=$("$LIB/flink.sh" submit "$JOB_JAR" "$JOB_CLASS" 2 --engine "$engine") ||
-        { result "product in lib/ only: $engine" FAIL "submission failed: see the REST answer above"; return; }
+        { result "product in lib/ only ($E2E_FLINK_VERSION): $engine" FAIL "submission failed: see the REST answer above"; return; }
     for ((i = 0; i < JOB_SECS * 2; i++)); do
         st=$("$LIB/flink.sh" status "$job")
         [[ $st == FINISHED || $st == FAILED || $st == CANCELED ]] && break
@@ -78,15 +78,15 @@ run_engine() {
         sleep 0.5
     done
     if [[ $st != FINISHED ]]; then
-        result "product in lib/ only: $engine" FAIL "job $job $st: $("$LIB/flink.sh" last-failure "$job")"
+        result "product in lib/ only ($E2E_FLINK_VERSION): $engine" FAIL "job $job $st: $("$LIB/flink.sh" last-failure "$job")"
         [[ $st == RUNNING || $st == RESTARTING ]] && "$LIB/flink.sh" cancel "$job"
         return
     fi
     got=$(materialized "$engine")
     if [[ $got == "$EXPECTED" ]]; then
-        result "product in lib/ only: $engine" PASS "job FINISHED in $(($(date +%s) - t)) s, changelog of $(grep -c "^libjar-$engine> " "$OUT/flink/log/taskmanager-1.out") rows materializes to the expected $(echo "$got" | wc -l) rows"
+        result "product in lib/ only ($E2E_FLINK_VERSION): $engine" PASS "job FINISHED in $(($(date +%s) - t)) s, changelog of $(grep -c "^libjar-$engine> " "$OUT/flink/log/taskmanager-1.out") rows materializes to the expected $(echo "$got" | wc -l) rows"
     else
-        result "product in lib/ only: $engine" FAIL "materialized rows: $(echo "$got" | paste -sd';' -), expected: $(echo "$EXPECTED" | paste -sd';' -)"
+        result "product in lib/ only ($E2E_FLINK_VERSION): $engine" FAIL "materialized rows: $(echo "$got" | paste -sd';' -), expected: $(echo "$EXPECTED" | paste -sd';' -)"
     fi
 }
 
