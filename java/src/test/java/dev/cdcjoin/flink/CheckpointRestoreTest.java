@@ -29,12 +29,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -79,21 +81,28 @@ class CheckpointRestoreTest {
         return conf;
     }
 
-    /** How a run checkpoints, and whether its sink is slow enough to backpressure the join. */
+    /**
+     * How a run checkpoints (alignment, state backend), and whether its sink is slow enough to
+     * backpressure the join.
+     */
     enum Mode {
         /** Aligned checkpoints, a sink as fast as it can be. */
-        ALIGNED(false, false),
+        ALIGNED(false, false, false),
         /** Unaligned checkpoints only (barriers overtake in-flight data), a fast sink. */
-        UNALIGNED(true, false),
+        UNALIGNED(true, false, false),
         /** Unaligned checkpoints only, a sink pausing 1 ms per row: the join's inputs fill up. */
-        UNALIGNED_BACKPRESSURED(true, true);
+        UNALIGNED_BACKPRESSURED(true, true, false),
+        /** Aligned checkpoints on RocksDB, incremental; a fast sink. The others: on the heap. */
+        ALIGNED_ROCKSDB_INCREMENTAL(false, false, true);
 
         final boolean unaligned;
         final boolean slowSink;
+        final boolean rocksDb;
 
-        Mode(boolean unaligned, boolean slowSink) {
+        Mode(boolean unaligned, boolean slowSink, boolean rocksDb) {
             this.unaligned = unaligned;
             this.slowSink = slowSink;
+            this.rocksDb = rocksDb;
         }
     }
 
@@ -202,6 +211,8 @@ class CheckpointRestoreTest {
             Mode mode)
             throws Exception {
         Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, mode.rocksDb ? "rocksdb" : "hashmap");
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, mode.rocksDb);
         if (mode.unaligned) {
             conf.set(CheckpointingOptions.ENABLE_UNALIGNED, true);
             conf.set(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT, Duration.ZERO);
@@ -366,37 +377,89 @@ class CheckpointRestoreTest {
         return completed;
     }
 
+    /**
+     * The files of a job's checkpoints in their {@code shared} folders, where incremental RocksDB
+     * checkpoints put the database's files: none, as the join keeps its state outside the backend
+     * (and so does every other operator of the job: the sources and the sink keep operator state).
+     */
+    private static List<Path> sharedFiles(Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(p -> Files.isRegularFile(p) && p.getParent().endsWith("shared"))
+                    .collect(Collectors.toList());
+        }
+    }
+
     private static long checkpointId(Path chk) {
         return Long.parseLong(chk.getFileName().toString().substring(4));
     }
 
     @Test
     void everyCheckpointRestoresTheStateOfItsInstant(@TempDir Path checkpoints) throws Exception {
-        UsersDomainsTrace trace = UsersDomainsTrace.generate(11, 6000, 300);
+        runAndRestore(
+                UsersDomainsTrace.generate(11, 6000, 300),
+                checkpoints,
+                "first",
+                Mode.ALIGNED,
+                3,
+                3,
+                3,
+                3);
+    }
+
+    /**
+     * The same on RocksDB with incremental checkpoints, the configuration most production jobs run:
+     * the join keeps its state as raw keyed state, outside the backend, which Flink writes into
+     * every checkpoint whatever the backend; RocksDB holds nothing (no file in the checkpoints'
+     * {@code shared} folders). A middle and the last checkpoint restore at 3 and at 1.
+     */
+    @Test
+    void onRocksDbWithIncrementalCheckpointsTheyRestoreToo(@TempDir Path checkpoints)
+            throws Exception {
+        runAndRestore(
+                UsersDomainsTrace.generate(13, 4000, 250),
+                checkpoints,
+                "rocksdb",
+                Mode.ALIGNED_ROCKSDB_INCREMENTAL,
+                3,
+                1);
+    }
+
+    /**
+     * Runs the job {@code first} over the trace at parallelism 2 (in {@code mode}), then restores
+     * checkpoints it retained, spread evenly over the run and ending with its last, one job each at
+     * the next of {@code parallelisms}: every run's output, after what {@code first} emitted up to
+     * the barrier, materializes to the oracle's join.
+     */
+    private static void runAndRestore(
+            UsersDomainsTrace trace, Path checkpoints, String first, Mode mode, int... parallelisms)
+            throws Exception {
         List<String> events = RecoveryTest.encoded(trace);
         Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
-        JobClient first =
-                start(events, "first", 2, checkpoints.resolve("first"), null, Mode.ALIGNED);
+        JobClient job = start(events, first, 2, checkpoints.resolve(first), null, mode);
         try {
-            assertResult(expected, "first", List.of());
+            assertResult(expected, first, List.of());
         } finally {
-            first.cancel().get(60, TimeUnit.SECONDS);
+            job.cancel().get(60, TimeUnit.SECONDS);
         }
-        List<Path> all = retained(checkpoints.resolve("first"));
-        assertTrue(all.size() >= 4, "checkpoints retained while the trace flowed: " + all);
-        for (int i = 1; i <= 4; i++) {
-            Path chk = all.get(i * (all.size() - 1) / 4);
+        List<Path> all = retained(checkpoints.resolve(first));
+        if (mode.rocksDb) {
+            assertEquals(List.of(), sharedFiles(checkpoints.resolve(first)), "RocksDB's files");
+        }
+        int n = parallelisms.length;
+        assertTrue(all.size() >= n, "checkpoints retained while the trace flowed: " + all);
+        for (int i = 1; i <= n; i++) {
+            Path chk = all.get(i * (all.size() - 1) / n);
             long id = checkpointId(chk);
-            String run = "restored-" + id;
-            List<String> before = emitted("first", id);
+            String run = first + "-restored-" + id + "-at-" + parallelisms[i - 1];
+            List<String> before = emitted(first, id);
             JobClient restored =
                     start(
                             events,
                             run,
-                            3,
+                            parallelisms[i - 1],
                             checkpoints.resolve(run),
                             chk.toUri().toString(),
-                            Mode.ALIGNED);
+                            mode);
             try {
                 assertResult(expected, run, before);
             } finally {
