@@ -38,6 +38,9 @@
 #   E2E_SECOND_JAVA=path/bin/java      the second cluster's java; default for 1.20 a Java 11 (the
 #                                      oldest Java of the 1.x clusters; java/jdk11.sh installs it),
 #                                      else E2E_FLINK_JAVA
+#   E2E_SECOND_STATE_BACKEND=rocksdb   the second cluster's state backend (rocksdb: incremental
+#                                      checkpoints; the first cluster's is E2E_FLINK_STATE_BACKEND,
+#                                      default hashmap)
 #   E2E_FIDELITY=1                     then the fidelity scenario in the same pipeline (e2e/fidelity.sh:
 #                                      every common Postgres type, two connector configurations,
 #                                      REPLICA IDENTITY DEFAULT in upsert mode, TOAST, a re-delivery,
@@ -105,7 +108,7 @@ second_env() {
     E2E_FLINK_LINE=$SECOND_LINE E2E_RUN=$SECOND_RUN E2E_FLINK_REST_PORT=$E2E_FLINK2_REST_PORT \
         E2E_FLINK_RPC_PORT=$E2E_FLINK2_RPC_PORT E2E_FLINK_BLOB_PORT=$E2E_FLINK2_BLOB_PORT \
         E2E_FLINK_TM_RPC_PORTS=$E2E_FLINK2_TM_RPC_PORTS E2E_FLINK_TM_DATA_PORTS=$E2E_FLINK2_TM_DATA_PORTS \
-        E2E_FLINK_JAVA=$SECOND_JAVA "$@"
+        E2E_FLINK_JAVA=$SECOND_JAVA E2E_FLINK_STATE_BACKEND=${E2E_SECOND_STATE_BACKEND:-rocksdb} "$@"
 }
 declare -A CLUSTER=()   # job id -> flink1 | flink2, the cluster it runs on (unlisted: flink1)
 # on_job COMMAND JOB [ARGS..]: lib/flink.sh COMMAND JOB on the cluster the job runs on
@@ -146,7 +149,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
-    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
+    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), state backend ${E2E_SECOND_STATE_BACKEND:-rocksdb}, the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
     [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
@@ -360,6 +363,18 @@ if [[ -n $JOIN_JAR ]]; then
     chained=1
     for j in $JOIN_TYPES "${SECOND_MARTS[@]}"; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
     result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward): $JOIN_TYPES ${SECOND_MARTS[*]}"
+    if [[ -n $SECOND_LINE ]]; then
+        # the second cluster's jobs run on the state backend asked for
+        want=HashMapStateBackend
+        [[ ${E2E_SECOND_STATE_BACKEND:-rocksdb} == rocksdb ]] && want=EmbeddedRocksDBStateBackend
+        backends="" verdict=PASS
+        for j in "${SECOND_MARTS[@]}"; do
+            b=$(on_job backend "${JOIN_JOB[$j]}")
+            backends+="$j $b, "
+            [[ $b == "$want" ]] || verdict=FAIL
+        done
+        result "second cluster's jobs on $want" "$verdict" "${backends%, }"
+    fi
     if [[ $STAR == 1 ]]; then
         submit_join star
         # two joins, each its own task (a keyBy before each), the sink chained to the second

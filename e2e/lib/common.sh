@@ -85,6 +85,8 @@ E2E_FLINK_SLOTS_PER_TM="${E2E_FLINK_SLOTS_PER_TM:-7}"
 E2E_JAVA="${E2E_JAVA:-java}"
 # the Flink cluster's JVMs (lib/flink.sh); Kafka and Connect run on E2E_JAVA (Kafka 4 needs 17)
 E2E_FLINK_JAVA="${E2E_FLINK_JAVA:-$E2E_JAVA}"
+# the cluster's state backend (lib/flink.sh): hashmap, or rocksdb with incremental checkpoints
+E2E_FLINK_STATE_BACKEND="${E2E_FLINK_STATE_BACKEND:-hashmap}"
 E2E_T0="${E2E_T0:-$(date +%s)}"
 export E2E_T0
 

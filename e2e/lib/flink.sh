@@ -8,7 +8,8 @@
 # -Dcdcjoin.native.tmpdir=$E2E_RUN/flink/native: the product's loader extracts its per-class-loader
 # copies of the native library there (checked by run.sh; nothing is left in /tmp).
 # REST API and web UI on http://127.0.0.1:$E2E_FLINK_REST_PORT. The JVMs: E2E_FLINK_JAVA (default
-# E2E_JAVA, the java on the PATH). E2E_FLINK_HOME names another
+# E2E_JAVA, the java on the PATH). The state backend: E2E_FLINK_STATE_BACKEND, hashmap (default) or
+# rocksdb (with incremental checkpoints). E2E_FLINK_HOME names another
 # distribution directory (lib/libjar.sh: one whose lib/ also holds the product JAR).
 #
 # usage: e2e/lib/flink.sh COMMAND
@@ -24,6 +25,7 @@
 #   tms JOB                   "vertex-name <tab> taskmanager-id" per subtask (where the job runs)
 #   vertices JOB              the job's tasks: "name (p=N) | name (p=N) ..."
 #   checkpoints JOB           completed checkpoint count
+#   backend JOB               the job's state backend (its checkpoint configuration's, as the REST API names it)
 #   restored JOB              the checkpoint the job last restored from ("checkpoint N"), or "none"
 #   failures JOB              how many failures (restarts) the job has had
 #   last-failure JOB          the first line of its latest failure, or "none"
@@ -93,7 +95,8 @@ rest.bind-address: $E2E_HOST
 rest.port: $E2E_FLINK_REST_PORT
 web.upload.dir: $FDIR/upload
 io.tmp.dirs: $FDIR/tmp
-state.backend.type: hashmap
+state.backend.type: $E2E_FLINK_STATE_BACKEND
+execution.checkpointing.incremental: $([[ $E2E_FLINK_STATE_BACKEND == rocksdb ]] && echo true || echo false)
 execution.checkpointing.dir: file://$FDIR/checkpoints
 execution.checkpointing.savepoint-dir: file://$FDIR/savepoints
 restart-strategy.type: fixed-delay
@@ -273,11 +276,12 @@ case $cmd in
     status) job_state "$1" ;;
     tms) flink_tms "$1" ;;
     vertices) curl -fsS "$REST/jobs/$1" | jq_py 'print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in d["vertices"]))' ;;
+    backend) curl -fsS "$REST/jobs/$1/checkpoints/config" | jq_py 'print(d.get("state_backend", "?"))' ;;
     checkpoints) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'print(d["counts"]["completed"])' ;;
     restored) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'r = (d.get("latest") or {}).get("restored"); print("checkpoint %s" % r["id"] if r else "none")' ;;
     failures) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'print(len((d.get("exceptionHistory") or {}).get("entries") or []))' ;;
     last-failure) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'e = (d.get("exceptionHistory") or {}).get("entries") or []; print(e[0]["stacktrace"].split("\n")[0][:400] if e else "none")' ;;
     cancel) flink_cancel "$1" ;;
     overview) curl -fsS "$REST/overview"; echo ;;
-    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|vertices JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
+    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|vertices JOB|backend JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
 esac
