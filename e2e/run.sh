@@ -32,8 +32,9 @@
 #   E2E_SECOND_LINE=1.20               a second Flink cluster of another line beside the first (its own
 #                                      ports, lib/common.sh, and run directory, $E2E_RUN/second),
 #                                      running the product's join JAR built for that line: one job per
-#                                      join type into its own mart (inner-1.20, left-1.20), through the
-#                                      same workload and the same kill -9; "" = none. Default: 1.20 when
+#                                      join type into its own mart (inner-1.20, left-1.20) and the star
+#                                      job (star-1.20), through the same workloads and the same kill -9;
+#                                      "" = none. Default: 1.20 when
 #                                      the first cluster runs 2.3 (E2E_FLINK_LINE), else none
 #   E2E_SECOND_JAVA=path/bin/java      the second cluster's java; default for 1.20 a Java 11 (the
 #                                      oldest Java of the 1.x clusters; java/jdk11.sh installs it),
@@ -80,8 +81,13 @@ line_setting() { E2E_FLINK_LINE=$1 bash -c 'source "$0/common.sh" && echo "${!1}
 SECOND_JAR=""
 [[ -n $SECOND_LINE ]] && SECOND_JAR=$(line_setting "$SECOND_LINE" E2E_JOBS)/e2e-users-domains-join.jar
 SECOND_JAVA=${E2E_SECOND_JAVA:-}   # its java (set after the install step)
-SECOND_MARTS=()   # its marts: one per join type
+SECOND_MARTS=()   # its users/domains marts: one per join type
 if [[ -n $SECOND_LINE ]]; then for j in $JOIN_TYPES; do SECOND_MARTS+=("$j-$SECOND_LINE"); done; fi
+STAR_MARTS=()   # the star marts: the first cluster's, and the second's
+if [[ $STAR == 1 ]]; then
+    STAR_MARTS=(star)
+    if [[ -n $SECOND_LINE ]]; then STAR_MARTS+=("star-$SECOND_LINE"); fi
+fi
 STAR_STATEMENTS=${E2E_STAR_STATEMENTS:-1200}
 STAR_SEED=${E2E_STAR_SEED:-15}
 STAR_CLASS=dev.cdcjoin.flink.e2e.StarMartJob
@@ -149,7 +155,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
-    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), state backend ${E2E_SECOND_STATE_BACKEND:-rocksdb}, the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs ${SECOND_MARTS[*]} from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
+    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), state backend ${E2E_SECOND_STATE_BACKEND:-rocksdb}, the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs $(for j in "${!JOIN_JOB[@]}"; do if [[ $(mart_cluster "$j") == flink2 ]]; then echo "$j"; fi; done | sort | paste -sd' ' -) from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
     [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
@@ -337,13 +343,13 @@ join_job_args() {
     echo --bootstrap "$BOOTSTRAP" --group "e2e-join-$mart" \
         --jdbc-url "jdbc:postgresql://$E2E_HOST:$E2E_PG_PORT/$E2E_PG_DB" --jdbc-user "$E2E_PG_USER" \
         --mart-table "$("$LIB/mart.sh" table "$mart")" --checkpoint-ms 2000
-    if [[ $mart == star ]]; then
+    if [[ $mart == star* ]]; then
         echo --topic-prefix "$E2E_TOPIC_PREFIX"
     else
         echo --users-topic "$E2E_TOPIC_USERS" --domains-topic "$E2E_TOPIC_DOMAINS" --join "${mart%%-*}"
     fi
 }
-join_job_class() { if [[ $1 == star ]]; then echo "$STAR_CLASS"; else echo "$JOIN_CLASS"; fi; }
+join_job_class() { if [[ $1 == star* ]]; then echo "$STAR_CLASS"; else echo "$JOIN_CLASS"; fi; }
 vertex_names() { on_job vertices "$1"; }
 submit_join() {
     local mart=$1 t cluster jar=$JOIN_JAR
@@ -363,27 +369,28 @@ if [[ -n $JOIN_JAR ]]; then
     chained=1
     for j in $JOIN_TYPES "${SECOND_MARTS[@]}"; do [[ $(vertex_names "${JOIN_JOB[$j]}") == *"CdcJoin"*"-> mart sink"* ]] || chained=0; done
     result "join jobs: sink chained to join" "$([[ $chained == 1 ]] && echo PASS || echo FAIL)" "one task 'CdcJoin ... -> mart sink' per job, parallelism 2 (forward): $JOIN_TYPES ${SECOND_MARTS[*]}"
+    for j in "${STAR_MARTS[@]}"; do
+        submit_join "$j"
+        # two joins, each its own task (a keyBy before each), the sink chained to the second
+        tasks=$(vertex_names "${JOIN_JOB[$j]}")
+        if [[ $(grep -o 'CdcJoin' <<<"$tasks" | wc -l) == 2 && $tasks == *"CdcJoin"*"CdcJoin"*"-> mart sink"* ]]; then
+            result "$j job: two chained joins" PASS "tasks: $tasks"
+        else
+            result "$j job: two chained joins" FAIL "tasks: $tasks"
+        fi
+    done
     if [[ -n $SECOND_LINE ]]; then
         # the second cluster's jobs run on the state backend asked for
         want=HashMapStateBackend
         [[ ${E2E_SECOND_STATE_BACKEND:-rocksdb} == rocksdb ]] && want=EmbeddedRocksDBStateBackend
         backends="" verdict=PASS
-        for j in "${SECOND_MARTS[@]}"; do
+        for j in "${!JOIN_JOB[@]}"; do
+            [[ $(mart_cluster "$j") == flink2 ]] || continue
             b=$(on_job backend "${JOIN_JOB[$j]}")
             backends+="$j $b, "
             [[ $b == "$want" ]] || verdict=FAIL
         done
         result "second cluster's jobs on $want" "$verdict" "${backends%, }"
-    fi
-    if [[ $STAR == 1 ]]; then
-        submit_join star
-        # two joins, each its own task (a keyBy before each), the sink chained to the second
-        tasks=$(vertex_names "${JOIN_JOB[star]}")
-        if [[ $(grep -o 'CdcJoin' <<<"$tasks" | wc -l) == 2 && $tasks == *"CdcJoin"*"CdcJoin"*"-> mart sink"* ]]; then
-            result "star job: two chained joins" PASS "tasks: $tasks"
-        else
-            result "star job: two chained joins" FAIL "tasks: $tasks"
-        fi
     fi
 else
     log "join job: E2E_JOIN=0: the product's join job is not run (the mart checks below test themselves instead)"
@@ -476,7 +483,7 @@ FEED_END=$(date +%s.%N)
 # the marts: time until each equals its join over the source tables, from the workload's last
 # statement (all marts polled together, one comparison each per round)
 MARTS=()
-[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late} ${JOIN_JOB[star]:+star} ${SECOND_MARTS[*]}"
+[[ -n $JOIN_JAR ]] && read -r -a MARTS <<<"$JOIN_TYPES ${LATE_JOIN:+$LATE_JOIN-late} ${STAR_MARTS[*]} ${SECOND_MARTS[*]}"
 declare -A CONVERGED_IN=()
 todo=("${MARTS[@]}")
 while ((${#todo[@]} > 0)); do

@@ -12,7 +12,7 @@
 #   clear                     empties the mart tables
 #   columndiff MART           which columns differ, where the key matches (sql/column_diff.sql)
 # MART: inner | left | inner-late | left-late (the late ones: the job submitted mid-run) |
-#       inner-1.20 | left-1.20 (the jobs on run.sh's second cluster, of Flink 1.20) |
+#       inner-1.20 | left-1.20 | star-1.20 (the jobs on run.sh's second cluster, of Flink 1.20) |
 #       fid-a | fid-b (e2e/fidelity.sh: every common type, two connector configurations) |
 #       star (orders LEFT JOIN customers JOIN products: three tables, chained joins)
 #
@@ -41,14 +41,16 @@ mart_of() {
             MART_TABLE=mart.${1/-/_} MART_EXPECTED=mart.expected_${1/-/_}
             MART_KEY="item_id, account_id" MART_SHOW="item_id, account_id, acc_id"
             ;;
-        star)
+        star | star-1.20)
             # orders LEFT JOIN customers JOIN products (the star job, CdcStar); the TOASTed notes
             # shown by their length and digest
-            MART_TABLE=mart.star_orders MART_EXPECTED=mart.expected_star_orders MART_KEY="order_id, product_id"
+            MART_TABLE=mart.star_orders
+            [[ $1 == star ]] || MART_TABLE=mart.star_orders_1_20
+            MART_EXPECTED=mart.expected_star_orders MART_KEY="order_id, product_id"
             MART_SHOW="order_id, customer_id, product_id, qty, status, customer_name, customer_tier,
                 length(customer_notes) AS notes_len, left(md5(customer_notes), 8) AS notes_md5, product_title, price_cents"
             ;;
-        *) die "mart must be inner, left, inner-late, left-late, inner-1.20, left-1.20, fid-a, fid-b or star, not '$1'" ;;
+        *) die "mart must be inner, left, inner-late, left-late, inner-1.20, left-1.20, fid-a, fid-b, star or star-1.20, not '$1'" ;;
     esac
 }
 
@@ -182,6 +184,6 @@ case $cmd in
     sink) sink "$1" ;;
     table) table "$1" ;;
     columndiff) columndiff "$1" ;;
-    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.users_domains_1_20; delete from mart.users_domains_left_1_20; delete from mart.star_orders; delete from mart.sink_progress" ;;
-    *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late|inner-1.20|left-1.20|fid-a|fid-b|star)" ;;
+    clear) e2e_psql -q -c "delete from mart.users_domains; delete from mart.users_domains_left; delete from mart.users_domains_late; delete from mart.users_domains_left_late; delete from mart.users_domains_1_20; delete from mart.users_domains_left_1_20; delete from mart.star_orders; delete from mart.star_orders_1_20; delete from mart.sink_progress" ;;
+    *) die "usage: $0 compare MART | wait MART [SECS] | sink MART | table MART | selftest | fill MART | clear   (MART: inner|left|inner-late|left-late|inner-1.20|left-1.20|fid-a|fid-b|star|star-1.20)" ;;
 esac

@@ -102,6 +102,8 @@ CREATE TABLE mart.star_orders (
     price_cents    integer,
     PRIMARY KEY (order_id, product_id)
 );
+-- the star job of run.sh's second cluster (E2E_SECOND_LINE, default 1.20)
+CREATE TABLE mart.star_orders_1_20 (LIKE mart.star_orders INCLUDING ALL);
 
 -- The join job's sink (e2e/jobs/users-domains-join, MartSinkOperator) applies one batch of changes
 -- per checkpoint, when the checkpoint completes, in one transaction with its row here: the last
