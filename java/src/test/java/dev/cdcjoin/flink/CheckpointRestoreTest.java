@@ -37,6 +37,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateChangelogOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -87,22 +88,45 @@ class CheckpointRestoreTest {
      */
     enum Mode {
         /** Aligned checkpoints, a sink as fast as it can be. */
-        ALIGNED(false, false, false),
+        ALIGNED(false, false, Backend.HEAP),
         /** Unaligned checkpoints only (barriers overtake in-flight data), a fast sink. */
-        UNALIGNED(true, false, false),
+        UNALIGNED(true, false, Backend.HEAP),
         /** Unaligned checkpoints only, a sink pausing 1 ms per row: the join's inputs fill up. */
-        UNALIGNED_BACKPRESSURED(true, true, false),
-        /** Aligned checkpoints on RocksDB, incremental; a fast sink. The others: on the heap. */
-        ALIGNED_ROCKSDB_INCREMENTAL(false, false, true);
+        UNALIGNED_BACKPRESSURED(true, true, Backend.HEAP),
+        /** Aligned checkpoints on RocksDB, incremental; a fast sink. */
+        ALIGNED_ROCKSDB_INCREMENTAL(false, false, Backend.ROCKSDB_INCREMENTAL),
+        /** Aligned checkpoints on the heap with the changelog backend over it; a fast sink. */
+        ALIGNED_CHANGELOG(false, false, Backend.HEAP_CHANGELOG);
 
         final boolean unaligned;
         final boolean slowSink;
-        final boolean rocksDb;
+        final Backend backend;
 
-        Mode(boolean unaligned, boolean slowSink, boolean rocksDb) {
+        Mode(boolean unaligned, boolean slowSink, Backend backend) {
             this.unaligned = unaligned;
             this.slowSink = slowSink;
-            this.rocksDb = rocksDb;
+            this.backend = backend;
+        }
+    }
+
+    /** The state backend a run is configured with. */
+    enum Backend {
+        /** {@code hashmap}. */
+        HEAP,
+        /** {@code rocksdb} with incremental checkpoints. */
+        ROCKSDB_INCREMENTAL,
+        /**
+         * {@code hashmap} under the changelog state backend ({@code state.changelog.enabled}); the
+         * log's storage is a TaskManager setting, the MiniCluster's default (in memory).
+         */
+        HEAP_CHANGELOG;
+
+        void configure(Configuration conf) {
+            conf.set(
+                    StateBackendOptions.STATE_BACKEND,
+                    this == ROCKSDB_INCREMENTAL ? "rocksdb" : "hashmap");
+            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, this == ROCKSDB_INCREMENTAL);
+            conf.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, this == HEAP_CHANGELOG);
         }
     }
 
@@ -211,8 +235,7 @@ class CheckpointRestoreTest {
             Mode mode)
             throws Exception {
         Configuration conf = new Configuration();
-        conf.set(StateBackendOptions.STATE_BACKEND, mode.rocksDb ? "rocksdb" : "hashmap");
-        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, mode.rocksDb);
+        mode.backend.configure(conf);
         if (mode.unaligned) {
             conf.set(CheckpointingOptions.ENABLE_UNALIGNED, true);
             conf.set(CheckpointingOptions.ALIGNED_CHECKPOINT_TIMEOUT, Duration.ZERO);
@@ -425,6 +448,22 @@ class CheckpointRestoreTest {
     }
 
     /**
+     * The same under the changelog state backend (checkpoints of the backend's state made from a
+     * log of its changes): the join's raw keyed state is written as on any backend. A middle and
+     * the last checkpoint restore at 3 and at 1.
+     */
+    @Test
+    void underTheChangelogBackendTheyRestoreToo(@TempDir Path checkpoints) throws Exception {
+        runAndRestore(
+                UsersDomainsTrace.generate(14, 4000, 250),
+                checkpoints,
+                "changelog",
+                Mode.ALIGNED_CHANGELOG,
+                3,
+                1);
+    }
+
+    /**
      * Runs the job {@code first} over the trace at parallelism 2 (in {@code mode}), then restores
      * checkpoints it retained, spread evenly over the run and ending with its last, one job each at
      * the next of {@code parallelisms}: every run's output, after what {@code first} emitted up to
@@ -442,7 +481,7 @@ class CheckpointRestoreTest {
             job.cancel().get(60, TimeUnit.SECONDS);
         }
         List<Path> all = retained(checkpoints.resolve(first));
-        if (mode.rocksDb) {
+        if (mode.backend == Backend.ROCKSDB_INCREMENTAL) {
             assertEquals(List.of(), sharedFiles(checkpoints.resolve(first)), "RocksDB's files");
         }
         int n = parallelisms.length;
