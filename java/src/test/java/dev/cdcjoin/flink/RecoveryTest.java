@@ -22,6 +22,7 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -165,7 +166,8 @@ class RecoveryTest {
 
     /**
      * Runs one slice at {@code parallelism}, from {@code savepoint} if given, with Flink's {@code
-     * execution.checkpointing.snapshot-compression} set to {@code compress}.
+     * execution.checkpointing.snapshot-compression} set to {@code compress}, on the state backend
+     * {@code backend} ({@code hashmap} or {@code rocksdb}).
      */
     static JobClient runSlice(
             List<String> slice,
@@ -173,11 +175,13 @@ class RecoveryTest {
             int parallelism,
             String savepoint,
             boolean bounded,
-            boolean compress)
+            boolean compress,
+            String backend)
             throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         Configuration conf = new Configuration();
         conf.set(ExecutionOptions.SNAPSHOT_COMPRESSION, compress);
+        conf.set(StateBackendOptions.STATE_BACKEND, backend);
         if (savepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
@@ -260,7 +264,7 @@ class RecoveryTest {
 
     @Test
     void rescalesFromTwoToThreeToOne(@TempDir Path savepoints) throws Exception {
-        rescales(UsersDomainsTrace.generate(7, 3000, 200), new int[] {2, 3, 1}, savepoints);
+        rescales(UsersDomainsTrace.generate(7, 3000, 200), new int[] {2, 3, 1}, HEAP, savepoints);
     }
 
     /** A state of about 19,000 joined rows, split by key group and merged again: 1 -> 2 -> 1. */
@@ -269,14 +273,32 @@ class RecoveryTest {
         UsersDomainsTrace trace = UsersDomainsTrace.generate(8, 120_000, 10_000);
         int rows = ReferenceJoin.usersDomains(trace, JoinType.FULL).size();
         assertTrue(rows > 15_000, "a large state: " + rows + " joined rows");
-        rescales(trace, new int[] {1, 2, 1}, savepoints);
+        rescales(trace, new int[] {1, 2, 1}, HEAP, savepoints);
+    }
+
+    private static final String[] HEAP = {"hashmap", "hashmap", "hashmap"};
+
+    /**
+     * Canonical savepoints move the state between state backends, as when a job's state outgrows
+     * the heap: the first third of the trace runs on the heap and is saved, the second restores it
+     * on RocksDB at parallelism 3 and is saved, the last restores that on the heap at 1.
+     */
+    @Test
+    void savepointsMoveTheStateBetweenHeapAndRocksDb(@TempDir Path savepoints) throws Exception {
+        rescales(
+                UsersDomainsTrace.generate(10, 3000, 200),
+                new int[] {2, 3, 1},
+                new String[] {"hashmap", "rocksdb", "hashmap"},
+                savepoints);
     }
 
     /**
      * Runs the trace in three slices, the first two stopped with a savepoint and the next started
-     * from it at the next parallelism; the changelog of all three materializes to the oracle's.
+     * from it at the next parallelism and on the next state backend; the changelog of all three
+     * materializes to the oracle's.
      */
-    private static void rescales(UsersDomainsTrace trace, int[] parallelism, Path savepoints)
+    private static void rescales(
+            UsersDomainsTrace trace, int[] parallelism, String[] backends, Path savepoints)
             throws Exception {
         clearSlices();
         List<String> events = encoded(trace);
@@ -289,9 +311,16 @@ class RecoveryTest {
         String savepoint = null;
         for (int k = 0; k < 2; k++) {
             savepoint =
-                    runToSavepoint(slices.get(k), k, parallelism[k], savepoint, false, savepoints);
+                    runToSavepoint(
+                            slices.get(k),
+                            k,
+                            parallelism[k],
+                            savepoint,
+                            false,
+                            backends[k],
+                            savepoints);
         }
-        runSlice(slices.get(2), 2, parallelism[2], savepoint, true, false)
+        runSlice(slices.get(2), 2, parallelism[2], savepoint, true, false, backends[2])
                 .getJobExecutionResult()
                 .get(120, TimeUnit.SECONDS);
         assertEquals(
@@ -319,9 +348,10 @@ class RecoveryTest {
             int parallelism,
             String savepoint,
             boolean compress,
+            String backend,
             Path dir)
             throws Exception {
-        JobClient job = runSlice(slice, k, parallelism, savepoint, false, compress);
+        JobClient job = runSlice(slice, k, parallelism, savepoint, false, compress, backend);
         try {
             awaitEmitted(k, slice.size());
             String taken = stopWithSavepoint(job, dir);
@@ -347,12 +377,13 @@ class RecoveryTest {
         UsersDomainsTrace trace = UsersDomainsTrace.generate(9, 20_000, 2_000);
         List<String> events = encoded(trace);
         int half = events.size() / 2;
-        String compressed = runToSavepoint(events.subList(0, half), 0, 2, null, true, savepoints);
-        String plain = runToSavepoint(List.of(), 1, 2, compressed, false, savepoints);
+        String compressed =
+                runToSavepoint(events.subList(0, half), 0, 2, null, true, "hashmap", savepoints);
+        String plain = runToSavepoint(List.of(), 1, 2, compressed, false, "hashmap", savepoints);
         long compressedBytes = rawKeyedStateBytes(compressed);
         long plainBytes = rawKeyedStateBytes(plain);
         AsyncSnapshotTest.assertCompressed(compressedBytes, plainBytes);
-        runSlice(events.subList(half, events.size()), 2, 3, plain, true, true)
+        runSlice(events.subList(half, events.size()), 2, 3, plain, true, true, "hashmap")
                 .getJobExecutionResult()
                 .get(120, TimeUnit.SECONDS);
         assertEquals(
