@@ -119,6 +119,16 @@ second_env() {
 declare -A CLUSTER=()   # job id -> flink1 | flink2, the cluster it runs on (unlisted: flink1)
 # on_job COMMAND JOB [ARGS..]: lib/flink.sh COMMAND JOB on the cluster the job runs on
 on_job() { "${CLUSTER[$2]:-flink1}" "$@"; }
+# cancel_jobs JOB..: cancels the jobs all at once, each on its cluster; fails if one did not end
+cancel_jobs() {
+    local job pids=() p failed=0
+    for job in "$@"; do
+        on_job cancel "$job" &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || failed=1; done
+    return "$failed"
+}
 # mart_cluster MART: the cluster of MART's job (the second's marts are named <join type>-<line>)
 mart_cluster() { if [[ -n $SECOND_LINE && $1 == *"-$SECOND_LINE" ]]; then echo flink2; else echo flink1; fi; }
 
@@ -544,8 +554,7 @@ for job in a b; do
     fi
 done
 log "flink: cancelling the proof jobs"
-"$LIB/flink.sh" cancel "$PROOF_B"
-"$LIB/flink.sh" cancel "$PROOF_A"
+cancel_jobs "$PROOF_B" "$PROOF_A"
 
 # ================================================================================================
 # The marts, compared row by row with the joins over the source tables (e2e/sql/compare.sql): wait
@@ -585,7 +594,7 @@ if [[ -n $JOIN_JAR ]]; then
     }
     native_check flink1 "$E2E_RUN" "${TM_OUTS[@]}"
     [[ -n $SECOND_LINE ]] && native_check flink2 "$SECOND_RUN" "${TM2_OUTS[@]}"
-    for j in "${!JOIN_JOB[@]}"; do on_job cancel "${JOIN_JOB[$j]}"; done
+    cancel_jobs "${JOIN_JOB[@]}"
     log "flink: join jobs cancelled"
     [[ -n $SECOND_LINE ]] && flink2 stop
     if [[ $E2E_FIDELITY == 1 ]]; then
