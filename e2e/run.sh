@@ -34,8 +34,8 @@
 #                                      running the product's join JAR built for that line: one job per
 #                                      join type into its own mart (inner-1.20, left-1.20) and the star
 #                                      job (star-1.20), through the same workloads and the same kill -9;
-#                                      "" = none. Default: 1.20 when
-#                                      the first cluster runs 2.3 (E2E_FLINK_LINE), else none
+#                                      "" = none. Default: 1.20 when the first cluster runs 2.3
+#                                      (E2E_FLINK_LINE), else none
 #   E2E_SECOND_JAVA=path/bin/java      the second cluster's java; default for 1.20 a Java 11 (the
 #                                      oldest Java of the 1.x clusters; java/jdk11.sh installs it),
 #                                      else E2E_FLINK_JAVA
