@@ -61,7 +61,8 @@ import org.junit.jupiter.api.io.TempDir;
  * for unaligned checkpoints taken under backpressure, whose in-flight key group batches Flink
  * re-distributes by key group when the job is restored at another parallelism. Should a job
  * restart, its output is counted exactly once: an attempt's rows up to the barrier of the
- * checkpoint the next attempt restores.
+ * checkpoint the next attempt restores. Whatever the state backend: the same holds on RocksDB with
+ * incremental checkpoints and under the changelog backend.
  *
  * <p>The two tables come from two sources, as from two topics, so that each decode step is a job
  * vertex of its own: see {@link #anUnalignedCheckpointUnderBackpressureRestoresAtThreeAndAtOne} for
