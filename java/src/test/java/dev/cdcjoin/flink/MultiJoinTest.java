@@ -26,6 +26,8 @@ import java.util.stream.Collectors;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -46,8 +48,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * The multi-way join end to end: users LEFT JOIN profiles USING (user) FULL JOIN settings USING
  * (user), from generated Debezium JSON, with each engine. The first half of a random trace runs at
- * parallelism 2 and stops with a savepoint, the second half restores it at parallelism 3; the two
- * changelogs together materialize to the join of the final tables. Profiles move between users.
+ * parallelism 2 on the heap and stops with a savepoint, the second half restores it at parallelism
+ * 3 on RocksDB; the two changelogs together materialize to the join of the final tables. Profiles
+ * move between users.
  */
 class MultiJoinTest {
 
@@ -197,10 +200,20 @@ class MultiJoinTest {
                 .setParallelism(1);
     }
 
+    /** Starts a run on the state backend {@code backend} ({@code hashmap} or {@code rocksdb}). */
     private static JobClient start(
-            Engine engine, List<String> events, int limit, String run, int p, String savepoint)
+            Engine engine,
+            List<String> events,
+            int limit,
+            String run,
+            int p,
+            String savepoint,
+            String backend)
             throws Exception {
         DataStream<String> source = ChainedJoinTest.gated(events, limit, run, p, savepoint);
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        source.getExecutionEnvironment().configure(conf);
         List<DataStream<byte[]>> inputs = new ArrayList<>();
         for (String table : List.of("u|", "p|", "s|")) {
             inputs.add(bytes(VectorsTest.pick(source, table)));
@@ -217,7 +230,7 @@ class MultiJoinTest {
         String first = "multi-" + engine + "-first";
         String second = "multi-" + engine + "-restored";
         int half = trace.events.size() / 2;
-        JobClient job = start(engine, trace.events, half, first, 2, null);
+        JobClient job = start(engine, trace.events, half, first, 2, null, "hashmap");
         String savepoint;
         try {
             ChainedJoinTest.awaitQuiet(first);
@@ -226,7 +239,8 @@ class MultiJoinTest {
             job.cancel();
             throw e;
         }
-        JobClient restored = start(engine, trace.events, trace.events.size(), second, 3, savepoint);
+        JobClient restored =
+                start(engine, trace.events, trace.events.size(), second, 3, savepoint, "rocksdb");
         try {
             ChainedJoinTest.awaitMart(ChainedJoinTest.output(first), second, trace.oracle());
         } finally {
