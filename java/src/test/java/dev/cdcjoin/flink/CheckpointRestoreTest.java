@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,8 +37,6 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestOptions;
-import org.apache.flink.configuration.StateBackendOptions;
-import org.apache.flink.configuration.StateChangelogOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -52,6 +51,8 @@ import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Checkpoints taken while records keep flowing (the join's state written in the asynchronous phase
@@ -89,45 +90,24 @@ class CheckpointRestoreTest {
      */
     enum Mode {
         /** Aligned checkpoints, a sink as fast as it can be. */
-        ALIGNED(false, false, Backend.HEAP),
+        ALIGNED(false, false, StateBackend.HEAP),
         /** Unaligned checkpoints only (barriers overtake in-flight data), a fast sink. */
-        UNALIGNED(true, false, Backend.HEAP),
+        UNALIGNED(true, false, StateBackend.HEAP),
         /** Unaligned checkpoints only, a sink pausing 1 ms per row: the join's inputs fill up. */
-        UNALIGNED_BACKPRESSURED(true, true, Backend.HEAP),
+        UNALIGNED_BACKPRESSURED(true, true, StateBackend.HEAP),
         /** Aligned checkpoints on RocksDB, incremental; a fast sink. */
-        ALIGNED_ROCKSDB_INCREMENTAL(false, false, Backend.ROCKSDB_INCREMENTAL),
+        ALIGNED_ROCKSDB_INCREMENTAL(false, false, StateBackend.ROCKSDB_INCREMENTAL),
         /** Aligned checkpoints on the heap with the changelog backend over it; a fast sink. */
-        ALIGNED_CHANGELOG(false, false, Backend.HEAP_CHANGELOG);
+        ALIGNED_CHANGELOG(false, false, StateBackend.HEAP_CHANGELOG);
 
         final boolean unaligned;
         final boolean slowSink;
-        final Backend backend;
+        final StateBackend backend;
 
-        Mode(boolean unaligned, boolean slowSink, Backend backend) {
+        Mode(boolean unaligned, boolean slowSink, StateBackend backend) {
             this.unaligned = unaligned;
             this.slowSink = slowSink;
             this.backend = backend;
-        }
-    }
-
-    /** The state backend a run is configured with. */
-    enum Backend {
-        /** {@code hashmap}. */
-        HEAP,
-        /** {@code rocksdb} with incremental checkpoints. */
-        ROCKSDB_INCREMENTAL,
-        /**
-         * {@code hashmap} under the changelog state backend ({@code state.changelog.enabled}); the
-         * log's storage is a TaskManager setting, the MiniCluster's default (in memory).
-         */
-        HEAP_CHANGELOG;
-
-        void configure(Configuration conf) {
-            conf.set(
-                    StateBackendOptions.STATE_BACKEND,
-                    this == ROCKSDB_INCREMENTAL ? "rocksdb" : "hashmap");
-            conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, this == ROCKSDB_INCREMENTAL);
-            conf.set(StateChangelogOptions.ENABLE_STATE_CHANGE_LOG, this == HEAP_CHANGELOG);
         }
     }
 
@@ -431,35 +411,22 @@ class CheckpointRestoreTest {
     }
 
     /**
-     * The same on RocksDB with incremental checkpoints, the configuration most production jobs run:
-     * the join keeps its state as raw keyed state, outside the backend, which Flink writes into
-     * every checkpoint whatever the backend; RocksDB holds nothing (no file in the checkpoints'
-     * {@code shared} folders). A middle and the last checkpoint restore at 3 and at 1.
+     * The same on RocksDB with incremental checkpoints, the configuration most production jobs run,
+     * and under the changelog state backend (checkpoints of the backend's state made from a log of
+     * its changes): the join keeps its state as raw keyed state, outside the backend, which Flink
+     * writes into every checkpoint whatever the backend; RocksDB holds nothing (no file in the
+     * checkpoints' {@code shared} folders). A middle and the last checkpoint restore at 3 and at 1.
      */
-    @Test
-    void onRocksDbWithIncrementalCheckpointsTheyRestoreToo(@TempDir Path checkpoints)
-            throws Exception {
+    @ParameterizedTest
+    @EnumSource(
+            value = Mode.class,
+            names = {"ALIGNED_ROCKSDB_INCREMENTAL", "ALIGNED_CHANGELOG"})
+    void onOtherStateBackendsTheyRestoreToo(Mode mode, @TempDir Path checkpoints) throws Exception {
         runAndRestore(
                 UsersDomainsTrace.generate(13, 4000, 250),
                 checkpoints,
-                "rocksdb",
-                Mode.ALIGNED_ROCKSDB_INCREMENTAL,
-                3,
-                1);
-    }
-
-    /**
-     * The same under the changelog state backend (checkpoints of the backend's state made from a
-     * log of its changes): the join's raw keyed state is written as on any backend. A middle and
-     * the last checkpoint restore at 3 and at 1.
-     */
-    @Test
-    void underTheChangelogBackendTheyRestoreToo(@TempDir Path checkpoints) throws Exception {
-        runAndRestore(
-                UsersDomainsTrace.generate(14, 4000, 250),
-                checkpoints,
-                "changelog",
-                Mode.ALIGNED_CHANGELOG,
+                mode.name().toLowerCase(Locale.ROOT),
+                mode,
                 3,
                 1);
     }
@@ -482,7 +449,7 @@ class CheckpointRestoreTest {
             job.cancel().get(60, TimeUnit.SECONDS);
         }
         List<Path> all = retained(checkpoints.resolve(first));
-        if (mode.backend == Backend.ROCKSDB_INCREMENTAL) {
+        if (mode.backend == StateBackend.ROCKSDB_INCREMENTAL) {
             assertEquals(List.of(), sharedFiles(checkpoints.resolve(first)), "RocksDB's files");
         }
         int n = parallelisms.length;

@@ -27,7 +27,6 @@ import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -200,7 +199,7 @@ class MultiJoinTest {
                 .setParallelism(1);
     }
 
-    /** Starts a run on the state backend {@code backend} ({@code hashmap} or {@code rocksdb}). */
+    /** Starts a run on {@code backend}. */
     private static JobClient start(
             Engine engine,
             List<String> events,
@@ -208,11 +207,11 @@ class MultiJoinTest {
             String run,
             int p,
             String savepoint,
-            String backend)
+            StateBackend backend)
             throws Exception {
         DataStream<String> source = ChainedJoinTest.gated(events, limit, run, p, savepoint);
         Configuration conf = new Configuration();
-        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        backend.configure(conf);
         source.getExecutionEnvironment().configure(conf);
         List<DataStream<byte[]>> inputs = new ArrayList<>();
         for (String table : List.of("u|", "p|", "s|")) {
@@ -230,7 +229,7 @@ class MultiJoinTest {
         String first = "multi-" + engine + "-first";
         String second = "multi-" + engine + "-restored";
         int half = trace.events.size() / 2;
-        JobClient job = start(engine, trace.events, half, first, 2, null, "hashmap");
+        JobClient job = start(engine, trace.events, half, first, 2, null, StateBackend.HEAP);
         String savepoint;
         try {
             ChainedJoinTest.awaitQuiet(first);
@@ -240,7 +239,14 @@ class MultiJoinTest {
             throw e;
         }
         JobClient restored =
-                start(engine, trace.events, trace.events.size(), second, 3, savepoint, "rocksdb");
+                start(
+                        engine,
+                        trace.events,
+                        trace.events.size(),
+                        second,
+                        3,
+                        savepoint,
+                        StateBackend.ROCKSDB_INCREMENTAL);
         try {
             ChainedJoinTest.awaitMart(ChainedJoinTest.output(first), second, trace.oracle());
         } finally {

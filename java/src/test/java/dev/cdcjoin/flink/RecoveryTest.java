@@ -22,7 +22,6 @@ import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
@@ -166,8 +165,7 @@ class RecoveryTest {
 
     /**
      * Runs one slice at {@code parallelism}, from {@code savepoint} if given, with Flink's {@code
-     * execution.checkpointing.snapshot-compression} set to {@code compress}, on the state backend
-     * {@code backend} ({@code hashmap} or {@code rocksdb}).
+     * execution.checkpointing.snapshot-compression} set to {@code compress}, on {@code backend}.
      */
     static JobClient runSlice(
             List<String> slice,
@@ -176,12 +174,12 @@ class RecoveryTest {
             String savepoint,
             boolean bounded,
             boolean compress,
-            String backend)
+            StateBackend backend)
             throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         Configuration conf = new Configuration();
         conf.set(ExecutionOptions.SNAPSHOT_COMPRESSION, compress);
-        conf.set(StateBackendOptions.STATE_BACKEND, backend);
+        backend.configure(conf);
         if (savepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
             conf.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
@@ -276,7 +274,9 @@ class RecoveryTest {
         rescales(trace, new int[] {1, 2, 1}, HEAP, savepoints);
     }
 
-    private static final String[] HEAP = {"hashmap", "hashmap", "hashmap"};
+    private static final StateBackend[] HEAP = {
+        StateBackend.HEAP, StateBackend.HEAP, StateBackend.HEAP
+    };
 
     /**
      * Canonical savepoints move the state between state backends, as when a job's state outgrows
@@ -288,7 +288,9 @@ class RecoveryTest {
         rescales(
                 UsersDomainsTrace.generate(10, 3000, 200),
                 new int[] {2, 3, 1},
-                new String[] {"hashmap", "rocksdb", "hashmap"},
+                new StateBackend[] {
+                    StateBackend.HEAP, StateBackend.ROCKSDB_INCREMENTAL, StateBackend.HEAP
+                },
                 savepoints);
     }
 
@@ -298,7 +300,7 @@ class RecoveryTest {
      * materializes to the oracle's.
      */
     private static void rescales(
-            UsersDomainsTrace trace, int[] parallelism, String[] backends, Path savepoints)
+            UsersDomainsTrace trace, int[] parallelism, StateBackend[] backends, Path savepoints)
             throws Exception {
         clearSlices();
         List<String> events = encoded(trace);
@@ -348,7 +350,7 @@ class RecoveryTest {
             int parallelism,
             String savepoint,
             boolean compress,
-            String backend,
+            StateBackend backend,
             Path dir)
             throws Exception {
         JobClient job = runSlice(slice, k, parallelism, savepoint, false, compress, backend);
@@ -378,12 +380,14 @@ class RecoveryTest {
         List<String> events = encoded(trace);
         int half = events.size() / 2;
         String compressed =
-                runToSavepoint(events.subList(0, half), 0, 2, null, true, "hashmap", savepoints);
-        String plain = runToSavepoint(List.of(), 1, 2, compressed, false, "hashmap", savepoints);
+                runToSavepoint(
+                        events.subList(0, half), 0, 2, null, true, StateBackend.HEAP, savepoints);
+        String plain =
+                runToSavepoint(List.of(), 1, 2, compressed, false, StateBackend.HEAP, savepoints);
         long compressedBytes = rawKeyedStateBytes(compressed);
         long plainBytes = rawKeyedStateBytes(plain);
         AsyncSnapshotTest.assertCompressed(compressedBytes, plainBytes);
-        runSlice(events.subList(half, events.size()), 2, 3, plain, true, true, "hashmap")
+        runSlice(events.subList(half, events.size()), 2, 3, plain, true, true, StateBackend.HEAP)
                 .getJobExecutionResult()
                 .get(120, TimeUnit.SECONDS);
         assertEquals(
