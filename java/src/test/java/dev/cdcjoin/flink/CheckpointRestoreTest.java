@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -48,6 +49,8 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.FileUtils;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -110,6 +113,9 @@ class CheckpointRestoreTest {
             this.backend = backend;
         }
     }
+
+    /** Where the test's jobs write their checkpoints, one folder per job. */
+    @TempDir Path checkpoints;
 
     /** Output rows per run, subtask and attempt ({@code run/subtask#attempt}), in order. */
     static final Map<String, List<String>> OUTPUT = new ConcurrentHashMap<>();
@@ -393,12 +399,52 @@ class CheckpointRestoreTest {
         }
     }
 
+    /**
+     * Cancels a job and waits (at most 60 s) until it has ended: a job whose cancellation is only
+     * acknowledged may still be writing its checkpoints.
+     */
+    private static void cancel(JobClient job) throws Exception {
+        job.cancel().get(60, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (JobStatus status = job.getJobStatus().get(60, TimeUnit.SECONDS);
+                !status.isGloballyTerminalState();
+                status = job.getJobStatus().get(60, TimeUnit.SECONDS)) {
+            assertTrue(
+                    System.nanoTime() < deadline,
+                    job.getJobID() + " still " + status + " 60 s after its cancellation");
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * Empties the test's folder before JUnit removes it, retrying for 10 s: even after a job has
+     * ended, Flink may still be closing (writing, then deleting) the files of a checkpoint its
+     * cancelled tasks had in progress, and of the aborted ones, in the background, so a first walk
+     * can meet a folder that is no longer empty when it comes to delete it.
+     */
+    @AfterEach
+    void removeCheckpoints() throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try (Stream<Path> children = Files.list(checkpoints)) {
+                for (Path child : children.collect(Collectors.toList())) {
+                    FileUtils.deleteFileOrDirectory(child.toFile());
+                }
+                return;
+            } catch (IOException e) {
+                if (attempt == 50) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
     private static long checkpointId(Path chk) {
         return Long.parseLong(chk.getFileName().toString().substring(4));
     }
 
     @Test
-    void everyCheckpointRestoresTheStateOfItsInstant(@TempDir Path checkpoints) throws Exception {
+    void everyCheckpointRestoresTheStateOfItsInstant() throws Exception {
         runAndRestore(
                 UsersDomainsTrace.generate(11, 6000, 300),
                 checkpoints,
@@ -421,7 +467,7 @@ class CheckpointRestoreTest {
     @EnumSource(
             value = Mode.class,
             names = {"ALIGNED_ROCKSDB_INCREMENTAL", "ALIGNED_CHANGELOG"})
-    void onOtherStateBackendsTheyRestoreToo(Mode mode, @TempDir Path checkpoints) throws Exception {
+    void onOtherStateBackendsTheyRestoreToo(Mode mode) throws Exception {
         runAndRestore(
                 UsersDomainsTrace.generate(13, 4000, 250),
                 checkpoints,
@@ -446,7 +492,7 @@ class CheckpointRestoreTest {
         try {
             assertResult(expected, first, List.of());
         } finally {
-            job.cancel().get(60, TimeUnit.SECONDS);
+            cancel(job);
         }
         List<Path> all = retained(checkpoints.resolve(first));
         if (mode.backend == StateBackend.ROCKSDB_INCREMENTAL) {
@@ -470,7 +516,7 @@ class CheckpointRestoreTest {
             try {
                 assertResult(expected, run, before);
             } finally {
-                restored.cancel().get(60, TimeUnit.SECONDS);
+                cancel(restored);
             }
         }
     }
@@ -498,8 +544,7 @@ class CheckpointRestoreTest {
      * own, and their changes are lost.
      */
     @Test
-    void anUnalignedCheckpointUnderBackpressureRestoresAtThreeAndAtOne(@TempDir Path checkpoints)
-            throws Exception {
+    void anUnalignedCheckpointUnderBackpressureRestoresAtThreeAndAtOne() throws Exception {
         UsersDomainsTrace trace = UsersDomainsTrace.generate(12, 3000, 200);
         List<String> events = RecoveryTest.encoded(trace);
         Map<String, Integer> expected = ReferenceJoin.usersDomains(trace, JoinType.FULL);
@@ -510,7 +555,7 @@ class CheckpointRestoreTest {
         try {
             id = awaitCheckpointWithInFlightData(first);
         } finally {
-            first.cancel().get(60, TimeUnit.SECONDS);
+            cancel(first);
         }
         Path chk =
                 retained(dir).stream()
@@ -532,7 +577,7 @@ class CheckpointRestoreTest {
             try {
                 assertResult(expected, run, before);
             } finally {
-                restored.cancel().get(60, TimeUnit.SECONDS);
+                cancel(restored);
             }
         }
     }
