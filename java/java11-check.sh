@@ -25,13 +25,15 @@ mvn_quietly() {
 }
 
 # The demo from `jar` on `java` with JVM options `opts`, the classpath (Flink) in file `cp`; its
-# output in `log`.
+# output in `log`. It takes a few seconds; after 5 minutes it is killed (exit 124) and fails.
 run_demo() {
-  local java=$1 opts=$2 jar=$3 cp=$4 log=$5
+  local java=$1 opts=$2 jar=$3 cp=$4 log=$5 rc=0
   # shellcheck disable=SC2086 # the options are words
-  if ! "$java" $opts -cp "$jar:$(cat "$cp")" dev.cdcjoin.flink.demo.UsersDomainsDemo \
-    --changes 20000 --print 0 >"$log" 2>&1; then
-    echo "FAIL: the demo from $jar on $java failed; its output ($log) ends with:" >&2
+  timeout -k 10 300 "$java" $opts -cp "$jar:$(cat "$cp")" dev.cdcjoin.flink.demo.UsersDomainsDemo \
+    --changes 20000 --print 0 >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: the demo from $jar on $java failed (exit $rc, 124 if it ran 5 minutes);" \
+      "its output ($log) ends with:" >&2
     tail -20 "$log" >&2
     exit 1
   fi
