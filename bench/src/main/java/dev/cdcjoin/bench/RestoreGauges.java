@@ -1,6 +1,6 @@
 package dev.cdcjoin.bench;
 
-import dev.cdcjoin.flink.runtime.NativeJoinOperator;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -15,17 +15,14 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
 
 /**
  * A metric reporter of the benchmark's MiniCluster (same JVM) that keeps the native join's restore
- * gauges ({@link NativeJoinOperator#RESTORED_STATE_BYTES}, {@link
- * NativeJoinOperator#STATE_RESTORE_MILLIS}) of every live subtask, so that the state-scale
- * benchmark reports how fast the join read its snapshot, apart from what starting a task costs
- * anyway.
+ * gauges ({@link CdcJoinMetrics#RESTORED_STATE_BYTES}, {@link CdcJoinMetrics#STATE_RESTORE_MILLIS})
+ * of every live subtask, so that the state-scale benchmark reports how fast the join read its
+ * snapshot, apart from what starting a task costs anyway.
  */
 public final class RestoreGauges implements MetricReporter {
 
     private static final List<String> NAMES =
-            List.of(
-                    NativeJoinOperator.RESTORED_STATE_BYTES,
-                    NativeJoinOperator.STATE_RESTORE_MILLIS);
+            List.of(CdcJoinMetrics.RESTORED_STATE_BYTES, CdcJoinMetrics.STATE_RESTORE_MILLIS);
 
     /** Live gauges by their full identifier (one per subtask and name). */
     private static final Map<String, Gauge<?>> LIVE = new ConcurrentHashMap<>();

@@ -924,10 +924,10 @@ public final class Runner {
         // The join's own reading of its snapshot (all its subtasks' bytes, the longest one's time).
         m.put(
                 "restoreStateBytes",
-                RestoreGauges.sumAndMax(NativeJoinOperator.RESTORED_STATE_BYTES)[0]);
+                RestoreGauges.sumAndMax(dev.cdcjoin.flink.CdcJoinMetrics.RESTORED_STATE_BYTES)[0]);
         m.put(
                 "restoreStateMs",
-                RestoreGauges.sumAndMax(NativeJoinOperator.STATE_RESTORE_MILLIS)[1]);
+                RestoreGauges.sumAndMax(dev.cdcjoin.flink.CdcJoinMetrics.STATE_RESTORE_MILLIS)[1]);
         on.cancelJob(graph.getJobID()).get();
         RunControl.release.complete(null);
         result.get(o.timeoutSeconds, TimeUnit.SECONDS);

@@ -17,8 +17,8 @@ import org.apache.flink.metrics.reporter.MetricReporterFactory;
  * A metric reporter (in the MiniCluster's JVM) that keeps the join operators' input counters
  * ({@code cdcjoinRecordsInLeft/Right}) per job, so a test source can wait until the joins have
  * received every record sent so far: that makes the order in which a two-input operator reads its
- * inputs deterministic. It also keeps the last values of the joins' gauges ({@code cdcjoin*}),
- * summed over subtasks, as they read when the operators closed.
+ * inputs deterministic. It also keeps the last values of cdcjoin's gauges and counters ({@code
+ * cdcjoin*}, {@link CdcJoinMetrics}), summed over subtasks, as they read when the operators closed.
  */
 public final class JoinInputCounters implements MetricReporter {
 
@@ -29,6 +29,10 @@ public final class JoinInputCounters implements MetricReporter {
 
     /** Per job, gauge name, operator and subtask: the gauge's value when it was removed. */
     private static final Map<String, Map<String, Map<String, Long>>> CLOSED_GAUGES =
+            new ConcurrentHashMap<>();
+
+    /** The same for counters. */
+    private static final Map<String, Map<String, Map<String, Long>>> CLOSED_COUNTERS =
             new ConcurrentHashMap<>();
 
     /** Creates the reporter (found through {@code META-INF/services}). */
@@ -57,13 +61,17 @@ public final class JoinInputCounters implements MetricReporter {
 
     @Override
     public void notifyOfRemovedMetric(Metric metric, String name, MetricGroup group) {
-        Object value =
-                metric instanceof Gauge && name.startsWith("cdcjoin")
-                        ? ((Gauge<?>) metric).getValue()
-                        : null;
+        Object value = null;
+        Map<String, Map<String, Map<String, Long>>> closed = null;
+        if (metric instanceof Gauge && name.startsWith("cdcjoin")) {
+            value = ((Gauge<?>) metric).getValue();
+            closed = CLOSED_GAUGES;
+        } else if (metric instanceof Counter && name.startsWith("cdcjoin")) {
+            value = ((Counter) metric).getCount();
+            closed = CLOSED_COUNTERS;
+        }
         if (value instanceof Number) {
-            CLOSED_GAUGES
-                    .computeIfAbsent(job(group), j -> new ConcurrentHashMap<>())
+            closed.computeIfAbsent(job(group), j -> new ConcurrentHashMap<>())
                     .computeIfAbsent(name, n -> new ConcurrentHashMap<>())
                     .put(
                             group.getAllVariables().get("<operator_id>")
@@ -86,9 +94,21 @@ public final class JoinInputCounters implements MetricReporter {
      * over subtasks.
      */
     static Map<String, Long> closedGauges(String jobId) {
+        return sums(CLOSED_GAUGES, jobId);
+    }
+
+    /**
+     * The cdcjoin counters of a finished job, by name: their values when the operators closed,
+     * summed over subtasks and operators.
+     */
+    static Map<String, Long> closedCounters(String jobId) {
+        return sums(CLOSED_COUNTERS, jobId);
+    }
+
+    private static Map<String, Long> sums(
+            Map<String, Map<String, Map<String, Long>>> closed, String jobId) {
         Map<String, Long> sums = new TreeMap<>();
-        CLOSED_GAUGES
-                .getOrDefault(jobId, Map.of())
+        closed.getOrDefault(jobId, Map.of())
                 .forEach(
                         (name, bySubtask) ->
                                 sums.put(

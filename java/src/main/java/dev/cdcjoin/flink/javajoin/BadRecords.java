@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import java.io.Serializable;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -11,8 +12,9 @@ import org.apache.flink.metrics.Counter;
 
 /**
  * What a function does with a record it cannot use (a message the decoder cannot decode, a change
- * the join cannot apply), under its {@link BadRecordPolicy}: count it in the {@code badRecords}
- * metric, then fail the job or send it to {@link BadRecord#OUTPUT}.
+ * the join cannot apply), under its {@link BadRecordPolicy}: count it in a metric ({@link
+ * CdcJoinMetrics#BAD_RECORDS} for a decode step, {@link CdcJoinMetrics#REJECTED} for the join),
+ * then fail the job or send it to {@link BadRecord#OUTPUT}.
  */
 final class BadRecords implements Serializable {
 
@@ -20,15 +22,19 @@ final class BadRecords implements Serializable {
 
     private final BadRecordPolicy policy;
 
+    /** The name of the metric that counts them. */
+    private final String metric;
+
     private transient Counter counter;
 
-    BadRecords(BadRecordPolicy policy) {
+    BadRecords(BadRecordPolicy policy, String metric) {
         this.policy = Objects.requireNonNull(policy, "policy");
+        this.metric = Objects.requireNonNull(metric, "metric");
     }
 
-    /** Registers the {@code badRecords} metric; call from the function's {@code open}. */
+    /** Registers the metric; call from the function's {@code open}. */
     void open(RuntimeContext ctx) {
-        counter = ctx.getMetricGroup().counter("badRecords");
+        counter = ctx.getMetricGroup().counter(metric);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import dev.cdcjoin.flink.UpsertRecord;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
@@ -20,7 +21,8 @@ import org.apache.flink.util.Collector;
  * op, after)} envelopes, read by {@link RowEnvelopeReader} (see {@link TableInput}). Records that
  * cannot be decoded fail the job ({@link BadRecordPolicy#FAIL}, with a {@link
  * DebeziumDecodeException} naming the record) or go to the side output {@link BadRecord#OUTPUT}
- * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@code tombstones}, {@code badRecords}.
+ * ({@link BadRecordPolicy#SIDE_OUTPUT}). Metrics: {@link CdcJoinMetrics#TOMBSTONES}, {@link
+ * CdcJoinMetrics#BAD_RECORDS}.
  *
  * @param <T> {@code byte[]}, {@code String}, {@code KafkaMessage}, {@link UpsertRecord} or {@link
  *     Row}
@@ -42,13 +44,13 @@ final class JavaDecodeFunction<T> extends ProcessFunction<T, Row> {
      */
     JavaDecodeFunction(TableInput table, BadRecordPolicy policy) {
         this.table = table;
-        this.badRecords = new BadRecords(policy);
+        this.badRecords = new BadRecords(policy, CdcJoinMetrics.BAD_RECORDS);
     }
 
     @Override
     public void open(OpenContext openContext) {
         table.open();
-        tombstones = getRuntimeContext().getMetricGroup().counter("tombstones");
+        tombstones = getRuntimeContext().getMetricGroup().counter(CdcJoinMetrics.TOMBSTONES);
         badRecords.open(getRuntimeContext());
     }
 

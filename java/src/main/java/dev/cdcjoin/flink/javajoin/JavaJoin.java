@@ -42,11 +42,12 @@ import org.apache.flink.types.Row;
  * +I}/{@code +U} for a stored primary key replaces the stored row (identical: nothing emitted;
  * otherwise its joined rows retracted first), so match counts always equal the number of matching
  * rows (unlike FLINK-40681) and re-deliveries leave no stale row; retractions of absent rows
- * counted (metric {@code absentRetractions}) or failed; retractions emitting the stored row; null
- * join keys that never match but are stored; changes the join cannot apply without guessing (an
- * unavailable column with no stored row to take it from, or in a key) go to the bad-record policy.
- * State per side follows its keys ({@link StateLayout}); per-side TTL uses {@code StateTtlConfig}
- * ({@code OnCreateAndWrite}, {@code NeverReturnExpired}), and expiry emits nothing.
+ * counted (metric {@link dev.cdcjoin.flink.CdcJoinMetrics#ABSENT_RETRACTIONS}) or failed;
+ * retractions emitting the stored row; null join keys that never match but are stored; changes the
+ * join cannot apply without guessing (an unavailable column with no stored row to take it from, or
+ * in a key) go to the bad-record policy. State per side follows its keys ({@link StateLayout});
+ * per-side TTL uses {@code StateTtlConfig} ({@code OnCreateAndWrite}, {@code NeverReturnExpired}),
+ * and expiry emits nothing.
  *
  * <p>The state TTL of each side and the absent-retraction policy are taken from the definition.
  * Instances are immutable; the {@code with}-style setters return copies.

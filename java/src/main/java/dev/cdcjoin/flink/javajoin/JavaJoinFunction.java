@@ -19,12 +19,13 @@ import org.apache.flink.util.Collector;
  *
  * <p>State per side follows its keys ({@link StateLayout}); TTL, if the definition sets one, is
  * Flink's {@code StateTtlConfig} with {@code OnCreateAndWrite} and {@code NeverReturnExpired}.
- * Retractions of rows that are not in state are counted in the {@code absentRetractions} metric, or
- * fail with {@link AbsentRetractionException} if the definition asks to. Records in per side are
- * counted in {@code cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native
- * operator. Changes it cannot apply (see {@link JoinCore}) fail the job with a {@link
- * RejectedChangeException} or go to {@link BadRecord#OUTPUT}, by the plan's bad-record policy,
- * counted in {@code badRecords}.
+ * Retractions of rows that are not in state are counted in the {@link
+ * dev.cdcjoin.flink.CdcJoinMetrics#ABSENT_RETRACTIONS} metric, or fail with {@link
+ * AbsentRetractionException} if the definition asks to. Records in per side are counted in {@code
+ * cdcjoinRecordsInLeft} and {@code cdcjoinRecordsInRight}, as in the native operator. Changes it
+ * cannot apply (see {@link JoinCore}) fail the job with a {@link RejectedChangeException} or go to
+ * {@link BadRecord#OUTPUT}, by the plan's bad-record policy, counted in {@link
+ * dev.cdcjoin.flink.CdcJoinMetrics#REJECTED}.
  *
  * <p>Usually built by {@link JavaJoin#joinChanges}.
  */

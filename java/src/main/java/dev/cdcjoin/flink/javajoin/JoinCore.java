@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.javajoin.ResolvedJoin.ResolvedSide;
 import dev.cdcjoin.flink.javajoin.SideStore.Match;
@@ -98,7 +99,7 @@ final class JoinCore implements Serializable {
         this.rightArity = plan.right.arity();
         this.leftCodec = plan.rawOutput ? new RowCodec(plan.left.schema) : null;
         this.rightCodec = plan.rawOutput ? new RowCodec(plan.right.schema) : null;
-        this.rejections = new BadRecords(plan.policy);
+        this.rejections = new BadRecords(plan.policy, CdcJoinMetrics.REJECTED);
     }
 
     ResolvedJoin plan() {
@@ -129,10 +130,9 @@ final class JoinCore implements Serializable {
     void open(RuntimeContext ctx) {
         left = SideStore.create(plan.left, ctx, this);
         right = SideStore.create(plan.right, ctx, this);
-        absentRetractions = ctx.getMetricGroup().counter("absentRetractions");
-        // The native operator's names, so dashboards and tests read both engines alike.
-        recordsLeft = ctx.getMetricGroup().counter("cdcjoinRecordsInLeft");
-        recordsRight = ctx.getMetricGroup().counter("cdcjoinRecordsInRight");
+        absentRetractions = ctx.getMetricGroup().counter(CdcJoinMetrics.ABSENT_RETRACTIONS);
+        recordsLeft = ctx.getMetricGroup().counter(CdcJoinMetrics.RECORDS_IN_LEFT);
+        recordsRight = ctx.getMetricGroup().counter(CdcJoinMetrics.RECORDS_IN_RIGHT);
         rejections.open(ctx);
     }
 

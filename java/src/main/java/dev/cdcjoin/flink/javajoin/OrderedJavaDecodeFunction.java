@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
@@ -30,14 +31,14 @@ final class OrderedJavaDecodeFunction<T> extends ProcessFunction<Either<T, T>, E
     OrderedJavaDecodeFunction(TableInput left, TableInput right, BadRecordPolicy policy) {
         this.left = left;
         this.right = right;
-        this.badRecords = new BadRecords(policy);
+        this.badRecords = new BadRecords(policy, CdcJoinMetrics.BAD_RECORDS);
     }
 
     @Override
     public void open(OpenContext openContext) {
         left.open();
         right.open();
-        tombstones = getRuntimeContext().getMetricGroup().counter("tombstones");
+        tombstones = getRuntimeContext().getMetricGroup().counter(CdcJoinMetrics.TOMBSTONES);
         badRecords.open(getRuntimeContext());
     }
 

@@ -3,6 +3,7 @@ package dev.cdcjoin.flink.nativelib;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -91,16 +92,29 @@ public final class NativeCounters {
         return Names.INDEX.keySet() + "=" + Arrays.toString(values);
     }
 
+    /**
+     * The library's counter names, in its order.
+     *
+     * @return the names
+     */
+    public static List<String> names() {
+        return Names.ORDER;
+    }
+
     /** The library's counter names, read once (loading the library). */
     private static final class Names {
-        static final Map<String, Integer> INDEX = load();
+        static final List<String> ORDER = load();
+        static final Map<String, Integer> INDEX = index(ORDER);
 
-        private static Map<String, Integer> load() {
+        private static List<String> load() {
             NativeLibrary.load();
-            String[] names = NativeJoin.counterNames().split(",");
+            return List.of(NativeJoin.counterNames().split(","));
+        }
+
+        private static Map<String, Integer> index(List<String> names) {
             Map<String, Integer> index = new HashMap<>();
-            for (int i = 0; i < names.length; i++) {
-                index.put(names[i], i);
+            for (int i = 0; i < names.size(); i++) {
+                index.put(names.get(i), i);
             }
             return Collections.unmodifiableMap(index);
         }

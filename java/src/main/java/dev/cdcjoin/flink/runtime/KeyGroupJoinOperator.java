@@ -2,15 +2,18 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import dev.cdcjoin.flink.JoinDefinition;
 import dev.cdcjoin.flink.codec.RowCodec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.StateChunks;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 import org.apache.flink.api.common.TaskInfo;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -131,6 +134,19 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
     abstract long counter(String name);
 
     /**
+     * Registers a gauge ({@link CdcJoinMetrics#ofNativeCounter}) per native counter of {@code
+     * names} but those {@code countedHere} (which the operator counts itself, or which do not
+     * apply), each reading {@link #counter} as copied after the last batch.
+     */
+    void registerGauges(List<String> names, Predicate<String> countedHere) {
+        for (String name : names) {
+            if (!countedHere.test(name)) {
+                getMetricGroup().gauge(CdcJoinMetrics.ofNativeCounter(name), () -> counter(name));
+            }
+        }
+    }
+
+    /**
      * Publishes the final native counters as job accumulators, summed over subtasks and over the
      * job's native join operators (two-table and multi-way alike): {@value
      * NativeJoinOperator#ACC_STATE_ROWS}, {@value NativeJoinOperator#ACC_STATE_HEAP_BYTES}, {@value
@@ -201,13 +217,13 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         batch = new BatchBuffer(256 * 1024);
         long bytes = restoredBytes;
         long millis = restoreMillis;
-        getMetricGroup().gauge(NativeJoinOperator.RESTORED_STATE_BYTES, () -> bytes);
-        getMetricGroup().gauge(NativeJoinOperator.STATE_RESTORE_MILLIS, () -> millis);
+        getMetricGroup().gauge(CdcJoinMetrics.RESTORED_STATE_BYTES, () -> bytes);
+        getMetricGroup().gauge(CdcJoinMetrics.STATE_RESTORE_MILLIS, () -> millis);
         joined = outputRows(emits.form);
         heapCopy = new HeapCopy();
         entries = new JoinBatches.Entries(joined.rowsPerEntry());
         reuse = new StreamRecord<>(null);
-        rowsOut = getMetricGroup().counter("cdcjoinRowsOut");
+        rowsOut = getMetricGroup().counter(CdcJoinMetrics.ROWS_OUT);
         taskThread =
                 getContainingTask()
                         .getMailboxExecutorFactory()

@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import dev.cdcjoin.flink.ChangeRecord;
 import dev.cdcjoin.flink.JoinKey;
 import dev.cdcjoin.flink.nativelib.NativeDecoder;
@@ -156,11 +157,11 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
         heapCopy = new HeapCopy();
         emitter = new Emitter();
         reuse = new StreamRecord<>(null);
-        recordsIn = getMetricGroup().counter("cdcjoinRecordsIn");
-        changesOut = getMetricGroup().counter("cdcjoinChangesOut");
-        badOut = getMetricGroup().counter("cdcjoinBadRecords");
-        tombstones = getMetricGroup().counter("cdcjoinTombstones");
-        batches = getMetricGroup().counter("cdcjoinBatches");
+        recordsIn = getMetricGroup().counter(CdcJoinMetrics.RECORDS_IN);
+        changesOut = getMetricGroup().counter(CdcJoinMetrics.CHANGES_OUT);
+        badOut = getMetricGroup().counter(CdcJoinMetrics.BAD_RECORDS);
+        tombstones = getMetricGroup().counter(CdcJoinMetrics.TOMBSTONES);
+        batches = getMetricGroup().counter(CdcJoinMetrics.BATCHES);
     }
 
     @Override

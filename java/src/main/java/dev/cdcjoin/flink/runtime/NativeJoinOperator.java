@@ -2,10 +2,12 @@ package dev.cdcjoin.flink.runtime;
 
 import dev.cdcjoin.flink.BadRecord;
 import dev.cdcjoin.flink.BadRecordPolicy;
+import dev.cdcjoin.flink.CdcJoinMetrics;
 import dev.cdcjoin.flink.JoinSpec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
 import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeJoin;
+import java.util.Set;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.operators.BoundedMultiInput;
@@ -82,18 +84,6 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     /** Bytes of native state a checkpoint takes from the engine at a time. */
     public static final int SNAPSHOT_CHUNK_BYTES = KeyGroupJoinOperator.SNAPSHOT_CHUNK_BYTES;
 
-    /**
-     * Gauge of both native join operators: bytes of join state this subtask read when it was
-     * restored (0 when it started empty).
-     */
-    public static final String RESTORED_STATE_BYTES = "cdcjoinRestoredStateBytes";
-
-    /**
-     * Gauge of both native join operators: milliseconds this subtask spent reading and restoring
-     * its join state (the raw keyed state streams into the native join), 0 when it started empty.
-     */
-    public static final String STATE_RESTORE_MILLIS = "cdcjoinStateRestoreMillis";
-
     private transient NativeJoin join;
     private transient JoinMetrics metrics;
 
@@ -138,6 +128,12 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
     @Override
     public void open() throws Exception {
         metrics = new JoinMetrics(getMetricGroup());
+        Set<String> countedHere =
+                Set.of(
+                        NativeCounters.RECORDS_IN_LEFT,
+                        NativeCounters.RECORDS_IN_RIGHT,
+                        NativeCounters.ROWS_OUT);
+        registerGauges(NativeCounters.names(), countedHere::contains);
         super.open();
     }
 
@@ -190,7 +186,10 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         flush();
     }
 
-    /** The operator's metrics; gauges read the counters copied after each batch. */
+    /**
+     * The operator's own metrics, and the native counters copied after each batch (which the gauges
+     * of {@link #registerGauges} read).
+     */
     static final class JoinMetrics {
         final NativeCounters stats = new NativeCounters();
         final Counter recordsLeft;
@@ -199,18 +198,10 @@ public final class NativeJoinOperator<OUT> extends KeyGroupJoinOperator<OUT>
         private volatile long lastBatchSize;
 
         JoinMetrics(MetricGroup group) {
-            recordsLeft = group.counter("cdcjoinRecordsInLeft");
-            recordsRight = group.counter("cdcjoinRecordsInRight");
-            batches = group.counter("cdcjoinBatches");
-            group.gauge("cdcjoinLastBatchSize", () -> lastBatchSize);
-            group.gauge("cdcjoinStateRows", () -> stats.get(NativeCounters.STATE_ROWS));
-            group.gauge("cdcjoinStateKeys", () -> stats.get(NativeCounters.STATE_KEYS));
-            group.gauge("cdcjoinStateRowBytes", () -> stats.get(NativeCounters.STATE_ROW_BYTES));
-            group.gauge("cdcjoinStateHeapBytes", () -> stats.get(NativeCounters.STATE_HEAP_BYTES));
-            group.gauge(
-                    "cdcjoinAbsentRetractions", () -> stats.get(NativeCounters.ABSENT_RETRACTIONS));
-            group.gauge("cdcjoinExpiredRows", () -> stats.get(NativeCounters.EXPIRED_ROWS));
-            group.gauge("cdcjoinRejectedChanges", () -> stats.get(NativeCounters.REJECTED));
+            recordsLeft = group.counter(CdcJoinMetrics.RECORDS_IN_LEFT);
+            recordsRight = group.counter(CdcJoinMetrics.RECORDS_IN_RIGHT);
+            batches = group.counter(CdcJoinMetrics.BATCHES);
+            group.gauge(CdcJoinMetrics.LAST_BATCH_SIZE, () -> lastBatchSize);
         }
 
         void batch(int size) {

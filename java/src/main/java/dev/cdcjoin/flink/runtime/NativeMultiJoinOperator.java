@@ -88,31 +88,15 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         List<String> counters = NativeMultiJoin.counters();
         stats = new long[counters.size()];
         heapBytes = counters.indexOf("state_heap_bytes");
-        for (int i = 0; i < counters.size(); i++) {
-            gauge(counters.get(i), i);
-        }
+        registerGauges(counters, name -> name.equals("rows_out") || absentInput(name));
         super.open();
     }
 
-    /**
-     * A gauge of native counter {@code name} at {@code index}, named {@code cdcjoin} and the name
-     * in camel case ({@code state_rows}: {@code cdcjoinStateRows}, {@code records_in_0}: {@code
-     * cdcjoinRecordsIn0}); not for inputs the join does not have, nor for the rows out (a counter).
-     */
-    private void gauge(String name, int index) {
+    /** Whether native counter {@code name} counts the records of an input the join lacks. */
+    private boolean absentInput(String name) {
         String prefix = "records_in_";
-        boolean absentInput =
-                name.startsWith(prefix)
-                        && Integer.parseInt(name.substring(prefix.length()))
-                                >= definition.inputs().size();
-        if (absentInput || name.equals("rows_out")) {
-            return;
-        }
-        StringBuilder metric = new StringBuilder("cdcjoin");
-        for (String word : name.split("_")) {
-            metric.append(Character.toUpperCase(word.charAt(0))).append(word.substring(1));
-        }
-        getMetricGroup().gauge(metric.toString(), () -> stats[index]);
+        return name.startsWith(prefix)
+                && Integer.parseInt(name.substring(prefix.length())) >= definition.inputs().size();
     }
 
     @Override
