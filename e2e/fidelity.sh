@@ -131,6 +131,7 @@ incremental_done() {
 # dump C: every record in the configuration's topics (one JSON value per line)
 dump() {
     local c=$1 total
+    # shellcheck disable=SC2046 # the topics are words
     total=$("$LIB/kafka.sh" offsets $(topics_of "$c") | awk '{n += $2} END {print n}')
     "$LIB/kafka.sh" java org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BOOTSTRAP" \
         --include "^${PREFIX[$c]}\\.public\\.fid_(items|accounts)\$" --from-beginning --max-messages "$total" \
@@ -239,7 +240,8 @@ bad_record_row() {
 # mart (checked next) is still right. The row is then deleted, so that "no bad records" still holds
 # for every other record.
 check_bad_record() {
-    local c=$1 topic=${PREFIX[$c]}.public.fid_items msg t p o reason got
+    local c=$1
+    local topic=${PREFIX[$c]}.public.fid_items msg t p o reason got
     msg="{\"op\":\"x\",\"after\":{\"e2e\":\"not from Debezium, config $c\"}}"
     if ! echo "$msg" | "$LIB/kafka.sh" java org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BOOTSTRAP" \
         --topic "$topic" >"$FDIR/produce-$c.log" 2>&1; then
@@ -256,10 +258,27 @@ check_bad_record() {
             --topic "$topic" --partition "$p" --offset "$o" --max-messages 1 \
             --timeout-ms 20000 2>"$FDIR/readback-$c.err" || true)
         result "bad record named by its offset (fid-$c)" "$([[ $got == "$msg" ]] && echo PASS || echo FAIL)" "BadRecord topic $t, partition $p, offset $o; reason: $reason; the record there: $got"
+        check_bad_record_metric "$c"
     else
         result "bad record named by its offset (fid-$c)" FAIL "BadRecord topic '$t', partition '$p', offset '$o' (want topic $topic, named at the end of the reason): $reason"
     fi
     e2e_psql -q -c "delete from mart.fid_bad_records where mart_table = 'mart.fid_$c' and record = '$msg'"
+}
+
+# bad_records_metric_is C N: the job's cdcjoinBadRecords (CdcJoinMetrics.BAD_RECORDS), summed
+# over its decode steps' subtasks through the REST API, is N
+bad_records_metric_is() { [[ $("$LIB/flink.sh" metric "${JOB[$1]}" cdcjoinBadRecords) == "$2" ]]; }
+
+# check_bad_record_metric C: the one bad record of the configuration's job (the job runs without a
+# restart, and "no bad records" checks that it had no other) is counted in the operators' metric,
+# as a dashboard reads it; the REST API refreshes its metrics every 10 s.
+check_bad_record_metric() {
+    local c=$1
+    if poll_until 30 bad_records_metric_is "$c" 1; then
+        result "bad record counted in cdcjoinBadRecords (fid-$c)" PASS "1, summed over the job's subtasks (REST API)"
+    else
+        result "bad record counted in cdcjoinBadRecords (fid-$c)" FAIL "$("$LIB/flink.sh" metric "${JOB[$c]}" cdcjoinBadRecords) after 30 s, want 1"
+    fi
 }
 
 # check_mart C: the mart against its view, its sink's counters, its bad records, its job

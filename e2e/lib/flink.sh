@@ -24,6 +24,8 @@
 #   status JOB                the job's state
 #   tms JOB                   "vertex-name <tab> taskmanager-id" per subtask (where the job runs)
 #   vertices JOB              the job's tasks: "name (p=N) | name (p=N) ..."
+#   metric JOB NAME           the sum over the job's subtasks of each operator's metric NAME (e.g.
+#                             cdcjoinBadRecords), as the REST API has it (refreshed every 10 s)
 #   checkpoints JOB           completed checkpoint count
 #   backend JOB               the job's state backend (its checkpoint configuration's, as the REST API names it)
 #   restored JOB              the checkpoint the job last restored from ("checkpoint N"), or "none"
@@ -250,6 +252,24 @@ for t in d["taskmanagers"]:
     done
 }
 
+flink_metric() {
+    python3 - "$REST" "$1" "$2" <<'PY'
+import json, sys, urllib.parse, urllib.request
+rest, job, name = sys.argv[1:]
+def get(path):
+    with urllib.request.urlopen(rest + path, timeout=20) as r:
+        return json.load(r)
+total = 0
+for v in get("/jobs/" + job)["vertices"]:
+    base = "/jobs/%s/vertices/%s/subtasks/metrics" % (job, v["id"])
+    ids = [m["id"] for m in get(base) if m["id"].endswith("." + name)]
+    if ids:
+        query = urllib.parse.urlencode({"get": ",".join(ids), "agg": "sum"})
+        total += sum(float(m["sum"]) for m in get(base + "?" + query))
+print(int(total))
+PY
+}
+
 flink_cancel() {
     local job=$1 i
     curl -fsS -X PATCH "$REST/jobs/$job?mode=cancel" >/dev/null
@@ -276,6 +296,7 @@ case $cmd in
     status) job_state "$1" ;;
     tms) flink_tms "$1" ;;
     vertices) curl -fsS "$REST/jobs/$1" | jq_py 'print(" | ".join(v["name"] + " (p=%d)" % v["parallelism"] for v in d["vertices"]))' ;;
+    metric) flink_metric "$1" "$2" ;;
     backend) curl -fsS "$REST/jobs/$1/checkpoints/config" | jq_py 'print(d.get("state_backend", "?"))' ;;
     checkpoints) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'print(d["counts"]["completed"])' ;;
     restored) curl -fsS "$REST/jobs/$1/checkpoints" | jq_py 'r = (d.get("latest") or {}).get("restored"); print("checkpoint %s" % r["id"] if r else "none")' ;;
@@ -283,5 +304,5 @@ case $cmd in
     last-failure) curl -fsS "$REST/jobs/$1/exceptions" | jq_py 'e = (d.get("exceptionHistory") or {}).get("entries") or []; print(e[0]["stacktrace"].split("\n")[0][:400] if e else "none")' ;;
     cancel) flink_cancel "$1" ;;
     overview) curl -fsS "$REST/overview"; echo ;;
-    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|vertices JOB|backend JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
+    *) die "usage: $0 start [N]|stop|start-tm I|stop-tm I|kill-tm I|upload JAR|run ID CLASS P ARGS..|submit JAR CLASS P ARGS..|wait-running JOB|status JOB|tms JOB|vertices JOB|metric JOB NAME|backend JOB|checkpoints JOB|restored JOB|failures JOB|last-failure JOB|cancel JOB|overview" ;;
 esac
