@@ -41,16 +41,16 @@ public final class CdcJoinMetrics {
     public static final String RECORDS_IN_RIGHT = "cdcjoinRecordsInRight";
 
     /**
-     * Joins, both engines: retractions of rows that were not in state (never inserted, already
-     * retracted, or expired), which emit nothing (a counter, or a gauge of the native engine's
-     * count).
+     * Two-table joins, both engines, and native multi-way joins: retractions of rows that were not
+     * in state (never inserted, already retracted, or expired), which emit nothing (a counter, or a
+     * gauge of the native engine's count).
      */
     public static final String ABSENT_RETRACTIONS = ofNativeCounter("absent_retractions");
 
     /**
-     * Joins, both engines: changes the join could not apply (an unchanged TOASTed column with
-     * nothing to fill it from), sent where the bad-record policy says (a counter, or a gauge of the
-     * native engine's count).
+     * Two-table joins, both engines, and native multi-way joins: changes the join could not apply
+     * (an unchanged TOASTed column with nothing to fill it from), sent where the bad-record policy
+     * says (a counter, or a gauge of the native engine's count).
      */
     public static final String REJECTED = ofNativeCounter("rejected");
 
