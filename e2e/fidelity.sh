@@ -265,16 +265,12 @@ check_bad_record() {
     e2e_psql -q -c "delete from mart.fid_bad_records where mart_table = 'mart.fid_$c' and record = '$msg'"
 }
 
-# bad_records_metric_is C N: the job's cdcjoinBadRecords (CdcJoinMetrics.BAD_RECORDS), summed
-# over its decode steps' subtasks through the REST API, is N
-bad_records_metric_is() { [[ $("$LIB/flink.sh" metric "${JOB[$1]}" cdcjoinBadRecords) == "$2" ]]; }
-
 # check_bad_record_metric C: the one bad record of the configuration's job (the job runs without a
 # restart, and "no bad records" checks that it had no other) is counted in the operators' metric,
 # as a dashboard reads it; the REST API refreshes its metrics every 10 s.
 check_bad_record_metric() {
     local c=$1
-    if poll_until 30 bad_records_metric_is "$c" 1; then
+    if poll_until 30 metric_is 1 "$LIB/flink.sh" metric "${JOB[$c]}" cdcjoinBadRecords; then
         result "bad record counted in cdcjoinBadRecords (fid-$c)" PASS "1, summed over the job's subtasks (REST API)"
     else
         result "bad record counted in cdcjoinBadRecords (fid-$c)" FAIL "$("$LIB/flink.sh" metric "${JOB[$c]}" cdcjoinBadRecords) after 30 s, want 1"
@@ -299,6 +295,7 @@ check_mart() {
     fi
     bad=$(e2e_psql -tA -c "select count(*) || coalesce(': first: ' || left(min(reason), 300), '') from mart.fid_bad_records where mart_table = 'mart.fid_$c'")
     result "no bad records (fid-$c)" "$([[ $bad == 0 ]] && echo PASS || echo FAIL)" "$bad"
+    check_join_state "fid-$c" "public.fid_items public.fid_accounts" "$LIB/flink.sh" metric "${JOB[$c]}"
     out2=$("$LIB/flink.sh" failures "${JOB[$c]}")
     result "fidelity job $c ran throughout" "$([[ $("$LIB/flink.sh" status "${JOB[$c]}") == RUNNING && $out2 == 0 ]] && echo PASS || echo FAIL)" "${JOB[$c]}: $("$LIB/flink.sh" status "${JOB[$c]}"), $out2 failures (last: $("$LIB/flink.sh" last-failure "${JOB[$c]}")), $("$LIB/flink.sh" checkpoints "${JOB[$c]}") checkpoints"
     echo "mart.fid_$c (connector ${CONNECTOR[$c]}): $(grep -o 'expected=[0-9]* mart=[0-9]*' "$FDIR/mart-$c.txt" | tail -1) rows, converged ${conv:-never} s after the workload; sink: $out" >>"$FDIR/marts"
