@@ -118,9 +118,9 @@ poll_until() {
 metric_is() { [[ $("${@:2}") == "$1" ]]; }
 
 # check_join_state LABEL "TABLE..." COMMAND...: the check (recorded by the caller's result) that a
-# two-table join's state holds exactly the rows its source TABLEs hold now: `COMMAND
-# cdcjoinStateRows` (the native join's rows in state, summed over its subtasks through Flink's REST
-# API, which refreshes metrics every 10 s) must reach their count within 30 s. A mart shows only
+# job's joins hold exactly the rows its source TABLEs hold now (a table named twice counts twice):
+# `COMMAND cdcjoinStateRows` (the native joins' rows in state, summed over their subtasks through
+# Flink's REST API, which refreshes metrics every 10 s) must reach their count within 30 s. A mart shows only
 # what joins; a row lost or kept twice in the state (by a restore, a re-delivery, a replacement or a
 # key change) shows here even where it joins nothing.
 check_join_state() {
