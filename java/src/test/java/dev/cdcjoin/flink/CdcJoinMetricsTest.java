@@ -3,7 +3,6 @@ package dev.cdcjoin.flink;
 import static dev.cdcjoin.flink.CdcJoinJobTest.domain;
 import static dev.cdcjoin.flink.CdcJoinJobTest.user;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
@@ -21,9 +20,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The metrics the operators register ({@link Metrics}, the README's list): both engines count the
- * same things under the same names, and each registers exactly the metrics the README lists for it,
- * read from a metric reporter as the operators closed.
+ * The metrics the operators register ({@link CdcJoinMetrics}, the README's list): both engines
+ * count the same things under the same names, and each registers exactly the metrics the README
+ * lists for it, read from a metric reporter as the operators closed.
  */
 class CdcJoinMetricsTest {
 
@@ -71,33 +70,12 @@ class CdcJoinMetricsTest {
         result.badRecords().sinkTo(new DiscardingSink<>());
         JobClient job = env.executeAsync("metrics " + engine);
         job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
-        return closedMetrics(job.getJobID().toString());
-    }
-
-    /**
-     * The closed counters and gauges of a finished job, once the join's are among them and two
-     * looks 100 ms apart agree: a task closes its metric group as it ends, which may come after the
-     * job's result.
-     */
-    private static Map<String, Map<String, Long>> closedMetrics(String job)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        Map<String, Map<String, Long>> seen = Map.of();
-        while (true) {
-            Map<String, Map<String, Long>> now =
-                    Map.of(
-                            "counters", JoinInputCounters.closedCounters(job),
-                            "gauges", JoinInputCounters.closedGauges(job));
-            if (now.equals(seen)
-                    && now.get("counters").containsKey(CdcJoinMetrics.RECORDS_IN_LEFT)) {
-                return now;
-            }
-            assertTrue(
-                    System.nanoTime() < deadline,
-                    "the join's metrics not closed 10 s after the job ended: " + now);
-            seen = now;
-            Thread.sleep(100);
-        }
+        String id = job.getJobID().toString();
+        JoinInputCounters.awaitClosed(id, CdcJoinMetrics.BAD_RECORDS, 2); // the decode steps
+        JoinInputCounters.awaitClosed(id, CdcJoinMetrics.RECORDS_IN_LEFT, 1); // the join
+        return Map.of(
+                "counters", JoinInputCounters.closedCounters(id),
+                "gauges", JoinInputCounters.closedGauges(id));
     }
 
     @ParameterizedTest

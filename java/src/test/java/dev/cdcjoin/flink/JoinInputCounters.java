@@ -1,10 +1,12 @@
 package dev.cdcjoin.flink;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
@@ -117,6 +119,39 @@ public final class JoinInputCounters implements MetricReporter {
                                                 .mapToLong(Long::longValue)
                                                 .sum()));
         return sums;
+    }
+
+    /**
+     * Waits (at most 10 s) until {@code instances} operator subtasks of a finished job have closed
+     * their metric {@code name}: a task closes its metric group as it ends, which can come after
+     * the job's result, so the closed values are complete only then.
+     */
+    static void awaitClosed(String jobId, String name, int instances) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (closedInstances(jobId, name) < instances) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        name
+                                + " closed by "
+                                + closedInstances(jobId, name)
+                                + " of "
+                                + instances
+                                + " operator subtasks 10 s after the job ended; counters "
+                                + closedCounters(jobId)
+                                + ", gauges "
+                                + closedGauges(jobId));
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static int closedInstances(String jobId, String name) {
+        int n = 0;
+        for (Map<String, Map<String, Map<String, Long>>> closed :
+                List.of(CLOSED_GAUGES, CLOSED_COUNTERS)) {
+            n += closed.getOrDefault(jobId, Map.of()).getOrDefault(name, Map.of()).size();
+        }
+        return n;
     }
 
     /** Number of join input counters registered by the job. */

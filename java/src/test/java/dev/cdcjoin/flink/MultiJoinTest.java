@@ -380,10 +380,13 @@ class MultiJoinTest {
             job = env.executeAsync();
             it.forEachRemaining(out::add);
         }
-        // The gauges are read when the tasks close their metric groups, before the job ends.
         JobExecutionResult done = job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
         if (engine == Engine.NATIVE) {
-            assertNativeGauges(JoinInputCounters.closedGauges(job.getJobID().toString()));
+            // The gauges are read as the tasks close their metric groups: three joins, two
+            // subtasks.
+            String id = job.getJobID().toString();
+            JoinInputCounters.awaitClosed(id, "cdcjoinStateRows", 3 * 2);
+            assertNativeGauges(JoinInputCounters.closedGauges(id));
             assertNativeAccumulators(done);
         }
         Map<String, Integer> expected =

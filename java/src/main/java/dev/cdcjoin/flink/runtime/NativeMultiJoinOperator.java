@@ -3,6 +3,7 @@ package dev.cdcjoin.flink.runtime;
 import dev.cdcjoin.flink.BadRecordPolicy;
 import dev.cdcjoin.flink.MultiJoinSpec;
 import dev.cdcjoin.flink.nativelib.KeyGroupJoin;
+import dev.cdcjoin.flink.nativelib.NativeCounters;
 import dev.cdcjoin.flink.nativelib.NativeMultiJoin;
 import java.util.List;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -88,7 +89,7 @@ public final class NativeMultiJoinOperator<OUT> extends KeyGroupJoinOperator<OUT
         List<String> counters = NativeMultiJoin.counters();
         stats = new long[counters.size()];
         heapBytes = counters.indexOf("state_heap_bytes");
-        registerGauges(counters, name -> name.equals("rows_out") || absentInput(name));
+        registerGauges(counters, name -> name.equals(NativeCounters.ROWS_OUT) || absentInput(name));
         super.open();
     }
 
