@@ -184,6 +184,8 @@ public final class CdcStar {
         private Duration ttl;
         private BadRecordPolicy policy = BadRecordPolicy.FAIL;
         private String uid;
+        private Integer batchSize;
+        private Duration maxFlushDelay;
 
         private Builder() {}
 
@@ -282,6 +284,33 @@ public final class CdcStar {
         }
 
         /**
+         * Sets the records per native call of every step ({@link JoinBuilder#batchSize}, default
+         * 1024).
+         *
+         * @param batchSize at least 1
+         * @return this
+         */
+        public Builder batchSize(int batchSize) {
+            if (batchSize < 1) {
+                throw new IllegalArgumentException("batchSize must be >= 1");
+            }
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /**
+         * Sets the longest time a record waits in an unfilled batch, at every step ({@link
+         * JoinBuilder#maxFlushDelay}, default 100 ms).
+         *
+         * @param delay the delay
+         * @return this
+         */
+        public Builder maxFlushDelay(Duration delay) {
+            this.maxFlushDelay = Objects.requireNonNull(delay);
+            return this;
+        }
+
+        /**
          * Names the operators of every step ({@link JoinBuilder#uid}): the step that joins
          * dimension {@code d} has the prefix {@code uid + "/" + d}.
          *
@@ -345,6 +374,12 @@ public final class CdcStar {
                     .badRecordPolicy(policy);
             if (uid != null) {
                 b.uid(uid + "/" + d.name);
+            }
+            if (batchSize != null) {
+                b.batchSize(batchSize);
+            }
+            if (maxFlushDelay != null) {
+                b.maxFlushDelay(maxFlushDelay);
             }
             if (i == dimensions.size() - 1) {
                 selected.forEach(s -> b.select(ref(i, s.table, s.column), s.outputName));
