@@ -85,6 +85,49 @@ class CheckpointChunksTest {
         }
     }
 
+    /**
+     * A row three times a chunk is checkpointed (in a chunk of its own, larger than the others) and
+     * restored whole, beside small rows of the same key group's neighbours.
+     */
+    @Test
+    void aRowLargerThanAChunkRestoresWhole() throws Exception {
+        JoinSpec def = RawOutputTest.usersDomains(JoinType.INNER).build().spec();
+        String large = "x".repeat(3 * NativeJoinOperator.SNAPSHOT_CHUNK_BYTES);
+        OperatorSubtaskState snapshot;
+        try (NativeDecoder users = new NativeDecoder(def.left().decoderConfigJson(false));
+                var h =
+                        harness(
+                                NativeJoinOperator.of(
+                                        def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL),
+                                null)) {
+            for (int i = 0; i < 100; i++) {
+                String user = i == 7 ? "{\"id\":7,\"name\":\"" + large + "\"}" : user(i);
+                h.processElement1(JoinHarnesses.batch(change(users, user)));
+            }
+            ((NativeJoinOperator<?>) h.getOperator()).flush();
+            snapshot = h.snapshot(1, 1);
+        }
+        try (NativeDecoder domains = new NativeDecoder(def.right().decoderConfigJson(false));
+                var h =
+                        harness(
+                                NativeJoinOperator.of(
+                                        def, JoinOutput.ROWS, 1024, 1000, BadRecordPolicy.FAIL),
+                                snapshot)) {
+            NativeJoinOperator<?> op = (NativeJoinOperator<?>) h.getOperator();
+            assertEquals(100, op.nativeStats().get(NativeCounters.STATE_ROWS));
+            for (int i : new int[] {6, 7, 8}) {
+                String domain = "{\"id\":" + i + ",\"user_id\":" + i + ",\"domain\":\"d\"}";
+                h.processElement2(JoinHarnesses.batch(change(domains, domain)));
+            }
+            op.flush();
+            List<String> names = new ArrayList<>();
+            for (Row r : h.extractOutputValues()) {
+                names.add((String) r.getField(1));
+            }
+            assertEquals(List.of("user 6", large, "user 8"), names);
+        }
+    }
+
     static String user(int id) {
         return "{\"id\":" + id + ",\"name\":\"user " + id + "\"}";
     }
