@@ -3,7 +3,9 @@ package dev.cdcjoin.flink;
 import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -43,7 +45,7 @@ public abstract class JoinDefinition implements Serializable {
      * @param outputNames one name per output column, or {@code null} for the defaults (column
      *     names, prefixed {@code table_} where several inputs have one)
      * @throws IllegalArgumentException if the join keys differ in length, a projection index is out
-     *     of range or the names do not match the output columns
+     *     of range, or the names do not match the output columns or are not unique
      */
     JoinDefinition(
             List<SideSpec> inputs,
@@ -82,6 +84,35 @@ public abstract class JoinDefinition implements Serializable {
         if (this.outputNames.length != this.projection.length) {
             throw new IllegalArgumentException("need one output name per output column");
         }
+        requireUniqueNames(outputNames == null);
+    }
+
+    /**
+     * Refuses two output columns of one name (Flink's row types need unique names), naming the
+     * columns: default names collide where a prefixed name is another column's ({@code users.id}
+     * becomes {@code users_id} beside the other input's {@code users_id}).
+     */
+    private void requireUniqueNames(boolean defaults) {
+        Map<String, List<String>> columns = new LinkedHashMap<>();
+        for (int i = 0; i < outputNames.length; i++) {
+            String column = inputs.get(inputOf[i]).name() + "." + column(i).name();
+            columns.computeIfAbsent(outputNames[i], n -> new ArrayList<>()).add(column);
+        }
+        columns.forEach(
+                (name, of) -> {
+                    if (of.size() > 1) {
+                        throw new IllegalArgumentException(
+                                "output column name '"
+                                        + name
+                                        + "' is given to "
+                                        + String.join(" and ", of)
+                                        + (defaults
+                                                ? " (a column name several inputs have is"
+                                                        + " prefixed with its table's name)"
+                                                : "")
+                                        + "; name them apart with select(column, outputName)");
+                    }
+                });
     }
 
     /** The projected columns' names; a name several inputs have is prefixed {@code table_}. */

@@ -117,4 +117,66 @@ class JoinDefinitionTest {
                 keys.getMessage().contains("join keys differ in length: users and domains"),
                 keys.getMessage());
     }
+
+    /**
+     * Output names must be unique (Flink's row types refuse duplicates, and a column read by name
+     * must be one column): a collision is refused when the join is declared, naming the columns,
+     * also where the default names collide ({@code users.id} is prefixed to {@code users_id}, the
+     * other table's foreign key's name).
+     */
+    @Test
+    void collidingOutputNamesAreRefusedNamingTheColumns() {
+        SideSpec orders =
+                new SideSpec(
+                        "orders",
+                        CdcSchema.of(
+                                DataTypes.ROW(
+                                        DataTypes.FIELD("id", DataTypes.BIGINT().notNull()),
+                                        DataTypes.FIELD("users_id", DataTypes.BIGINT()))),
+                        List.of("users_id"),
+                        List.of("id"),
+                        null);
+        IllegalArgumentException defaults =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> new JoinSpec(LEFT, orders, JoinType.LEFT, false, null, null));
+        assertEquals(
+                "output column name 'users_id' is given to users.id and orders.users_id (a column"
+                        + " name several inputs have is prefixed with its table's name); name them"
+                        + " apart with select(column, outputName)",
+                defaults.getMessage());
+        assertThrows(
+                IllegalArgumentException.class,
+                () ->
+                        new MultiJoinSpec(
+                                List.of(LEFT, orders), List.of(JoinType.LEFT), false, null, null));
+        IllegalArgumentException chosen =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                CdcJoin.builder()
+                                        .left("users", USERS, List.of("id"), List.of("id"))
+                                        .right(
+                                                "domains",
+                                                DOMAINS,
+                                                List.of("user_id"),
+                                                List.of("id"))
+                                        .select("users.name", "name")
+                                        .select("domains.name", "name")
+                                        .build());
+        assertEquals(
+                "output column name 'name' is given to users.name and domains.name; name them apart"
+                        + " with select(column, outputName)",
+                chosen.getMessage());
+        String[] renamed =
+                new JoinSpec(
+                                LEFT,
+                                orders,
+                                JoinType.LEFT,
+                                false,
+                                null,
+                                new String[] {"uid", "name", "oid", "user"})
+                        .outputNames();
+        assertArrayEquals(new String[] {"uid", "name", "oid", "user"}, renamed);
+    }
 }
