@@ -47,6 +47,17 @@ impl<T> Registry<T> {
         jni_entry_fast(env, context, || self.with(handle, |object| f(object, raw)))
     }
 
+    /// A hot call that asks the object of `handle` something: `f`'s answer.
+    pub fn ask<R: Default>(
+        &self,
+        env: &mut EnvUnowned<'_>,
+        context: &'static str,
+        handle: jlong,
+        f: impl FnOnce(&mut T) -> NativeResult<R>,
+    ) -> R {
+        self.fast(env, context, handle, |object, _| f(object))
+    }
+
     /// Runs `f` on the object of `handle` and the first `len` bytes of the direct buffer `input`.
     pub fn with_input<R: Default>(
         &self,

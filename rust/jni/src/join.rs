@@ -7,6 +7,7 @@
 //! `releaseFrozen`) while the join goes on. Each class keeps only its constructor and counter
 //! names (`NativeJoin.create` here).
 
+use cdcjoin_join::batch::OutputBound;
 use cdcjoin_join::state::Slot;
 use cdcjoin_join::{
     ChainSpec, Compression, FlinkRows, FlinkRowsSpec, FrozenState, JoinEngine, JoinSpec, Rekeyer,
@@ -23,8 +24,12 @@ use crate::handles::Registry;
 /// What the entry points do with a join, whichever its kind.
 pub(crate) trait Engine: Sections + Send {
     /// Joins `batch` (key group blocks) at processing time `now_ms`, writing the output entries
-    /// to `out`.
+    /// to `out`, up to the output bound (`cdcjoin_join::batch::OutputBound`).
     fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
+    /// Joins the changes a call left at its output bound, as `process` joins a batch.
+    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
+    /// Whether the last call left changes at its output bound.
+    fn has_pending(&self) -> bool;
     /// The rekeyer of an output that feeds the next join `chain` declares.
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer>;
     /// The writer of the output's rows as the Flink rows `spec` declares.
@@ -139,6 +144,12 @@ impl Engine for TwoTable {
             .map(drop)
             .map_err(failed)
     }
+    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.engine.resume(now_ms, out).map(drop).map_err(failed)
+    }
+    fn has_pending(&self) -> bool {
+        self.engine.has_pending()
+    }
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer> {
         Rekeyer::new(&self.spec, chain).map_err(invalid)
     }
@@ -188,7 +199,8 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local
     create(&mut env, "NativeJoin.create", &spec, |json| {
         let spec: JoinSpec =
             serde_json::from_str(json).map_err(|e| invalid(format!("invalid join spec: {e}")))?;
-        let engine = JoinEngine::new(&spec).map_err(invalid)?;
+        let mut engine = JoinEngine::new(&spec).map_err(invalid)?;
+        engine.set_output_bound(OutputBound::DEFAULT_BYTES);
         Ok(Box::new(TwoTable { engine, spec }))
     })
 }
@@ -310,6 +322,35 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_processBatc
     let context = "KeyGroupJoin.processBatch";
     JOINS.with_batch(&mut env, context, handle, &input, len, &out, |j, batch| {
         join_batch(j, batch, now_ms)
+    })
+}
+
+/// `static native long continueBatch(long handle, long nowMs, ByteBuffer out)`: joins the changes
+/// the last call left at its output bound; the output length, or minus the needed capacity.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_continueBatch<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    now_ms: jlong,
+    out: JByteBuffer<'local>,
+) -> jlong {
+    JOINS.with_output(&mut env, "KeyGroupJoin.continueBatch", handle, &out, |j| {
+        let engine = &mut j.engine;
+        reshaped(&mut j.reshape, &mut j.out, |out| engine.resume(now_ms, out))
+    })
+}
+
+/// `static native boolean hasPending(long handle)`: whether the last call stopped at its output
+/// bound with changes left (`continueBatch` joins them; a batch before that is refused).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_hasPending<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jboolean {
+    JOINS.ask(&mut env, "KeyGroupJoin.hasPending", handle, |j| {
+        Ok(j.engine.has_pending())
     })
 }
 

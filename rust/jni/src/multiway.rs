@@ -4,6 +4,7 @@
 //! multi-way join's formats: a batch is the join's input frames with each block behind its
 //! input's index, the output is the join's output entries with one row per input.
 
+use cdcjoin_join::batch::OutputBound;
 use cdcjoin_join::{
     ChainSpec, Compression, FlinkRows, FlinkRowsSpec, MultiwayJoin, MultiwaySpec, Rekeyer,
     StoredSection, MULTIWAY_COUNTER_NAMES,
@@ -36,6 +37,12 @@ impl Engine for Multiway {
             .process_batch(batch, now_ms, out)
             .map(drop)
             .map_err(failed)
+    }
+    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.join.resume(now_ms, out).map(drop).map_err(failed)
+    }
+    fn has_pending(&self) -> bool {
+        self.join.has_pending()
     }
     fn rekeyer(&self, chain: &ChainSpec) -> NativeResult<Rekeyer> {
         Rekeyer::multiway(&self.spec, chain).map_err(invalid)
@@ -70,7 +77,8 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_create<'
     create(&mut env, "NativeMultiJoin.create", &spec, |json| {
         let spec: MultiwaySpec = serde_json::from_str(json)
             .map_err(|e| invalid(format!("invalid multi-way join spec: {e}")))?;
-        let join = MultiwayJoin::new(&spec).map_err(invalid)?;
+        let mut join = MultiwayJoin::new(&spec).map_err(invalid)?;
+        join.set_output_bound(OutputBound::DEFAULT_BYTES);
         Ok(Box::new(Multiway { join, spec }))
     })
 }

@@ -105,6 +105,69 @@ pub fn write_input<S: InputTag>(out: &mut Vec<u8>, rec: &InputRecord<'_, S>) {
     out.extend_from_slice(&change);
 }
 
+/// The changes of a batch a join has not applied yet, because its output reached its bound
+/// ([`OutputBound`]): the caller takes that output and asks for the rest.
+#[derive(Debug, Default)]
+pub struct Pending {
+    /// A batch of the changes (see the module docs).
+    pub bytes: Vec<u8>,
+    /// The index of its first change in the batch it came from, which errors name.
+    pub first_index: usize,
+}
+
+/// How much output one call of a join may write before it stops at a change's end, keeping the
+/// changes after it as [`Pending`]: a key joined with many rows makes each of its changes emit
+/// that many rows, so a batch of such changes would otherwise be joined into one output as large as
+/// all of them together, held at once in native memory and in the caller's buffers. One change's
+/// output is never split.
+#[derive(Debug)]
+pub struct OutputBound {
+    bytes: usize,
+    pending: Option<Pending>,
+}
+
+impl OutputBound {
+    /// The bound of a join created by the JNI layer: 32 MiB.
+    pub const DEFAULT_BYTES: usize = 32 << 20;
+
+    /// Why a batch is refused while changes are pending.
+    pub const PENDING: &'static str =
+        "the previous batch's changes are not all applied yet (resume until none is pending)";
+
+    /// At most about `bytes` of output per call (a call always applies at least one change).
+    pub fn new(bytes: usize) -> OutputBound {
+        OutputBound {
+            bytes,
+            pending: None,
+        }
+    }
+
+    /// No bound: every call applies its whole batch.
+    pub fn unbounded() -> OutputBound {
+        OutputBound::new(usize::MAX)
+    }
+
+    /// Whether a call whose output started at `start` in `out` must stop after this change.
+    pub fn reached(&self, out_len: usize, start: usize) -> bool {
+        out_len - start >= self.bytes
+    }
+
+    /// Keeps what a stopped call did not apply.
+    pub fn keep(&mut self, pending: Pending) {
+        self.pending = Some(pending);
+    }
+
+    /// Takes the changes a stopped call did not apply, if any.
+    pub fn take(&mut self) -> Option<Pending> {
+        self.pending.take()
+    }
+
+    /// Whether changes wait to be applied.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+}
+
 /// Reads the input changes of a batch, refusing malformed framing with the change's index.
 pub struct BatchReader<'a, S = Side> {
     /// The blocks not read yet.
@@ -119,11 +182,42 @@ pub struct BatchReader<'a, S = Side> {
 impl<'a, S: InputTag> BatchReader<'a, S> {
     /// A reader over `buf`.
     pub fn new(buf: &'a [u8]) -> BatchReader<'a, S> {
+        BatchReader::numbered_from(buf, 0)
+    }
+
+    /// A reader over `buf` whose first change has index `first` (the rest of a batch, whose
+    /// changes keep their indices in the whole batch: see [`Pending`]).
+    pub fn numbered_from(buf: &'a [u8], first: usize) -> BatchReader<'a, S> {
         BatchReader {
             rest: buf,
             block: None,
             in_block: 0,
-            index: 0,
+            index: first,
+        }
+    }
+
+    /// The changes not read yet, as a batch of their own: the rest of the current block under a
+    /// header that counts them, then the following blocks as they are (unread, so a malformed one
+    /// is still refused when it is read), numbered on from the last change read.
+    pub fn remainder(&self) -> Pending {
+        let mut bytes = Vec::new();
+        if let Some((side, header, changes)) = &self.block {
+            let left = header.count - self.in_block;
+            if left > 0 {
+                bytes.push(side.byte());
+                BlockHeader {
+                    key_group: header.key_group,
+                    count: left,
+                    len: changes.rest().len() as u32,
+                }
+                .write(&mut bytes);
+                bytes.extend_from_slice(changes.rest());
+            }
+        }
+        bytes.extend_from_slice(self.rest);
+        Pending {
+            bytes,
+            first_index: self.index,
         }
     }
 
@@ -230,6 +324,11 @@ impl<'a> OutputWriter<'a> {
     /// Rows written so far.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// The length of the buffer written to.
+    pub fn buffer_len(&self) -> usize {
+        self.buf.len()
     }
 
     /// Appends `len u32 | bytes`.

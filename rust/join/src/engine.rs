@@ -54,7 +54,7 @@
 //! a change finds them by primary key or value (a key of many rows: freeing them by a scan there
 //! would make a change cost the rows of its key).
 
-use crate::batch::{BatchReader, InputRecord, OutputWriter};
+use crate::batch::{BatchReader, InputRecord, OutputBound, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, Refusal};
@@ -197,6 +197,8 @@ pub struct JoinEngine {
     row_buf: Vec<u8>,
     /// A row with its unavailable columns filled from the stored row (kept for its capacity).
     filled: Vec<u8>,
+    /// How much output a call may write, and the changes a stopped call left.
+    bound: OutputBound,
 }
 
 /// How many records ahead of the one being applied its table bucket is prefetched.
@@ -325,7 +327,29 @@ impl JoinEngine {
             keys: Vec::new(),
             row_buf: Vec::new(),
             filled: Vec::new(),
+            bound: OutputBound::unbounded(),
         })
+    }
+
+    /// Bounds the output of each [`JoinEngine::process_batch`] or [`JoinEngine::resume`] call to
+    /// about `bytes` (see [`OutputBound`]; unbounded by default).
+    pub fn set_output_bound(&mut self, bytes: usize) {
+        self.bound = OutputBound::new(bytes);
+    }
+
+    /// Whether the last call stopped at its output bound with changes left ([`JoinEngine::resume`]
+    /// applies them).
+    pub fn has_pending(&self) -> bool {
+        self.bound.is_pending()
+    }
+
+    /// Applies the changes the last call left (none: nothing), as [`JoinEngine::process_batch`]
+    /// applies a batch, stopping again at the output bound.
+    pub fn resume(&mut self, now: i64, out: &mut Vec<u8>) -> Result<usize, JoinError> {
+        match self.bound.take() {
+            Some(p) => self.process_from(&p.bytes, p.first_index, now, out),
+            None => Ok(0),
+        }
     }
 
     /// Counters.
@@ -358,7 +382,10 @@ impl JoinEngine {
 
     /// Processes a batch of input records (see [`crate::batch`]) at time `now` (milliseconds, for
     /// TTL), appending joined rows to `out`. Returns the number of rows emitted. On error, the
-    /// records before the failing one have been applied.
+    /// records before the failing one have been applied. With an output bound
+    /// ([`JoinEngine::set_output_bound`]) it stops after the record at which the output reaches the
+    /// bound and keeps the records after it for [`JoinEngine::resume`] (a new batch before they
+    /// are applied is refused).
     ///
     /// The batch is read twice: first every record is validated and its join key projected and
     /// hashed, then the records are applied in order while the table buckets of the record
@@ -370,22 +397,52 @@ impl JoinEngine {
         now: i64,
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
+        if self.bound.is_pending() {
+            return Err(JoinError::Batch(OutputBound::PENDING.into()));
+        }
+        self.process_from(batch, 0, now, out)
+    }
+
+    /// [`JoinEngine::process_batch`] of a batch whose first change has index `first`; stops after
+    /// the change at which the output reaches the bound, keeping the changes after it.
+    fn process_from(
+        &mut self,
+        batch: &[u8],
+        first: usize,
+        now: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, JoinError> {
         self.maybe_sweep(now);
+        let start = out.len();
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
-        let (prepared, invalid) = self.prepare_batch(batch, &mut keys);
+        let (prepared, invalid) = self.prepare_batch(batch, first, &mut keys);
         let mut w = OutputWriter::new(out);
-        let applied = prepared.iter().enumerate().try_for_each(|(i, p)| {
+        let (mut applied, mut stopped) = (Ok(()), None);
+        for (i, p) in prepared.iter().enumerate() {
             self.prefetch(
                 prepared.get(i + PREFETCH_BUCKET),
                 prepared.get(i + PREFETCH_GROUPS),
             );
             w.set_input(&p.rec);
-            self.apply(p, &keys[p.key.clone()], now, &mut w)
-        });
+            applied = self.apply(p, &keys[p.key.clone()], now, &mut w);
+            if applied.is_err() {
+                break;
+            }
+            if i + 1 < prepared.len() && self.bound.reached(w.buffer_len(), start) {
+                stopped = Some(i + 1);
+                break;
+            }
+        }
         self.keys = keys;
         self.settle();
         applied?;
+        if let Some(applied) = stopped {
+            let mut rest = BatchReader::<Side>::numbered_from(batch, first);
+            rest.by_ref().take(applied).for_each(drop);
+            self.bound.keep(rest.remainder());
+            return Ok(w.rows());
+        }
         invalid.map_or(Ok(w.rows()), Err)
     }
 
@@ -405,10 +462,11 @@ impl JoinEngine {
     fn prepare_batch<'b>(
         &self,
         batch: &'b [u8],
+        first: usize,
         keys: &mut Vec<u8>,
     ) -> (Vec<Prepared<'b>>, Option<JoinError>) {
         let mut prepared = Vec::new();
-        for rec in BatchReader::new(batch) {
+        for rec in BatchReader::numbered_from(batch, first) {
             match rec
                 .map_err(JoinError::Batch)
                 .and_then(|(index, rec)| self.prepare(index, rec, keys))

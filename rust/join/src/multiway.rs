@@ -93,7 +93,7 @@
 //! own clock, while here only the inputs' rows do (the joined rows of an input's live rows stay
 //! visible as long as those rows do).
 
-use crate::batch::{BatchReader, OutputWriter};
+use crate::batch::{BatchReader, OutputBound, OutputWriter};
 use crate::engine::{Applied, JoinError, StateSize};
 use crate::group::{Entry, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
@@ -313,6 +313,8 @@ pub struct MultiwayJoin {
     pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
+    /// How much output a call may write, and the changes a stopped call left.
+    bound: OutputBound,
 }
 
 impl MultiwayJoin {
@@ -334,7 +336,26 @@ impl MultiwayJoin {
             policy: spec.absent_retraction,
             stats: MultiwayStats::default(),
             key: Vec::new(),
+            bound: OutputBound::unbounded(),
         })
+    }
+
+    /// Bounds the output of each call, as [`crate::JoinEngine::set_output_bound`] does.
+    pub fn set_output_bound(&mut self, bytes: usize) {
+        self.bound = OutputBound::new(bytes);
+    }
+
+    /// Whether the last call stopped at its output bound with changes left.
+    pub fn has_pending(&self) -> bool {
+        self.bound.is_pending()
+    }
+
+    /// Applies the changes the last call left (none: nothing), stopping again at the bound.
+    pub fn resume(&mut self, now: i64, out: &mut Vec<u8>) -> Result<usize, MultiwayError> {
+        match self.bound.take() {
+            Some(p) => self.process_from(&p.bytes, p.first_index, now, out),
+            None => Ok(0),
+        }
     }
 
     /// Counters.
@@ -440,23 +461,54 @@ impl MultiwayJoin {
     /// expired rows runs first when one is due), appending their output entries, each stamped
     /// with its change's timestamp, to `out`; the rows emitted. On error the changes before the
     /// failing one stay applied and their entries written: the caller fails (the job restarts
-    /// from a snapshot).
+    /// from a snapshot). With an output bound it stops after the change at which the output
+    /// reaches the bound and keeps the changes after it for [`MultiwayJoin::resume`] (a new batch
+    /// before they are applied is refused).
     pub fn process_batch(
         &mut self,
         batch: &[u8],
         now: i64,
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
+        if self.bound.is_pending() {
+            return Err(MultiwayError::Batch(OutputBound::PENDING.into()));
+        }
+        self.process_from(batch, 0, now, out)
+    }
+
+    /// [`MultiwayJoin::process_batch`] of a batch whose first change has index `first`.
+    fn process_from(
+        &mut self,
+        batch: &[u8],
+        first: usize,
+        now: i64,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, MultiwayError> {
         self.maybe_sweep(now);
+        let start = out.len();
         let mut w = OutputWriter::new(out);
-        let applied = BatchReader::<u8>::new(batch).try_for_each(|rec| {
-            let (_, rec) = rec.map_err(MultiwayError::Batch)?;
-            w.set_input(&rec);
-            let input = rec.side as usize;
-            self.apply(input, rec.kind, rec.key_group, rec.row, now, &mut w)
-        });
+        let mut reader = BatchReader::<u8>::numbered_from(batch, first);
+        let (mut applied, mut stopped) = (Ok(()), false);
+        for rec in reader.by_ref() {
+            applied = rec.map_err(MultiwayError::Batch).and_then(|(_, rec)| {
+                w.set_input(&rec);
+                let input = rec.side as usize;
+                self.apply(input, rec.kind, rec.key_group, rec.row, now, &mut w)
+            });
+            stopped = self.bound.reached(w.buffer_len(), start);
+            if applied.is_err() || stopped {
+                break;
+            }
+        }
         self.settle();
-        applied.map(|()| w.rows())
+        applied?;
+        if stopped {
+            let rest = reader.remainder();
+            if !rest.bytes.is_empty() {
+                self.bound.keep(rest);
+            }
+        }
+        Ok(w.rows())
     }
 
     /// Drops expired rows everywhere when a sweep is due ([`Sweep`]), so that rows of keys never

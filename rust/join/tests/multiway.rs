@@ -468,6 +468,64 @@ proptest! {
 /// nothing stored to fill from), sometimes a key (rejected).
 const HIDE: [&[&str]; 8] = [&[], &[], &[], &["v"], &["v"], &["k"], &["id"], &["k", "v"]];
 
+/// Appends `c` to `batch` as a block of one, stamped `timestamp`.
+fn batch_input(shape: &Shape, c: &Input, timestamp: Option<i64>, batch: &mut Vec<u8>) {
+    let row = encode(&c.row, c.unavailable);
+    let rec = InputRecord {
+        side: c.input as u8,
+        kind: c.kind,
+        key_group: key_group(shape.keys[c.input].join_value(&c.row)),
+        timestamp,
+        row: &row,
+    };
+    write_input(batch, &rec);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// A bounded output comes in pieces that make up the whole, as for the two-table join
+    /// (`properties.rs`): each call stops after the change at which its output reaches the bound.
+    #[test]
+    fn a_bounded_output_is_the_whole_output_in_pieces(
+        (shape, steps) in shape_and_trace(2..=4), bound in 1usize..600
+    ) {
+        let mut tables = vec![Vec::new(); shape.n()];
+        let trace: Vec<Input> = steps.iter().flat_map(|s| changes(&shape, s, &mut tables)).collect();
+        let mut batch = Vec::new();
+        let (mut single, mut expected_calls) = (shape.multiway(), vec![0]);
+        for (i, c) in trace.iter().enumerate() {
+            batch_input(&shape, c, Some(i as i64), &mut batch);
+            let (mut one, mut out) = (Vec::new(), Vec::new());
+            batch_input(&shape, c, Some(i as i64), &mut one);
+            single.process_batch(&one, 0, &mut out).unwrap();
+            let call = expected_calls.last_mut().unwrap();
+            *call += out.len();
+            if *call >= bound && i + 1 < trace.len() {
+                expected_calls.push(0);
+            }
+        }
+        let (mut whole, mut want) = (shape.multiway(), Vec::new());
+        let rows = whole.process_batch(&batch, 0, &mut want).unwrap();
+
+        let (mut bounded, mut got) = (shape.multiway(), Vec::new());
+        bounded.set_output_bound(bound);
+        let mut got_rows = bounded.process_batch(&batch, 0, &mut got).unwrap();
+        let mut calls = vec![got.len()];
+        while bounded.has_pending() {
+            let refused = bounded.process_batch(&batch, 0, &mut Vec::new()).unwrap_err();
+            prop_assert!(refused.to_string().contains("resume"), "{}", refused);
+            let before = got.len();
+            got_rows += bounded.resume(0, &mut got).unwrap();
+            calls.push(got.len() - before);
+        }
+        prop_assert_eq!(calls, expected_calls);
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(got_rows, rows);
+        prop_assert_eq!(bounded.stats(), whole.stats());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -813,15 +871,7 @@ impl Oracle {
 /// one is due); its output, printed.
 fn run_at(j: &mut MultiwayJoin, shape: &Shape, c: &Input, now: i64) -> Vec<String> {
     let mut batch = Vec::new();
-    let row = encode(&c.row, c.unavailable);
-    let rec = InputRecord {
-        side: c.input as u8,
-        kind: c.kind,
-        key_group: key_group(shape.keys[c.input].join_value(&c.row)),
-        timestamp: None,
-        row: &row,
-    };
-    write_input(&mut batch, &rec);
+    batch_input(shape, c, None, &mut batch);
     let mut out = Vec::new();
     (j.process_batch(&batch, now, &mut out)).unwrap_or_else(|e| panic!("{c:?}: {e}"));
     printed(&out, shape, c)

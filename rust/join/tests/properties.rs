@@ -585,6 +585,66 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// A join whose output per call is bounded stops after the change at which its output reaches
+    /// the bound and applies the rest when resumed: the calls' outputs, one after the other, are
+    /// the unbounded join's output byte for byte, each call stops exactly there (the sizes of the
+    /// calls' outputs follow from each change's output alone), and a new batch is refused while
+    /// changes are pending.
+    #[test]
+    fn a_bounded_output_is_the_whole_output_in_pieces(
+        jt in join_type(), lk in keys(), rk in keys(), ops in prop::collection::vec(op(3), 1..60),
+        bound in 1usize..400
+    ) {
+        let keys = [lk, rk];
+        let mut world = World::new(keys);
+        ops.iter().for_each(|o| world.apply(o));
+        let mut batch = Vec::new();
+        for (i, c) in world.changes.iter().enumerate() {
+            c.batch_at(keys, Some(i as i64), &mut batch);
+        }
+        let mut whole = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+        let mut want = Vec::new();
+        let rows = whole.process_batch(&batch, 0, &mut want).unwrap();
+
+        // Each change's output alone: a call stops after the change at which its output reaches
+        // the bound, so these give the size of every call's output.
+        let mut single = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+        let mut expected_calls = vec![0];
+        for (i, c) in world.changes.iter().enumerate() {
+            let mut one = Vec::new();
+            c.batch_at(keys, Some(i as i64), &mut one);
+            let mut out = Vec::new();
+            single.process_batch(&one, 0, &mut out).unwrap();
+            let call = expected_calls.last_mut().unwrap();
+            *call += out.len();
+            if *call >= bound && i + 1 < world.changes.len() {
+                expected_calls.push(0);
+            }
+        }
+
+        let mut bounded = JoinEngine::new(&spec(jt, lk, rk, ALL)).unwrap();
+        bounded.set_output_bound(bound);
+        let mut got = Vec::new();
+        let mut got_rows = bounded.process_batch(&batch, 0, &mut got).unwrap();
+        let mut calls = vec![got.len()];
+        while bounded.has_pending() {
+            let refused = bounded.process_batch(&batch, 0, &mut Vec::new()).unwrap_err();
+            prop_assert!(refused.to_string().contains("resume"), "{}", refused);
+            let before = got.len();
+            got_rows += bounded.resume(0, &mut got).unwrap();
+            calls.push(got.len() - before);
+        }
+        prop_assert_eq!(calls, expected_calls);
+        prop_assert_eq!(print_output(&got), print_output(&want));
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(got_rows, rows);
+        prop_assert_eq!(bounded.stats(), whole.stats());
+    }
+}
+
 /// The changes of `ops`, every row deleted at the end, and two cuts: `cut` of them, then `mid` of
 /// the rest (as absolute positions): what runs before a freeze, until the next step, and after.
 fn cut_twice(

@@ -124,6 +124,11 @@ impl<'a> Changes<'a> {
         Changes { buf: body }
     }
 
+    /// The bytes of the changes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        self.buf
+    }
+
     #[inline(always)]
     fn read(&mut self) -> Result<Change<'a>, String> {
         let head = self

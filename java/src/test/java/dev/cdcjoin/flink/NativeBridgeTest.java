@@ -315,6 +315,61 @@ class NativeBridgeTest {
     }
 
     /**
+     * A batch whose output would be far larger than a call's bound (32 MiB): a key of 100,000
+     * domains, then a batch of 30 changes of its user (each joined with every domain; about 1 GB of
+     * output in all) and one of another user. The batch comes out in pieces of about the bound,
+     * each call ending at a change's end; a new batch is refused until the last piece is taken; all
+     * the rows come out, in order.
+     */
+    @Test
+    void aLargeOutputComesInPiecesOfAboutTheBound() {
+        RowCodec u = new RowCodec(USERS);
+        RowCodec dm = new RowCodec(DOMAINS);
+        int domains = 100_000;
+        int changes = 30;
+        try (NativeJoin j = new NativeJoin(usersDomains(JoinType.INNER).specJson(0, 127))) {
+            BatchBuffer b = new BatchBuffer(1 << 20);
+            for (long d = 0; d < domains; d++) {
+                record(b, 1, 0, 3, dm.encode(new Object[] {d, 1L, "domain-" + d + ".example"}));
+            }
+            assertEquals(0, j.processBatch(b.buffer(), b.length(), 0).limit());
+            assertTrue(!j.hasPending());
+            b.clear();
+            for (int i = 0; i < changes; i++) {
+                Object[] user = {1L, "user one, version " + i};
+                record(b, 0, i == 0 ? 0 : 2, 3, u.encode(user)); // +I, then +U replacing it
+            }
+            record(b, 0, 0, 5, u.encode(new Object[] {2L, "no domains"}));
+            long rows = 0;
+            int calls = 0;
+            String last = null;
+            for (ByteBuffer out = j.processBatch(b.buffer(), b.length(), 0); ; ) {
+                calls++;
+                // The bound and at most one change's output (200,000 rows here) beyond it.
+                assertTrue(out.limit() < 80 << 20, "a call's output of " + out.limit() + " bytes");
+                JoinBatches.Entries e = new JoinBatches.Entries().reset(out, 0);
+                while (e.next()) {
+                    rows++;
+                    last = e.kind() + " " + Arrays.toString(u.decode(out, e.leftAt()));
+                }
+                if (!j.hasPending()) {
+                    break;
+                }
+                IllegalStateException refused =
+                        assertThrows(
+                                IllegalStateException.class,
+                                () -> j.processBatch(b.buffer(), b.length(), 0));
+                assertTrue(refused.getMessage().contains("resume"), refused.getMessage());
+                out = j.continueBatch(0);
+            }
+            // The first change inserts (one row per domain); each replacement retracts and inserts.
+            assertEquals((long) domains * (1 + 2 * (changes - 1)), rows);
+            assertEquals("2 [1, user one, version " + (changes - 1) + "]", last); // +U
+            assertTrue(calls > 10, calls + " calls");
+        }
+    }
+
+    /**
      * The multi-way join through JNI: users LEFT JOIN domains FULL JOIN backups (domains' schema),
      * a batch naming its inputs by index, the wide output, counters by name, a snapshot restored
      * elsewhere, and every failure as a Java exception.

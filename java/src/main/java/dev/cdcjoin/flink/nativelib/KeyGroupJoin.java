@@ -66,6 +66,31 @@ public abstract class KeyGroupJoin extends NativeHandle {
     }
 
     /**
+     * Whether the last {@link #processBatch} or {@link #continueBatch} stopped with changes left: a
+     * call stops after the change at which its output reaches the bound (32 MiB, Rust {@code
+     * OutputBound::DEFAULT_BYTES}), so that a batch of changes on a key joined with many rows is
+     * emitted in pieces instead of as one output of all their rows. A batch is refused until the
+     * changes left are joined.
+     *
+     * @return whether {@link #continueBatch} has changes to join
+     */
+    public final boolean hasPending() {
+        return hasPending(open());
+    }
+
+    /**
+     * Joins the changes the last call left at its output bound, as {@link #processBatch} joins a
+     * batch (stopping again at the bound).
+     *
+     * @param nowMs current time in milliseconds (for state TTL)
+     * @return the output entries (position 0, limit = length), valid until the next call
+     */
+    public final ByteBuffer continueBatch(long nowMs) {
+        long h = open();
+        return collect(h, continueBatch(h, nowMs, output()));
+    }
+
+    /**
      * Snapshots part of the state: {@code (keyGroup u32 | len u32 | payload)*}, one section ({@code
      * len u32 | payload}) per key group holding state, from {@code fromKeyGroup} on in key group
      * order, stopping after the section that brings the output to {@code maxBytes} or more. Taken
@@ -152,6 +177,10 @@ public abstract class KeyGroupJoin extends NativeHandle {
 
     static native long processBatch(
             long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);
+
+    static native long continueBatch(long handle, long nowMs, ByteBuffer out);
+
+    static native boolean hasPending(long handle);
 
     static native long takeOutput(long handle, ByteBuffer out);
 

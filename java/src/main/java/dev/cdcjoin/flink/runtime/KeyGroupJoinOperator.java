@@ -239,7 +239,10 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         afterAppend(batch.records());
     }
 
-    /** Joins the buffered batch, if any, and emits its output. */
+    /**
+     * Joins the buffered batch, if any, and emits its output, in as many native calls as its output
+     * bound asks for ({@link dev.cdcjoin.flink.nativelib.KeyGroupJoin#hasPending()}).
+     */
     @Override
     public final void flush() {
         int records = batch.records();
@@ -247,10 +250,18 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
             return;
         }
         long now = getProcessingTimeService().getCurrentProcessingTime();
-        ByteBuffer out = heapCopy.of(join.processBatch(batch.buffer(), batch.length(), now));
+        emit(join.processBatch(batch.buffer(), batch.length(), now));
         batch.clear();
-        rowsOut.inc(emits.next == null ? emitRows(out) : emitChained(out));
+        while (join.hasPending()) {
+            emit(join.continueBatch(now));
+        }
         updateStats(records);
+    }
+
+    /** Emits one native call's output. */
+    private void emit(ByteBuffer output) {
+        ByteBuffer out = heapCopy.of(output);
+        rowsOut.inc(emits.next == null ? emitRows(out) : emitChained(out));
     }
 
     /**
