@@ -418,15 +418,15 @@ impl JoinEngine {
         keys.clear();
         let (prepared, invalid) = self.prepare_batch(batch, first, &mut keys);
         let mut w = OutputWriter::new(out);
-        let (mut applied, mut stopped) = (Ok(()), None);
+        let (mut failed, mut stopped) = (None, None);
         for (i, p) in prepared.iter().enumerate() {
             self.prefetch(
                 prepared.get(i + PREFETCH_BUCKET),
                 prepared.get(i + PREFETCH_GROUPS),
             );
             w.set_input(&p.rec);
-            applied = self.apply(p, &keys[p.key.clone()], now, &mut w);
-            if applied.is_err() {
+            if let Err(e) = self.apply(p, &keys[p.key.clone()], now, &mut w) {
+                failed = Some(e);
                 break;
             }
             if i + 1 < prepared.len() && self.bound.reached(w.buffer_len(), start) {
@@ -436,7 +436,9 @@ impl JoinEngine {
         }
         self.keys = keys;
         self.settle();
-        applied?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         if let Some(applied) = stopped {
             let mut rest = BatchReader::<Side>::numbered_from(batch, first);
             rest.by_ref().take(applied).for_each(drop);
