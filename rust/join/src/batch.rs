@@ -105,9 +105,13 @@ pub fn write_input<S: InputTag>(out: &mut Vec<u8>, rec: &InputRecord<'_, S>) {
     out.extend_from_slice(&change);
 }
 
+/// Why a join refuses a batch while changes of the previous one wait ([`OutputBound`]).
+pub const PENDING: &str =
+    "a batch came while the previous batch's changes are not all applied (resume them first)";
+
 /// The changes of a batch a join has not applied yet, because its output reached its bound
 /// ([`OutputBound`]): the caller takes that output and asks for the rest.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pending {
     /// A batch of the changes (see the module docs).
     pub bytes: Vec<u8>,
@@ -130,10 +134,6 @@ impl OutputBound {
     /// The bound of a join created by the JNI layer: 32 MiB.
     pub const DEFAULT_BYTES: usize = 32 << 20;
 
-    /// Why a batch is refused while changes are pending.
-    pub const PENDING: &'static str =
-        "the previous batch's changes are not all applied yet (resume until none is pending)";
-
     /// At most about `bytes` of output per call (a call always applies at least one change).
     pub fn new(bytes: usize) -> OutputBound {
         OutputBound {
@@ -147,7 +147,8 @@ impl OutputBound {
         OutputBound::new(usize::MAX)
     }
 
-    /// Whether a call whose output started at `start` in `out` must stop after this change.
+    /// Whether a call whose output began at `start` and now ends at `out_len` must stop after the
+    /// change it applied last.
     pub fn reached(&self, out_len: usize, start: usize) -> bool {
         out_len - start >= self.bytes
     }

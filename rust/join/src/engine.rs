@@ -75,6 +75,9 @@ pub enum JoinError {
     /// The batch framing is malformed.
     #[error("malformed batch: {0}")]
     Batch(String),
+    /// A batch came while changes of the previous one wait ([`JoinEngine::resume`]).
+    #[error("{}", crate::batch::PENDING)]
+    Pending,
     /// A record's row does not match its side's schema.
     #[error("batch record #{index} ({side:?}): invalid row: {reason}")]
     InvalidRow {
@@ -398,7 +401,7 @@ impl JoinEngine {
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
         if self.bound.is_pending() {
-            return Err(JoinError::Batch(OutputBound::PENDING.into()));
+            return Err(JoinError::Pending);
         }
         self.process_from(batch, 0, now, out)
     }

@@ -174,6 +174,9 @@ pub enum MultiwayError {
     /// A batch is malformed (the message names the change by its index in the batch).
     #[error("malformed multi-way join batch: {0}")]
     Batch(String),
+    /// A batch came while changes of the previous one wait ([`MultiwayJoin::resume`]).
+    #[error("{}", crate::batch::PENDING)]
+    Pending,
     /// The change names an input the join does not have.
     #[error("input {input} does not exist: the join has {inputs} inputs")]
     UnknownInput {
@@ -471,7 +474,7 @@ impl MultiwayJoin {
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
         if self.bound.is_pending() {
-            return Err(MultiwayError::Batch(OutputBound::PENDING.into()));
+            return Err(MultiwayError::Pending);
         }
         self.process_from(batch, 0, now, out)
     }
@@ -488,20 +491,26 @@ impl MultiwayJoin {
         let start = out.len();
         let mut w = OutputWriter::new(out);
         let mut reader = BatchReader::<u8>::numbered_from(batch, first);
-        let (mut applied, mut stopped) = (Ok(()), false);
+        let (mut failed, mut stopped) = (None, false);
         for rec in reader.by_ref() {
-            applied = rec.map_err(MultiwayError::Batch).and_then(|(_, rec)| {
+            let applied = rec.map_err(MultiwayError::Batch).and_then(|(_, rec)| {
                 w.set_input(&rec);
                 let input = rec.side as usize;
                 self.apply(input, rec.kind, rec.key_group, rec.row, now, &mut w)
             });
-            stopped = self.bound.reached(w.buffer_len(), start);
-            if applied.is_err() || stopped {
+            if let Err(e) = applied {
+                failed = Some(e);
+                break;
+            }
+            if self.bound.reached(w.buffer_len(), start) {
+                stopped = true;
                 break;
             }
         }
         self.settle();
-        applied?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         if stopped {
             let rest = reader.remainder();
             if !rest.bytes.is_empty() {
