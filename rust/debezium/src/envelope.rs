@@ -60,6 +60,13 @@ impl Span {
         }
     }
 
+    /// Whether a value was found: a found value ends past the input's first byte, the default
+    /// (absent) span at 0. One comparison, for the walk's check that a column comes once.
+    #[inline(always)]
+    fn is_set(self) -> bool {
+        self.end != 0
+    }
+
     /// The JSON text in `input`; empty for an absent value.
     pub(crate) fn get(self, input: &[u8]) -> &[u8] {
         input.get(self.start..self.end).unwrap_or_default()
@@ -123,6 +130,11 @@ impl ColumnIndex {
         let names: Vec<Box<[u8]>> = names.into_iter().map(|n| n.into_bytes().into()).collect();
         let by_name = names.iter().cloned().zip(0..).collect();
         ColumnIndex { names, by_name }
+    }
+
+    /// The name of column `i`, for messages.
+    fn name(&self, i: usize) -> String {
+        String::from_utf8_lossy(&self.names[i]).into_owned()
     }
 
     /// Position of `name`, trying `hint` first.
@@ -309,6 +321,7 @@ impl Scanner<'_> {
 }
 
 /// The keys an envelope may have that matter.
+#[derive(Clone, Copy)]
 enum Key {
     Op,
     Before,
@@ -316,6 +329,24 @@ enum Key {
     Schema,
     Payload,
     Other,
+}
+
+impl Key {
+    /// How many keys are read (all but [`Key::Other`]).
+    const READ: usize = Key::Other as usize;
+
+    /// The key's name if the scan reads its value (`schema` and `payload` only at the top level,
+    /// `outer`): a key read twice could be meant either way, so it is refused.
+    fn read(self, outer: bool) -> Option<&'static str> {
+        match self {
+            Key::Op => Some("op"),
+            Key::Before => Some("before"),
+            Key::After => Some("after"),
+            Key::Schema if outer => Some("schema"),
+            Key::Payload if outer => Some("payload"),
+            _ => None,
+        }
+    }
 }
 
 impl<'de> de::Deserialize<'de> for Key {
@@ -365,7 +396,15 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let s = self.0;
         let mut fields = Fields::default();
+        let mut seen = [false; Key::READ];
         while let Some(key) = map.next_key::<Key>()? {
+            if let Some(name) = key.read(s.outer) {
+                if std::mem::replace(&mut seen[key as usize], true) {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate key \"{name}\" in the envelope"
+                    )));
+                }
+            }
             match key {
                 Key::Op => fields.op = Span::of(map.next_value()?, s.base),
                 Key::Before => map.next_value_seed(s.row(true))?,
@@ -432,6 +471,12 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
         while let Some(column) = map.next_key_seed(seed(hint))? {
             match column {
                 Some(i) => {
+                    if self.spans.columns[i].is_set() {
+                        return Err(de::Error::custom(format_args!(
+                            "duplicate column \"{}\" in a row image",
+                            self.columns.name(i)
+                        )));
+                    }
                     let raw: &'de RawValue = map.next_value()?;
                     self.spans.columns[i] = Span::of(raw, self.base);
                     hint = i + 1;

@@ -964,3 +964,38 @@ fn upsert_kafka_records() {
         .to_string()
         .ends_with("need upsert mode (\"upsert\": true and a primary key)"));
 }
+
+/// A key the decoder reads, given twice, could be meant either way (Flink's Jackson keeps the
+/// last): the message is refused, naming the key. Keys it does not read may repeat.
+#[test]
+fn a_key_read_twice_is_refused() {
+    let refused = |json: &str| decode(json).unwrap_err();
+    assert_eq!(
+        refused(r#"{"op":"c","op":"d","after":{"id":1},"before":{"id":1}}"#),
+        "malformed JSON: duplicate key \"op\" in the envelope at line 1 column 14"
+    );
+    assert_eq!(
+        refused(r#"{"op":"c","after":{"id":1},"after":{"id":2}}"#),
+        "malformed JSON: duplicate key \"after\" in the envelope at line 1 column 34"
+    );
+    assert_eq!(
+        refused(r#"{"op":"d","before":null,"before":{"id":2}}"#),
+        "malformed JSON: duplicate key \"before\" in the envelope at line 1 column 32"
+    );
+    assert_eq!(
+        refused(r#"{"op":"c","after":{"id":1,"name":"a","name":"b"}}"#),
+        "malformed JSON: duplicate column \"name\" in a row image at line 1 column 43"
+    );
+    let wrapped = wrapped(r#"{"op":"c","after":{"id":1},"op":"r"}"#);
+    assert!(
+        refused(&wrapped).contains("duplicate key \"op\" in the envelope"),
+        "{}",
+        refused(&wrapped)
+    );
+    assert_eq!(
+        decode(r#"{"op":"c","after":{"id":1,"x":1,"x":2},"ts_ms":1,"ts_ms":2}"#),
+        Ok(vec![
+            "+I[1, null, null, null, null, null, null, null, null]".into()
+        ])
+    );
+}

@@ -191,6 +191,11 @@ impl Walk<'_> {
                 {
                     return None
                 }
+                // A key read twice: serde_json's scan refuses it, naming the key.
+                (EnvelopeKey::Op, _) if top.fields.op.is_set() => return None,
+                (EnvelopeKey::Before, _) if self.images[0].image != Image::Missing => return None,
+                (EnvelopeKey::After, _) if self.images[1].image != Image::Missing => return None,
+                (EnvelopeKey::Schema, true) if top.schema_seen => return None,
                 (EnvelopeKey::Op, _) => {
                     let end = self.value(value_at, value)?;
                     top.fields.op = self.checked_span(value_at, end)?;
@@ -290,6 +295,9 @@ impl Walk<'_> {
                 let (value_at, value) = self.token()?;
                 let end = self.value(value_at, value)?;
                 if let Some(i) = column {
+                    if self.images[side].columns[i].is_set() {
+                        return None; // a column twice: refused by serde_json's scan
+                    }
                     self.images[side].columns[i] = self.checked_span(value_at, end)?;
                     hint = i + 1;
                 }

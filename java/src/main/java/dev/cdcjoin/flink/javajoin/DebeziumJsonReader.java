@@ -2,6 +2,7 @@ package dev.cdcjoin.flink.javajoin;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -12,6 +13,7 @@ import dev.cdcjoin.flink.codec.Column;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +67,9 @@ public final class DebeziumJsonReader {
     /** The payload's JSON when it came before the schema. */
     private String deferredPayload;
 
+    /** Per declared column, whether the row image being read gave it already. */
+    private final boolean[] given;
+
     /**
      * A reader of a table with the default format, emitting updates as {@code -U}/{@code +U}.
      *
@@ -104,6 +109,7 @@ public final class DebeziumJsonReader {
         this.names = new String[columns.size()];
         this.byName = new HashMap<>();
         this.declared = new ColumnReader[columns.size()];
+        this.given = new boolean[columns.size()];
         for (int i = 0; i < names.length; i++) {
             names[i] = columns.get(i).name();
             byName.put(names[i], i);
@@ -339,8 +345,15 @@ public final class DebeziumJsonReader {
     }
 
     private void parseEnvelope(JsonParser p, Envelope env, boolean top) throws IOException {
+        int read = 0;
         String key;
         while ((key = p.nextFieldName()) != null) {
+            int bit = readBit(key, top);
+            if ((read & bit) != 0) {
+                // Either value could be meant (Jackson would keep the last): refused, as natively.
+                throw new JsonParseException(p, "duplicate key \"" + key + "\" in the envelope");
+            }
+            read |= bit;
             JsonToken t = p.nextToken();
             switch (key) {
                 case "op":
@@ -370,6 +383,27 @@ public final class DebeziumJsonReader {
                 default:
                     p.skipChildren();
             }
+        }
+    }
+
+    /**
+     * A bit of its own for each envelope key whose value is read ({@code top}: at the top level,
+     * where {@code schema} and {@code payload} are read too), 0 for the others.
+     */
+    private static int readBit(String key, boolean top) {
+        switch (key) {
+            case "op":
+                return 1;
+            case "before":
+                return 2;
+            case "after":
+                return 4;
+            case "schema":
+                return top ? 8 : 0;
+            case "payload":
+                return top ? 16 : 0;
+            default:
+                return 0;
         }
     }
 
@@ -446,15 +480,20 @@ public final class DebeziumJsonReader {
             return;
         }
         img.start(names.length);
+        Arrays.fill(given, false);
         int hint = 0;
         String name;
         while ((name = p.nextFieldName()) != null) {
-            JsonToken vt = p.nextToken();
             int col = column(name, hint);
+            if (col >= 0 && given[col]) {
+                throw new JsonParseException(p, "duplicate column \"" + name + "\" in a row image");
+            }
+            JsonToken vt = p.nextToken();
             if (col < 0) {
                 p.skipChildren();
                 continue;
             }
+            given[col] = true;
             hint = col + 1;
             if (vt == JsonToken.VALUE_NULL) {
                 img.set(col, null);
