@@ -69,6 +69,9 @@ public final class MiniClusters {
      */
     public static Configuration configuration() {
         Configuration conf = new Configuration();
+        // Any free port for the REST endpoint: a cluster built by hand would take 8081, and fail to
+        // start while another test JVM on the machine holds it.
+        conf.set(RestOptions.BIND_PORT, "0");
         conf.set(JobManagerOptions.SLOT_REQUEST_TIMEOUT, SLOT_REQUEST_TIMEOUT);
         conf.set(TaskManagerOptions.TASK_CANCELLATION_INTERVAL, CANCELLATION_INTERVAL);
         return conf;
