@@ -6,6 +6,9 @@ import java.nio.ByteOrder;
 /** Allocation of the little-endian direct buffers that batches cross the JNI boundary in. */
 public final class DirectBuffers {
 
+    /** The most bytes a buffer holds (a Java array's limit). */
+    static final int MAX_OUTPUT = Integer.MAX_VALUE - 8;
+
     private DirectBuffers() {}
 
     /**
@@ -31,10 +34,10 @@ public final class DirectBuffers {
         if (needed <= buf.capacity()) {
             return buf;
         }
-        if (needed > Integer.MAX_VALUE - 8) {
+        if (needed > MAX_OUTPUT) {
             throw new IllegalArgumentException("batch buffer of " + needed + " bytes is too large");
         }
-        long grown = Math.max(needed, Math.min((long) buf.capacity() * 2, Integer.MAX_VALUE - 8));
+        long grown = Math.max(needed, Math.min((long) buf.capacity() * 2, MAX_OUTPUT));
         ByteBuffer bigger = allocate((int) grown);
         ByteBuffer old = buf.duplicate();
         old.position(0).limit(used);
@@ -56,6 +59,14 @@ public final class DirectBuffers {
     static ByteBuffer result(long result, ByteBuffer out, OutputTaker take) {
         ByteBuffer target = out;
         long length = result;
+        if (length < -MAX_OUTPUT) {
+            throw new IllegalStateException(
+                    "a native call's output of "
+                            + -length
+                            + " bytes is more than a Java buffer holds (2 GiB): a join emits the"
+                            + " rows of one change in one piece, and this change joined with too"
+                            + " many rows");
+        }
         if (length < 0) {
             target = ensure(out, 0, -length);
             length = take.take(target);
