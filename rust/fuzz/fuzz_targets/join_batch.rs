@@ -1,10 +1,14 @@
 //! Arbitrary bytes as a join input batch and as a snapshot section, for every join type: the
 //! engine must apply or refuse them, never panic or abort, and a frozen state must write what a
-//! snapshot written at its instant holds while the engine goes on. The first byte picks the join
-//! type, whether the sides have a TTL and whether the bytes are restored as a snapshot first.
+//! snapshot written at its instant holds while the engine goes on; an engine whose output per call
+//! is bounded must write the same bytes and end with the same error, in pieces. The first byte
+//! picks the join type, whether the sides have a TTL and whether the bytes are restored as a
+//! snapshot first; its top three bits the bound (1 to 449 bytes).
 #![no_main]
 
-use cdcjoin_join::{JoinEngine, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec};
+use cdcjoin_join::{
+    JoinEngine, JoinError, JoinSpec, JoinType, KeyGroupRange, RetractionPolicy, SideSpec,
+};
 use cdcjoin_workload::{domains_schema, users_schema};
 use libfuzzer_sys::fuzz_target;
 
@@ -33,12 +37,25 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let jt = JOIN_TYPES[(mode & 3) as usize];
-    let mut engine = JoinEngine::new(&spec(jt, mode & 4 != 0)).expect("valid spec");
-    if mode & 8 != 0 {
-        let _ = engine.restore_key_group(rest);
-    }
+    let fresh = || {
+        let mut engine = JoinEngine::new(&spec(jt, mode & 4 != 0)).expect("valid spec");
+        if mode & 8 != 0 {
+            let _ = engine.restore_key_group(rest);
+        }
+        engine
+    };
+    let (mut engine, mut bounded) = (fresh(), fresh());
+    bounded.set_output_bound(usize::from(mode >> 5) * 64 + 1);
     let mut out = Vec::new();
-    let _ = engine.process_batch(rest, i64::from(mode), &mut out);
+    let whole = engine.process_batch(rest, i64::from(mode), &mut out);
+    let mut pieces = Vec::new();
+    let mut last = bounded.process_batch(rest, i64::from(mode), &mut pieces);
+    while last.is_ok() && bounded.has_pending() {
+        last = bounded.resume(i64::from(mode), &mut pieces);
+    }
+    assert_eq!(pieces, out, "the pieces are the whole output");
+    let outcome = |r: Result<usize, _>| r.map(drop).map_err(|e: JoinError| e.to_string());
+    assert_eq!(outcome(last), outcome(whole), "the same outcome");
     let before = sections(engine.key_groups_with_state(), |kg, out| {
         engine.snapshot_key_group(kg, out)
     });

@@ -1,10 +1,14 @@
 //! Arbitrary bytes as a multi-way join's input batch and as a snapshot section: the join must
 //! apply or refuse them, never panic or abort, and a frozen state must write what a snapshot
-//! written at its instant holds while the join goes on. The first byte picks the two join types,
-//! whether the inputs have a TTL and whether the bytes are restored as a snapshot first.
+//! written at its instant holds while the join goes on; a join whose output per call is bounded
+//! must write the same bytes and end with the same error, in pieces. The first byte picks the two
+//! join types, whether the inputs have a TTL and whether the bytes are restored as a snapshot
+//! first; its top two bits the bound (1 to 193 bytes).
 #![no_main]
 
-use cdcjoin_join::{KeyGroupRange, MultiwayJoin, MultiwaySpec, RetractionPolicy, SideSpec};
+use cdcjoin_join::{
+    KeyGroupRange, MultiwayError, MultiwayJoin, MultiwaySpec, RetractionPolicy, SideSpec,
+};
 use cdcjoin_workload::{domains_schema, users_schema};
 use libfuzzer_sys::fuzz_target;
 
@@ -40,12 +44,25 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let mut join = MultiwayJoin::new(&spec(mode)).expect("valid spec");
-    if mode & 32 != 0 {
-        let _ = join.restore_key_group(rest);
-    }
+    let fresh = || {
+        let mut join = MultiwayJoin::new(&spec(mode)).expect("valid spec");
+        if mode & 32 != 0 {
+            let _ = join.restore_key_group(rest);
+        }
+        join
+    };
+    let (mut join, mut bounded) = (fresh(), fresh());
+    bounded.set_output_bound(usize::from(mode >> 6) * 64 + 1);
     let mut out = Vec::new();
-    let _ = join.process_batch(rest, i64::from(mode), &mut out);
+    let whole = join.process_batch(rest, i64::from(mode), &mut out);
+    let mut pieces = Vec::new();
+    let mut last = bounded.process_batch(rest, i64::from(mode), &mut pieces);
+    while last.is_ok() && bounded.has_pending() {
+        last = bounded.resume(i64::from(mode), &mut pieces);
+    }
+    assert_eq!(pieces, out, "the pieces are the whole output");
+    let outcome = |r: Result<usize, _>| r.map(drop).map_err(|e: MultiwayError| e.to_string());
+    assert_eq!(outcome(last), outcome(whole), "the same outcome");
     let before = sections(join.key_groups_with_state(), |kg, out| {
         join.snapshot_key_group(kg, out)
     });
