@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
     let mut pieces = Vec::new();
     let mut last = bounded.process_batch(rest, i64::from(mode), &mut pieces);
     while last.is_ok() && bounded.has_pending() {
-        last = bounded.resume(i64::from(mode), &mut pieces);
+        last = bounded.resume(&mut pieces);
     }
     assert_eq!(pieces, out, "the pieces are the whole output");
     let outcome = |r: Result<usize, _>| r.map(drop).map_err(|e: MultiwayError| e.to_string());

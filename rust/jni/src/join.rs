@@ -7,7 +7,7 @@
 //! `releaseFrozen`) while the join goes on. Each class keeps only its constructor and counter
 //! names (`NativeJoin.create` here).
 
-use cdcjoin_join::batch::OutputBound;
+use cdcjoin_join::batch::DEFAULT_OUTPUT_BOUND;
 use cdcjoin_join::state::Slot;
 use cdcjoin_join::{
     ChainSpec, Compression, FlinkRows, FlinkRowsSpec, FrozenState, JoinEngine, JoinSpec, Rekeyer,
@@ -26,8 +26,8 @@ pub(crate) trait Engine: Sections + Send {
     /// Joins `batch` (key group blocks) at processing time `now_ms`, writing the output entries
     /// to `out`, up to the output bound (`cdcjoin_join::batch::OutputBound`).
     fn process(&mut self, batch: &[u8], now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
-    /// Joins the changes a call left at its output bound, as `process` joins a batch.
-    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()>;
+    /// Joins what a call left at its output bound, as `process` joins a batch and at its time.
+    fn resume(&mut self, out: &mut Vec<u8>) -> NativeResult<()>;
     /// Whether the last call left changes at its output bound.
     fn has_pending(&self) -> bool;
     /// The rekeyer of an output that feeds the next join `chain` declares.
@@ -144,8 +144,8 @@ impl Engine for TwoTable {
             .map(drop)
             .map_err(failed)
     }
-    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
-        self.engine.resume(now_ms, out).map(drop).map_err(failed)
+    fn resume(&mut self, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.engine.resume(out).map(drop).map_err(failed)
     }
     fn has_pending(&self) -> bool {
         self.engine.has_pending()
@@ -200,7 +200,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeJoin_create<'local
         let spec: JoinSpec =
             serde_json::from_str(json).map_err(|e| invalid(format!("invalid join spec: {e}")))?;
         let mut engine = JoinEngine::new(&spec).map_err(invalid)?;
-        engine.set_output_bound(OutputBound::DEFAULT_BYTES);
+        engine.set_output_bound(DEFAULT_OUTPUT_BOUND);
         Ok(Box::new(TwoTable { engine, spec }))
     })
 }
@@ -325,19 +325,18 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_processBatc
     })
 }
 
-/// `static native long continueBatch(long handle, long nowMs, ByteBuffer out)`: joins the changes
-/// the last call left at its output bound; the output length, or minus the needed capacity.
+/// `static native long continueBatch(long handle, ByteBuffer out)`: joins what the last call left
+/// at its output bound; the output length, or minus the needed capacity.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_KeyGroupJoin_continueBatch<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
-    now_ms: jlong,
     out: JByteBuffer<'local>,
 ) -> jlong {
     JOINS.with_output(&mut env, "KeyGroupJoin.continueBatch", handle, &out, |j| {
         let engine = &mut j.engine;
-        reshaped(&mut j.reshape, &mut j.out, |out| engine.resume(now_ms, out))
+        reshaped(&mut j.reshape, &mut j.out, |out| engine.resume(out))
     })
 }
 

@@ -4,7 +4,7 @@
 //! multi-way join's formats: a batch is the join's input frames with each block behind its
 //! input's index, the output is the join's output entries with one row per input.
 
-use cdcjoin_join::batch::OutputBound;
+use cdcjoin_join::batch::DEFAULT_OUTPUT_BOUND;
 use cdcjoin_join::{
     ChainSpec, Compression, FlinkRows, FlinkRowsSpec, MultiwayJoin, MultiwaySpec, Rekeyer,
     StoredSection, MULTIWAY_COUNTER_NAMES,
@@ -38,8 +38,8 @@ impl Engine for Multiway {
             .map(drop)
             .map_err(failed)
     }
-    fn resume(&mut self, now_ms: i64, out: &mut Vec<u8>) -> NativeResult<()> {
-        self.join.resume(now_ms, out).map(drop).map_err(failed)
+    fn resume(&mut self, out: &mut Vec<u8>) -> NativeResult<()> {
+        self.join.resume(out).map(drop).map_err(failed)
     }
     fn has_pending(&self) -> bool {
         self.join.has_pending()
@@ -78,7 +78,7 @@ pub extern "system" fn Java_dev_cdcjoin_flink_nativelib_NativeMultiJoin_create<'
         let spec: MultiwaySpec = serde_json::from_str(json)
             .map_err(|e| invalid(format!("invalid multi-way join spec: {e}")))?;
         let mut join = MultiwayJoin::new(&spec).map_err(invalid)?;
-        join.set_output_bound(OutputBound::DEFAULT_BYTES);
+        join.set_output_bound(DEFAULT_OUTPUT_BOUND);
         Ok(Box::new(Multiway { join, spec }))
     })
 }

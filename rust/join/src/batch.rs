@@ -119,57 +119,75 @@ pub struct Pending {
     pub first_index: usize,
 }
 
-/// How much output one call of a join may write before it stops at a change's end, keeping the
-/// changes after it as [`Pending`]: a key joined with many rows makes each of its changes emit
-/// that many rows, so a batch of such changes would otherwise be joined into one output as large as
-/// all of them together, held at once in native memory and in the caller's buffers. One change's
-/// output is never split.
+/// What a call stopped at its output bound left to the next ([`OutputBound::take`]).
 #[derive(Debug)]
-pub struct OutputBound {
-    bytes: usize,
-    pending: Option<Pending>,
+pub struct Left<M> {
+    /// The changes not applied, the first of them applied in part when `midway` says so.
+    pub changes: Pending,
+    /// The processing time of the batch, which its later changes are applied at too.
+    pub now: i64,
+    /// How far the first change got when its own output reached the bound (a key joined with
+    /// many rows), in the join's terms: it goes on from there, not from its start.
+    pub midway: Option<M>,
 }
 
-impl OutputBound {
-    /// The bound of a join created by the JNI layer: 32 MiB.
-    pub const DEFAULT_BYTES: usize = 32 << 20;
+/// How much output one call of a join may write before it stops, keeping what is left
+/// ([`Left`]) for the next call: a key joined with many rows makes each of its changes emit that
+/// many rows, so a batch of such changes, or one change on a key joined with millions of rows,
+/// would otherwise be joined into one output as large as all of it, held at once in native memory
+/// and in the caller's buffers. A call stops after the change, or within a change after the
+/// joined row, at which its output reaches the bound; `M` is how a join says where within a
+/// change it stopped.
+#[derive(Debug)]
+pub struct OutputBound<M> {
+    bytes: usize,
+    left: Option<Left<M>>,
+}
 
-    /// At most about `bytes` of output per call (a call always applies at least one change).
-    pub fn new(bytes: usize) -> OutputBound {
-        OutputBound {
-            bytes,
-            pending: None,
-        }
+/// The output bound of a join created by the JNI layer ([`OutputBound`]): 32 MiB.
+pub const DEFAULT_OUTPUT_BOUND: usize = 32 << 20;
+
+impl<M> OutputBound<M> {
+    /// At most about `bytes` of output per call (a call always writes at least one row, or
+    /// applies at least one change).
+    pub fn new(bytes: usize) -> OutputBound<M> {
+        OutputBound { bytes, left: None }
     }
 
     /// No bound: every call applies its whole batch.
-    pub fn unbounded() -> OutputBound {
+    pub fn unbounded() -> OutputBound<M> {
         OutputBound::new(usize::MAX)
     }
 
-    /// Whether a call whose output began at `start` and now ends at `out_len` must stop after the
-    /// change it applied last.
-    pub fn reached(&self, out_len: usize, start: usize) -> bool {
-        out_len - start >= self.bytes
+    /// A writer appending a call's output to `buf`, full ([`OutputWriter::is_full`]) once it has
+    /// written the bound's bytes.
+    pub fn writer<'a>(&self, buf: &'a mut Vec<u8>) -> OutputWriter<'a> {
+        let limit = buf.len().saturating_add(self.bytes);
+        OutputWriter {
+            limit,
+            ..OutputWriter::new(buf)
+        }
     }
 
-    /// Keeps what a stopped call did not apply.
-    pub fn keep(&mut self, pending: Pending) {
-        self.pending = Some(pending);
+    /// Keeps what a stopped call left.
+    pub fn keep(&mut self, left: Left<M>) {
+        self.left = Some(left);
     }
 
-    /// Takes the changes a stopped call did not apply, if any.
-    pub fn take(&mut self) -> Option<Pending> {
-        self.pending.take()
+    /// Takes what a stopped call left, if anything.
+    pub fn take(&mut self) -> Option<Left<M>> {
+        self.left.take()
     }
 
     /// Whether changes wait to be applied.
     pub fn is_pending(&self) -> bool {
-        self.pending.is_some()
+        self.left.is_some()
     }
 }
 
-/// Reads the input changes of a batch, refusing malformed framing with the change's index.
+/// Reads the input changes of a batch, refusing malformed framing with the change's index. A
+/// clone reads on from where the reader is (a place to come back to).
+#[derive(Clone)]
 pub struct BatchReader<'a, S = Side> {
     /// The blocks not read yet.
     rest: &'a [u8],
@@ -298,6 +316,8 @@ impl<'a, S: InputTag> Iterator for BatchReader<'a, S> {
 /// Appends output entries (joined rows and rejections) to a caller-owned buffer.
 pub struct OutputWriter<'a> {
     buf: &'a mut Vec<u8>,
+    /// The buffer's length at which the output is full ([`OutputBound::writer`]).
+    limit: usize,
     rows: usize,
     /// The input byte of the current change ([`InputTag::byte`]).
     side: u8,
@@ -309,6 +329,7 @@ impl<'a> OutputWriter<'a> {
     pub fn new(buf: &'a mut Vec<u8>) -> OutputWriter<'a> {
         OutputWriter {
             buf,
+            limit: usize::MAX,
             rows: 0,
             side: Side::Left as u8,
             timestamp: None,
@@ -327,9 +348,11 @@ impl<'a> OutputWriter<'a> {
         self.rows
     }
 
-    /// The length of the buffer written to.
-    pub fn buffer_len(&self) -> usize {
-        self.buf.len()
+    /// Whether the output has reached its bound ([`OutputBound::writer`]; never for a writer
+    /// made by [`OutputWriter::new`]).
+    #[inline(always)]
+    pub fn is_full(&self) -> bool {
+        self.buf.len() >= self.limit
     }
 
     /// Appends `len u32 | bytes`.
@@ -565,6 +588,11 @@ impl<'a> WideEntries<'a> {
             entries: OutputEntries::new(buf),
             arity,
         }
+    }
+
+    /// The bytes of `buf` not read yet (where an entry ends, when read after it).
+    pub fn unread(&self) -> usize {
+        self.entries.buf.len()
     }
 }
 

@@ -54,7 +54,7 @@
 //! a change finds them by primary key or value (a key of many rows: freeing them by a scan there
 //! would make a change cost the rows of its key).
 
-use crate::batch::{BatchReader, InputRecord, OutputBound, OutputWriter};
+use crate::batch::{BatchReader, InputRecord, Left, OutputBound, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, Refusal};
@@ -200,8 +200,84 @@ pub struct JoinEngine {
     row_buf: Vec<u8>,
     /// A row with its unavailable columns filled from the stored row (kept for its capacity).
     filled: Vec<u8>,
-    /// How much output a call may write, and the changes a stopped call left.
-    bound: OutputBound,
+    /// How much output a call may write, and what a stopped call left.
+    bound: OutputBound<Midway>,
+    /// Where the change being applied goes on from (taken when it is applied), then where it
+    /// stopped, if it did.
+    midway: Option<Midway>,
+}
+
+/// How far a change got when the output reached its bound within the change's own rows (its key
+/// joined with many rows): the fan-out it was in and the row of the other side it stopped after.
+/// The next call goes on from there; what came before (validation, counters, expiry, finding
+/// the stored row, a replacement's filled row) is not done again. Between the two calls nothing
+/// else changes the state (a batch is refused while changes wait), so the entries stay where
+/// they are.
+#[derive(Debug)]
+pub(crate) struct Midway<C = Cursor> {
+    /// The fan-out left.
+    pub(crate) step: Step,
+    /// Where in it.
+    pub(crate) at: C,
+}
+
+impl<C> Midway<C> {
+    /// Stopped `at` adding `row` (see [`Step::Add`]).
+    pub(crate) fn adding(
+        (kind, row): (RowKind, &[u8]),
+        stored: Option<Entry>,
+        replaces: bool,
+        at: C,
+    ) -> Midway<C> {
+        let row = row.to_vec();
+        let step = Step::Add {
+            kind,
+            row,
+            stored,
+            replaces,
+        };
+        Midway { step, at }
+    }
+
+    /// Stopped `at` retracting `stored` (see [`Step::Retract`]).
+    pub(crate) fn retracting(
+        kind: RowKind,
+        stored: Entry,
+        then: Option<&[u8]>,
+        at: C,
+    ) -> Midway<C> {
+        let then = then.map(<[u8]>::to_vec);
+        let step = Step::Retract { kind, stored, then };
+        Midway { step, at }
+    }
+}
+
+/// One fan-out of a change over the rows joined with it, and what follows it.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// The stored row at `stored` retracted by a change of kind `kind` (rows 5-8), then removed;
+    /// for a replacement, `then` the row that replaces it (rows 1-4 with `+U` follow).
+    Retract {
+        kind: RowKind,
+        stored: Entry,
+        then: Option<Vec<u8>>,
+    },
+    /// `row` added with kind `kind` (rows 1-4), then stored: as a copy of `stored` on a multiset
+    /// side; `replaces` when it completes a replacement.
+    Add {
+        kind: RowKind,
+        row: Vec<u8>,
+        stored: Option<Entry>,
+        replaces: bool,
+    },
+}
+
+/// Where a fan-out goes on: after the other side's entry that ends at `end` (from the first for
+/// 0, where no entry ends), with the rows it has matched so far (with multiplicity).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cursor {
+    end: usize,
+    total: u32,
 }
 
 /// How many records ahead of the one being applied its table bucket is prefetched.
@@ -233,6 +309,8 @@ struct Ctx<'a> {
     now: i64,
     /// Rows (with multiplicity) freed by TTL while the change was applied.
     expired: u64,
+    /// Where the change goes on from (taken when applied), then where it stopped, if it did.
+    midway: &'a mut Option<Midway>,
 }
 
 /// What a record did to state (also what a change did to a multi-way join's input,
@@ -251,9 +329,12 @@ pub(crate) enum Applied {
     Retracted,
     /// A retraction found no such row: nothing happened.
     Absent,
+    /// The output reached its bound within the change's rows: the rest is left to the next call.
+    Stopped,
 }
 
 /// Emits a pair with the input side's row and the other side's row in left/right order.
+#[inline(always)]
 fn emit(
     out: &mut OutputWriter<'_>,
     input: Side,
@@ -299,14 +380,19 @@ impl Ctx<'_> {
         }
     }
 
-    /// Applies one change: the emission table's accumulate or retract half.
+    /// Applies one change: the emission table's accumulate or retract half, or what is left of
+    /// it after its midway.
     fn apply(&mut self, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
-        if kind.is_accumulate() {
-            accumulate(self, kind, row, out)
-        } else if retract(self, kind, row, out) {
-            Applied::Retracted
-        } else {
-            Applied::Absent
+        // Tested before it is taken: taking copies the whole (empty) midway, on every change.
+        if self.midway.is_some() {
+            if let Some(Midway { step, at }) = self.midway.take() {
+                return go_on(self, step, at, out);
+            }
+        }
+        self.expire();
+        match kind.is_accumulate() {
+            true => accumulate(self, kind, row, out),
+            false => retract(self, kind, row, out),
         }
     }
 }
@@ -331,6 +417,7 @@ impl JoinEngine {
             row_buf: Vec::new(),
             filled: Vec::new(),
             bound: OutputBound::unbounded(),
+            midway: None,
         })
     }
 
@@ -346,11 +433,18 @@ impl JoinEngine {
         self.bound.is_pending()
     }
 
-    /// Applies the changes the last call left (none: nothing), as [`JoinEngine::process_batch`]
-    /// applies a batch, stopping again at the output bound.
-    pub fn resume(&mut self, now: i64, out: &mut Vec<u8>) -> Result<usize, JoinError> {
+    /// Applies what the last call left (nothing: nothing), as [`JoinEngine::process_batch`]
+    /// applies a batch and at its time, stopping again at the output bound.
+    pub fn resume(&mut self, out: &mut Vec<u8>) -> Result<usize, JoinError> {
         match self.bound.take() {
-            Some(p) => self.process_from(&p.bytes, p.first_index, now, out),
+            Some(Left {
+                changes,
+                now,
+                midway,
+            }) => {
+                self.midway = midway;
+                self.process_from(&changes.bytes, changes.first_index, now, out)
+            }
             None => Ok(0),
         }
     }
@@ -386,9 +480,9 @@ impl JoinEngine {
     /// Processes a batch of input records (see [`crate::batch`]) at time `now` (milliseconds, for
     /// TTL), appending joined rows to `out`. Returns the number of rows emitted. On error, the
     /// records before the failing one have been applied. With an output bound
-    /// ([`JoinEngine::set_output_bound`]) it stops after the record at which the output reaches the
-    /// bound and keeps the records after it for [`JoinEngine::resume`] (a new batch before they
-    /// are applied is refused).
+    /// ([`JoinEngine::set_output_bound`]) it stops after the record, or within a record after the
+    /// joined row, at which the output reaches the bound and keeps the rest for
+    /// [`JoinEngine::resume`] (a new batch before it is applied is refused).
     ///
     /// The batch is read twice: first every record is validated and its join key projected and
     /// hashed, then the records are applied in order while the table buckets of the record
@@ -406,8 +500,9 @@ impl JoinEngine {
         self.process_from(batch, 0, now, out)
     }
 
-    /// [`JoinEngine::process_batch`] of a batch whose first change has index `first`; stops after
-    /// the change at which the output reaches the bound, keeping the changes after it.
+    /// [`JoinEngine::process_batch`] of a batch whose first change has index `first` and, when
+    /// the engine's midway says so, was applied in part; stops after the change, or within a
+    /// change after the joined row, at which the output reaches the bound, keeping the rest.
     fn process_from(
         &mut self,
         batch: &[u8],
@@ -415,12 +510,14 @@ impl JoinEngine {
         now: i64,
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
-        self.maybe_sweep(now);
-        let start = out.len();
+        if self.midway.is_none() {
+            // Not between two parts of a change: a sweep moves the entries a midway points at.
+            self.maybe_sweep(now);
+        }
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
         let (prepared, invalid) = self.prepare_batch(batch, first, &mut keys);
-        let mut w = OutputWriter::new(out);
+        let mut w = self.bound.writer(out);
         let (mut failed, mut stopped) = (None, None);
         for (i, p) in prepared.iter().enumerate() {
             self.prefetch(
@@ -428,14 +525,13 @@ impl JoinEngine {
                 prepared.get(i + PREFETCH_GROUPS),
             );
             w.set_input(&p.rec);
-            if let Err(e) = self.apply(p, &keys[p.key.clone()], now, &mut w) {
-                failed = Some(e);
-                break;
+            match self.apply(p, &keys[p.key.clone()], now, &mut w) {
+                Err(e) => failed = Some(e),
+                Ok(()) if self.midway.is_some() => stopped = Some(i),
+                Ok(()) if i + 1 < prepared.len() && w.is_full() => stopped = Some(i + 1),
+                Ok(()) => continue,
             }
-            if i + 1 < prepared.len() && self.bound.reached(w.buffer_len(), start) {
-                stopped = Some(i + 1);
-                break;
-            }
+            break;
         }
         self.keys = keys;
         self.settle();
@@ -443,9 +539,15 @@ impl JoinEngine {
             return Err(e);
         }
         if let Some(applied) = stopped {
+            let midway = self.midway.take();
             let mut rest = BatchReader::<Side>::numbered_from(batch, first);
             rest.by_ref().take(applied).for_each(drop);
-            self.bound.keep(rest.remainder());
+            let changes = rest.remainder();
+            self.bound.keep(Left {
+                changes,
+                now,
+                midway,
+            });
             return Ok(w.rows());
         }
         invalid.map_or(Ok(w.rows()), Err)
@@ -527,8 +629,9 @@ impl JoinEngine {
         }
     }
 
-    /// Applies one prepared record whose join key is `key`: changes state and emits, or rejects it
-    /// (see [`crate::reject`]).
+    /// Applies one prepared record whose join key is `key`, or what is left of it after
+    /// the engine's midway: changes state and emits, or rejects it (see [`crate::reject`]). Where
+    /// it stopped, when the output reached its bound within it, is the engine's midway then.
     fn apply(
         &mut self,
         p: &Prepared<'_>,
@@ -539,7 +642,9 @@ impl JoinEngine {
         let rec = &p.rec;
         let me = &self.sides[rec.side as usize];
         let unavailable = RowRef::new(&me.row_layout, rec.row).unavailable_columns();
-        self.stats.records_in[rec.side as usize] += 1;
+        if self.midway.is_none() {
+            self.stats.records_in[rec.side as usize] += 1;
+        }
         let why = match reject::refusal(me, &unavailable) {
             Some(why) => why,
             None => match self.change(p, key, !unavailable.is_empty(), now, out) {
@@ -553,7 +658,7 @@ impl JoinEngine {
                     self.stats.stored_rows -= 1;
                     return Ok(());
                 }
-                Applied::Replaced | Applied::Unchanged => return Ok(()),
+                Applied::Replaced | Applied::Unchanged | Applied::Stopped => return Ok(()),
             },
         };
         let me = &self.sides[rec.side as usize];
@@ -589,7 +694,8 @@ impl JoinEngine {
 
     /// Applies the change of a record whose join key is `key` to the state of its key, with the
     /// emission table; `fill` when its row has unavailable columns (which the declaration allows)
-    /// to take from the stored row. Keeps the key, byte and expiry counters.
+    /// to take from the stored row; or what is left of it after the engine's midway. Keeps the
+    /// key, byte and expiry counters.
     fn change(
         &mut self,
         p: &Prepared<'_>,
@@ -606,7 +712,7 @@ impl JoinEngine {
         let sides = &self.sides;
         let before = out.rows();
         let (mut expired, mut grown, mut overhead, mut keys) = (0, 0i64, 0i64, 0i64);
-        let mut run = |slot: &mut KeySlot| {
+        let run = |slot: &mut KeySlot| {
             let [left, right] = &mut slot.sides;
             let (mine, theirs) = if rec.side == Side::Left {
                 (left, right)
@@ -625,6 +731,7 @@ impl JoinEngine {
                 filled: &mut self.filled,
                 now,
                 expired: 0,
+                midway: &mut self.midway,
             };
             let sizes = |c: &Ctx<'_>| {
                 let (a, b) = (&*c.mine, &*c.theirs);
@@ -634,7 +741,6 @@ impl JoinEngine {
                 )
             };
             let (bytes, extra) = sizes(&ctx);
-            ctx.expire();
             let applied = ctx.apply(rec.kind, rec.row, out);
             let (bytes_after, extra_after) = sizes(&ctx);
             (grown, overhead) = (bytes_after - bytes, extra_after - extra);
@@ -642,7 +748,7 @@ impl JoinEngine {
             applied
         };
         let create = rec.kind.is_accumulate() && !fill;
-        let applied = match key_group.change(sides, p.hash, key, create, &mut run) {
+        let applied = match key_group.change(sides, p.hash, key, create, run) {
             Some((applied, added)) => {
                 keys = added;
                 applied
@@ -705,72 +811,145 @@ impl JoinEngine {
 }
 
 /// Calls `f(group, entry, count, matches)` for every row of the other side's group `g` written
-/// after `deadline` (the others have expired), which `f` may update in place; returns the number
-/// of rows matched, with multiplicity.
+/// after `deadline` (the others have expired), from the one after `at` on, which `f` may update in
+/// place; `f` says whether the output is full. Returns the rows matched, with multiplicity and
+/// counting `at.total`; or where it stopped, after a row at which the output was full and before
+/// another entry.
 fn each_match(
     g: &mut Group,
     el: EntryLayout,
     deadline: i64,
-    mut f: impl FnMut(&mut Group, &Entry, u32, u32),
-) -> u32 {
-    let (mut next, mut total) = (g.first(el), 0);
+    at: Cursor,
+    mut f: impl FnMut(&mut Group, &Entry, u32, u32) -> bool,
+) -> Result<u32, Cursor> {
+    let Cursor { end, mut total } = at;
+    let mut next = g.next_entry_after(el, end);
     while let Some(e) = next {
-        if g.written_at(el, &e) > deadline {
+        let full = g.written_at(el, &e) > deadline && {
             let (count, m) = (g.count(el, &e), g.matches(el, &e));
-            f(g, &e, count, m);
             total += count;
-        }
+            f(g, &e, count, m)
+        };
         next = g.next_entry(el, Some(&e));
+        if full && next.is_some() {
+            let end = e.row.end;
+            return Err(Cursor { end, total });
+        }
     }
-    total
+    Ok(total)
 }
 
 /// `+I`/`+U`: a new row (rows 1-4 of the table), or on a side with a primary key the replacement
 /// of the stored row of its primary key (see the module docs).
 fn accumulate(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
     let stored = ctx.find_stored(row);
+    let start = Cursor::default();
     match stored {
-        _ if ctx.me.layout == StateLayout::NoUniqueKey => add(ctx, kind, row, stored, out),
-        Some(stored) => replace(ctx, row, &stored, out),
+        _ if ctx.me.layout == StateLayout::NoUniqueKey => {
+            adding(ctx, kind, row, stored, false, start, out)
+        }
+        Some(stored) => replace(ctx, row, stored, out),
         None if ctx.fill => Applied::Unfillable,
-        None => add(ctx, kind, row, None, out),
+        None => adding(ctx, kind, row, None, false, start, out),
     }
 }
 
 /// Replaces `stored` (the stored row of `row`'s primary key) by `row`, its unavailable columns
 /// taken from `stored`: nothing but a write when the bytes are the same, otherwise a `-U` of the
 /// stored row and a `+U` of the new one.
-fn replace(ctx: &mut Ctx<'_>, row: &[u8], stored: &Entry, out: &mut OutputWriter<'_>) -> Applied {
+fn replace(ctx: &mut Ctx<'_>, row: &[u8], stored: Entry, out: &mut OutputWriter<'_>) -> Applied {
     let mut filled = std::mem::take(ctx.filled);
     let row = if ctx.fill {
         filled.clear();
         let layout = &ctx.me.row_layout;
-        let stored_row = RowRef::new(layout, ctx.mine.row(stored));
+        let stored_row = RowRef::new(layout, ctx.mine.row(&stored));
         reject::fill(ctx.me, &RowRef::new(layout, row), &stored_row, &mut filled);
         &filled[..]
     } else {
         row
     };
-    let applied = if row == ctx.mine.row(stored) {
-        ctx.mine.touch(ctx.me.entry, stored, ctx.now);
+    let applied = if row == ctx.mine.row(&stored) {
+        ctx.mine.touch(ctx.me.entry, &stored, ctx.now);
         Applied::Unchanged
     } else {
-        retract_stored(ctx, RowKind::UpdateBefore, stored, out);
-        add(ctx, RowKind::UpdateAfter, row, None, out);
-        Applied::Replaced
+        let start = Cursor::default();
+        retracting(ctx, RowKind::UpdateBefore, stored, Some(row), start, out)
     };
     *ctx.filled = filled;
     applied
 }
 
-/// Rows 1-4 of the table: adds `row`, a copy of `stored` on a side without a primary key.
-fn add(
+/// Goes on with the fan-out `step` of a change stopped `at` a row, and what follows it.
+fn go_on(ctx: &mut Ctx<'_>, step: Step, at: Cursor, out: &mut OutputWriter<'_>) -> Applied {
+    match step {
+        Step::Retract { kind, stored, then } => {
+            retracting(ctx, kind, stored, then.as_deref(), at, out)
+        }
+        Step::Add {
+            kind,
+            row,
+            stored,
+            replaces,
+        } => adding(ctx, kind, &row, stored, replaces, at, out),
+    }
+}
+
+/// [`add`] from `at` on; [`Applied::Added`], or [`Applied::Replaced`] when it `replaces`, once
+/// done; where it stopped otherwise.
+fn adding(
     ctx: &mut Ctx<'_>,
     kind: RowKind,
     row: &[u8],
     stored: Option<Entry>,
+    replaces: bool,
+    at: Cursor,
     out: &mut OutputWriter<'_>,
 ) -> Applied {
+    match add(ctx, kind, row, stored.as_ref(), at, out) {
+        Ok(()) if replaces => Applied::Replaced,
+        Ok(()) => Applied::Added,
+        Err(at) => {
+            *ctx.midway = Some(Midway::adding((kind, row), stored, replaces, at));
+            Applied::Stopped
+        }
+    }
+}
+
+/// [`retract_stored`] from `at` on, then for a replacement the [`adding`] of the row `then`;
+/// where it stopped, if it did.
+fn retracting(
+    ctx: &mut Ctx<'_>,
+    kind: RowKind,
+    stored: Entry,
+    then: Option<&[u8]>,
+    at: Cursor,
+    out: &mut OutputWriter<'_>,
+) -> Applied {
+    match retract_stored(ctx, kind, &stored, at, out) {
+        Err(at) => {
+            *ctx.midway = Some(Midway::retracting(kind, stored, then, at));
+            Applied::Stopped
+        }
+        Ok(()) => match then {
+            None => Applied::Retracted,
+            Some(row) => {
+                let start = Cursor::default();
+                adding(ctx, RowKind::UpdateAfter, row, None, true, start, out)
+            }
+        },
+    }
+}
+
+/// Rows 1-4 of the table from `at` on: then adds `row`, a copy of `stored` on a side without a
+/// primary key; where it stopped, if it did (before adding).
+fn add(
+    ctx: &mut Ctx<'_>,
+    kind: RowKind,
+    row: &[u8],
+    stored: Option<&Entry>,
+    at: Cursor,
+    out: &mut OutputWriter<'_>,
+) -> Result<(), Cursor> {
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer || other_outer {
         RowKind::Insert
@@ -778,9 +957,9 @@ fn add(
         kind
     };
     let (el, now, deadline) = (ctx.other.entry, ctx.now, ctx.their_deadline());
-    let mut total = 0u32;
+    let mut total = at.total;
     if let Some(g) = ctx.matches() {
-        total = each_match(g, el, deadline, |g, e, count, m| {
+        total = each_match(g, el, deadline, at, |g, e, count, m| {
             for _ in 0..count {
                 if other_outer && m == 0 {
                     emit(out, input, RowKind::Delete, None, Some(g.row(e)));
@@ -790,51 +969,59 @@ fn add(
             if other_outer {
                 g.set_matches(el, e, m + 1, now);
             }
-        });
+            out.is_full()
+        })?;
     }
     if me_outer && total == 0 {
         emit(out, input, RowKind::Insert, Some(row), None);
     }
     store(ctx, stored, row, total);
-    Applied::Added
+    Ok(())
 }
 
 /// Adds `row` to the input side's rows, counting up `stored` (a copy on a multiset side).
-fn store(ctx: &mut Ctx<'_>, stored: Option<Entry>, row: &[u8], matches: u32) {
+fn store(ctx: &mut Ctx<'_>, stored: Option<&Entry>, row: &[u8], matches: u32) {
     let (el, now, g) = (ctx.me.entry, ctx.now, &mut *ctx.mine);
     match stored {
         Some(e) => {
-            let count = g.count(el, &e) + 1;
-            g.set_count(el, &e, count);
-            g.set_matches(el, &e, matches, now);
+            let count = g.count(el, e) + 1;
+            g.set_count(el, e, count);
+            g.set_matches(el, e, matches, now);
         }
         None => g.push(el, &ctx.me.identity(), row, (1, matches), now),
     }
 }
 
-/// `-U`/`-D`: rows 5-8 of the table. Returns false when the row is not in state (nothing emitted).
-fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> bool {
+/// `-U`/`-D`: rows 5-8 of the table ([`Applied::Absent`] when the row is not in state: nothing
+/// emitted).
+fn retract(ctx: &mut Ctx<'_>, kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) -> Applied {
     let Some(stored) = ctx.find_stored(row) else {
-        return false;
+        return Applied::Absent;
     };
     if ctx.me.exact_retractions && ctx.mine.row(&stored) != row {
-        return false;
+        return Applied::Absent;
     }
-    retract_stored(ctx, kind, &stored, out);
-    true
+    retracting(ctx, kind, stored, None, Cursor::default(), out)
 }
 
-/// Rows 5-8 of the table for the stored row `stored`, retracted by a change of kind `kind`.
-fn retract_stored(ctx: &mut Ctx<'_>, kind: RowKind, stored: &Entry, out: &mut OutputWriter<'_>) {
+/// Rows 5-8 of the table from `at` on for the stored row `stored`, retracted by a change of kind
+/// `kind`: then removes one copy of it; where it stopped, if it did (before removing).
+fn retract_stored(
+    ctx: &mut Ctx<'_>,
+    kind: RowKind,
+    stored: &Entry,
+    at: Cursor,
+    out: &mut OutputWriter<'_>,
+) -> Result<(), Cursor> {
     let mut stored_row = std::mem::take(ctx.row_buf);
     stored_row.clear();
     stored_row.extend_from_slice(ctx.mine.row(stored));
     let (input, me_outer, other_outer) = (ctx.input, ctx.me.outer, ctx.other.outer);
     let out_kind = if me_outer { RowKind::Delete } else { kind };
     let (el, now, deadline) = (ctx.other.entry, ctx.now, ctx.their_deadline());
-    let mut total = 0u32;
+    let mut total = Ok(at.total);
     if let Some(g) = ctx.matches() {
-        total = each_match(g, el, deadline, |g, e, count, m| {
+        total = each_match(g, el, deadline, at, |g, e, count, m| {
             for _ in 0..count {
                 emit(out, input, out_kind, Some(&stored_row), Some(g.row(e)));
                 if other_outer && m == 1 {
@@ -844,13 +1031,14 @@ fn retract_stored(ctx: &mut Ctx<'_>, kind: RowKind, stored: &Entry, out: &mut Ou
             if other_outer {
                 g.set_matches(el, e, m.saturating_sub(1), now);
             }
+            out.is_full()
         });
     }
-    if me_outer && total == 0 {
+    if me_outer && matches!(total, Ok(0)) {
         emit(out, input, RowKind::Delete, Some(&stored_row), None);
     }
     *ctx.row_buf = stored_row;
-    unstore(ctx, stored);
+    total.map(|_| unstore(ctx, stored))
 }
 
 /// Removes one copy of `stored` from the input side's rows. Counting a copy down is a write of

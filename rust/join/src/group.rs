@@ -488,6 +488,12 @@ impl Group {
         )
     }
 
+    /// The live entry after the one that ends at `end`, the first one for 0 (no entry ends there).
+    pub fn next_entry_after(&self, layout: EntryLayout, end: usize) -> Option<Entry> {
+        let at = if end == 0 { self.start() } else { end };
+        live_from(self.raw(), layout, at)
+    }
+
     /// The live entries, in insertion order.
     pub fn entries(&self, layout: EntryLayout) -> impl Iterator<Item = Entry> + '_ {
         live_entries(self.raw(), layout, self.start())

@@ -93,8 +93,8 @@
 //! own clock, while here only the inputs' rows do (the joined rows of an input's live rows stay
 //! visible as long as those rows do).
 
-use crate::batch::{BatchReader, OutputBound, OutputWriter};
-use crate::engine::{Applied, JoinError, StateSize};
+use crate::batch::{BatchReader, Left, OutputBound, OutputWriter};
+use crate::engine::{Applied, JoinError, Midway, StateSize, Step};
 use crate::group::{Entry, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, print_row, Refusal};
@@ -316,8 +316,9 @@ pub struct MultiwayJoin {
     pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
-    /// How much output a call may write, and the changes a stopped call left.
-    bound: OutputBound,
+    /// How much output a call may write, and what a stopped call left: within a change, the
+    /// number of its rows written ([`Chain`] goes through them again without writing them).
+    bound: OutputBound<Midway<u64>>,
 }
 
 impl MultiwayJoin {
@@ -353,10 +354,15 @@ impl MultiwayJoin {
         self.bound.is_pending()
     }
 
-    /// Applies the changes the last call left (none: nothing), stopping again at the bound.
-    pub fn resume(&mut self, now: i64, out: &mut Vec<u8>) -> Result<usize, MultiwayError> {
+    /// Applies what the last call left (nothing: nothing), at its batch's time, stopping again at
+    /// the bound.
+    pub fn resume(&mut self, out: &mut Vec<u8>) -> Result<usize, MultiwayError> {
         match self.bound.take() {
-            Some(p) => self.process_from(&p.bytes, p.first_index, now, out),
+            Some(Left {
+                changes,
+                now,
+                midway,
+            }) => self.process_from(&changes.bytes, changes.first_index, now, midway, out),
             None => Ok(0),
         }
     }
@@ -401,8 +407,9 @@ impl MultiwayJoin {
     /// Applies one change of input `input` whose join key lies in `key_group` at processing time
     /// `now` (milliseconds, for TTL), appending the joined rows it causes to `out`
     /// ([`OutputWriter::emit_wide`], one row per input), or its rejection
-    /// ([`OutputWriter::reject_input`], see the module docs). On error nothing was applied nor
-    /// emitted (expired rows of the key may have been freed).
+    /// ([`OutputWriter::reject_input`], see the module docs), all of them whatever the writer's
+    /// bound. On error nothing was applied nor emitted (expired rows of the key may have been
+    /// freed).
     pub fn apply(
         &mut self,
         input: usize,
@@ -412,14 +419,33 @@ impl MultiwayJoin {
         now: i64,
         out: &mut OutputWriter<'_>,
     ) -> Result<(), MultiwayError> {
+        let change = (input, kind, key_group, row);
+        self.apply_change(change, now, Bounded::No, out).map(drop)
+    }
+
+    /// [`MultiwayJoin::apply`], or what is left of the change after `bounded`'s midway; when
+    /// bounded, it stops after the row at which the writer is full, returning where.
+    fn apply_change(
+        &mut self,
+        (input, kind, key_group, row): (usize, RowKind, u16, &[u8]),
+        now: i64,
+        bounded: Bounded,
+        out: &mut OutputWriter<'_>,
+    ) -> Result<Option<Midway<u64>>, MultiwayError> {
         self.check(input, key_group, row)?;
-        self.stats.records_in[input] += 1;
+        let (bounded, midway) = match bounded {
+            Bounded::No => (false, None),
+            Bounded::From(m) => (true, m),
+        };
+        if midway.is_none() {
+            self.stats.records_in[input] += 1;
+        }
         let me = &self.inputs[input];
         let r = RowRef::new(&me.row_layout, row);
         let unavailable = r.unavailable_columns();
         if let Some(why) = reject::refusal(me, &unavailable) {
             self.reject(input, kind, row, &unavailable, why, out);
-            return Ok(());
+            return Ok(None);
         }
         self.key.clear();
         me.join_key.write(&r, &mut self.key);
@@ -435,10 +461,12 @@ impl MultiwayJoin {
                 (self.inputs.get(j)).map_or(i64::MIN, |side| ttl::deadline(side, now))
             }),
             expired: 0,
+            bounded,
+            stopped: None,
         };
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
-        let d = ctx.apply_in(table, &self.key, self.slot_heap, row, out);
+        let d = ctx.apply_in(table, &self.key, self.slot_heap, (row, midway), out);
         let s = &mut self.stats;
         s.stored_keys = s.stored_keys.saturating_add_signed(d.keys);
         s.group_bytes = s.group_bytes.saturating_add_signed(d.bytes);
@@ -454,9 +482,10 @@ impl MultiwayJoin {
                 let why = Refusal::NothingStored;
                 self.reject(input, kind, row, &unavailable, why, out);
             }
-            Applied::Absent => return self.absent(input, kind, row),
+            Applied::Absent => return self.absent(input, kind, row).map(|()| None),
+            Applied::Stopped => return Ok(ctx.stopped),
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Applies the changes of `batch` in order (input frames of [`crate::batch`], each block
@@ -465,8 +494,8 @@ impl MultiwayJoin {
     /// with its change's timestamp, to `out`; the rows emitted. On error the changes before the
     /// failing one stay applied and their entries written: the caller fails (the job restarts
     /// from a snapshot). With an output bound it stops after the change at which the output
-    /// reaches the bound and keeps the changes after it for [`MultiwayJoin::resume`] (a new batch
-    /// before they are applied is refused).
+    /// reaches the bound, or within a change after the row at which it does, and keeps the rest
+    /// for [`MultiwayJoin::resume`] (a new batch before it is applied is refused).
     pub fn process_batch(
         &mut self,
         batch: &[u8],
@@ -476,46 +505,54 @@ impl MultiwayJoin {
         if self.bound.is_pending() {
             return Err(MultiwayError::Pending);
         }
-        self.process_from(batch, 0, now, out)
+        self.process_from(batch, 0, now, None, out)
     }
 
-    /// [`MultiwayJoin::process_batch`] of a batch whose first change has index `first`.
+    /// [`MultiwayJoin::process_batch`] of a batch whose first change has index `first` and, when
+    /// `midway` says so, was applied in part.
     fn process_from(
         &mut self,
         batch: &[u8],
         first: usize,
         now: i64,
+        mut midway: Option<Midway<u64>>,
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
-        self.maybe_sweep(now);
-        let start = out.len();
-        let mut w = OutputWriter::new(out);
+        if midway.is_none() {
+            // Not between two parts of a change: a sweep moves the entries a midway points at.
+            self.maybe_sweep(now);
+        }
+        let mut w = self.bound.writer(out);
         let mut reader = BatchReader::<u8>::numbered_from(batch, first);
-        let (mut failed, mut stopped) = (None, false);
-        for rec in reader.by_ref() {
+        let (mut failed, mut stopped) = (None, None);
+        loop {
+            let at_change = reader.clone();
+            let Some(rec) = reader.next() else { break };
             let applied = rec.map_err(MultiwayError::Batch).and_then(|(_, rec)| {
                 w.set_input(&rec);
-                let input = rec.side as usize;
-                self.apply(input, rec.kind, rec.key_group, rec.row, now, &mut w)
+                let change = (rec.side as usize, rec.kind, rec.key_group, rec.row);
+                // Tested before it is taken: taking copies the whole (empty) midway.
+                let from = midway.is_some().then(|| midway.take()).flatten();
+                self.apply_change(change, now, Bounded::From(from), &mut w)
             });
-            if let Err(e) = applied {
-                failed = Some(e);
-                break;
+            match applied {
+                Err(e) => failed = Some(e),
+                Ok(Some(m)) => stopped = Some((at_change.remainder(), Some(m))),
+                Ok(None) if w.is_full() => stopped = Some((reader.remainder(), None)),
+                Ok(None) => continue,
             }
-            if self.bound.reached(w.buffer_len(), start) {
-                stopped = true;
-                break;
-            }
+            break;
         }
         self.settle();
         if let Some(e) = failed {
             return Err(e);
         }
-        if stopped {
-            let rest = reader.remainder();
-            if !rest.bytes.is_empty() {
-                self.bound.keep(rest);
-            }
+        if let Some((changes, midway)) = stopped.filter(|(c, _)| !c.bytes.is_empty()) {
+            self.bound.keep(Left {
+                changes,
+                now,
+                midway,
+            });
         }
         Ok(w.rows())
     }
@@ -613,6 +650,18 @@ struct Change<'a> {
     deadlines: [i64; MAX_INPUTS],
     /// Rows (with multiplicity) freed by TTL while the change was applied.
     expired: u64,
+    /// Whether the change stops after the row at which the output is full.
+    bounded: bool,
+    /// Where it stopped, if it did.
+    stopped: Option<Midway<u64>>,
+}
+
+/// Whether a change may stop within its rows, and where it goes on from.
+enum Bounded {
+    /// It may not: its rows are written whole.
+    No,
+    /// It may, going on from where it stopped before, if it did.
+    From(Option<Midway<u64>>),
 }
 
 /// What a change did to the state, for the counters.
@@ -636,12 +685,12 @@ impl Change<'_> {
         table: &mut KeyGroupState<MultiSlot>,
         key: &[u8],
         slot_heap: i64,
-        row: &[u8],
+        (row, midway): (&[u8], Option<Midway<u64>>),
         out: &mut OutputWriter<'_>,
     ) -> Delta {
         let create = self.kind.is_accumulate() && !self.fill;
         let (kind, inputs) = (self.kind, self.inputs);
-        let run = |slot: &mut MultiSlot| self.apply(slot, row, out);
+        let run = |slot: &mut MultiSlot| self.apply(slot, row, midway, out);
         match table.change(inputs, hash_key(key), key, create, run) {
             Some((mut d, keys)) => {
                 (d.keys, d.overhead) = (keys, d.overhead + keys * slot_heap);
@@ -661,19 +710,30 @@ impl Change<'_> {
     }
 
     /// Applies the change to `slot`: frees expired rows (see [`Self::expire`]), emits, then adds
-    /// or removes the input's row as [`crate::engine`] does for its side.
-    fn apply(&mut self, slot: &mut MultiSlot, row: &[u8], out: &mut OutputWriter<'_>) -> Delta {
+    /// or removes the input's row as [`crate::engine`] does for its side; or goes on after
+    /// `midway`.
+    fn apply(
+        &mut self,
+        slot: &mut MultiSlot,
+        row: &[u8],
+        midway: Option<Midway<u64>>,
+        out: &mut OutputWriter<'_>,
+    ) -> Delta {
         let sizes = |slot: &MultiSlot| {
             (slot.groups.iter()).fold((0, 0), |(b, o), g| {
                 (b + g.stored_bytes() as i64, o + g.overhead_bytes() as i64)
             })
         };
         let (b, o) = sizes(slot);
-        self.expire(slot);
-        let applied = if self.kind.is_accumulate() {
-            self.accumulate(slot, row, out)
-        } else {
-            self.retract(slot, row, out)
+        let applied = match midway {
+            Some(Midway { step, at }) => self.go_on(slot, step, at, out),
+            None => {
+                self.expire(slot);
+                match self.kind.is_accumulate() {
+                    true => self.accumulate(slot, row, out),
+                    false => self.retract(slot, row, out),
+                }
+            }
         };
         let (b2, o2) = sizes(slot);
         Delta {
@@ -729,20 +789,9 @@ impl Change<'_> {
     ) -> Applied {
         let me = &self.inputs[self.input];
         match self.find_stored(&mut slot.groups, row) {
-            Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, &e, out),
+            Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, e, out),
             None if self.fill => Applied::Unfillable,
-            stored => {
-                self.emit(&slot.groups, self.kind, row, out);
-                let g = &mut slot.groups[self.input];
-                match stored {
-                    Some(e) => {
-                        g.set_count(me.entry, &e, g.count(me.entry, &e) + 1);
-                        g.touch(me.entry, &e, self.now);
-                    }
-                    None => g.push(me.entry, &me.identity(), row, (1, 0), self.now),
-                }
-                Applied::Added
-            }
+            stored => self.adding(slot, self.kind, row, (stored, false), 0, out),
         }
     }
 
@@ -750,14 +799,14 @@ impl Change<'_> {
     /// columns taken from `stored`: nothing when the bytes are the same, otherwise a `-U` of the
     /// stored row and a `+U` of the new one.
     fn replace(
-        &self,
+        &mut self,
         slot: &mut MultiSlot,
         row: &[u8],
-        stored: &Entry,
+        stored: Entry,
         out: &mut OutputWriter<'_>,
     ) -> Applied {
         let (me, i) = (&self.inputs[self.input], self.input);
-        let old = slot.groups[i].row(stored);
+        let old = slot.groups[i].row(&stored);
         let mut filled = Vec::new();
         let row = if self.fill {
             let (new, from) = (
@@ -770,14 +819,11 @@ impl Change<'_> {
             row
         };
         if old == row {
-            slot.groups[i].touch(me.entry, stored, self.now);
+            slot.groups[i].touch(me.entry, &stored, self.now);
             return Applied::Unchanged;
         }
-        self.emit(&slot.groups, RowKind::UpdateBefore, old, out);
-        slot.groups[i].remove(&me.identity(), stored);
-        self.emit(&slot.groups, RowKind::UpdateAfter, row, out);
-        slot.groups[i].push(me.entry, &me.identity(), row, (1, 0), self.now);
-        Applied::Replaced
+        let kind = RowKind::UpdateBefore;
+        self.retracting(slot, (kind, stored), Some(row), 0, out)
     }
 
     /// `-U`/`-D`: retracts the stored row (emitting it, not the change's row).
@@ -786,18 +832,102 @@ impl Change<'_> {
         let Some(e) = self.find_stored(&mut slot.groups, row) else {
             return Applied::Absent;
         };
-        let stored = slot.groups[i].row(&e);
-        if me.exact_retractions && stored != row {
+        if me.exact_retractions && slot.groups[i].row(&e) != row {
             return Applied::Absent;
         }
-        self.emit(&slot.groups, self.kind, stored, out);
-        slot.groups[i].remove_one(me.entry, &me.identity(), &e, self.now);
-        Applied::Retracted
+        self.retracting(slot, (self.kind, e), None, 0, out)
+    }
+
+    /// Goes on with the fan-out `step` of the change, its first `at` rows written before.
+    fn go_on(
+        &mut self,
+        slot: &mut MultiSlot,
+        step: Step,
+        at: u64,
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
+        match step {
+            Step::Retract { kind, stored, then } => {
+                self.retracting(slot, (kind, stored), then.as_deref(), at, out)
+            }
+            Step::Add {
+                kind,
+                row,
+                stored,
+                replaces,
+            } => self.adding(slot, kind, &row, (stored, replaces), at, out),
+        }
+    }
+
+    /// Emits the rows of `row` added with kind `kind` from the `at`-th on, then stores it, as a
+    /// copy of `stored` on a multiset input: [`Applied::Added`], or [`Applied::Replaced`] when it
+    /// `replaces`; [`Applied::Stopped`] when the output is full before.
+    #[inline(always)]
+    fn adding(
+        &mut self,
+        slot: &mut MultiSlot,
+        kind: RowKind,
+        row: &[u8],
+        (stored, replaces): (Option<Entry>, bool),
+        at: u64,
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
+        if let Err(at) = self.emit(&slot.groups, kind, row, at, out) {
+            self.stopped = Some(Midway::adding((kind, row), stored, replaces, at));
+            return Applied::Stopped;
+        }
+        let (me, g) = (&self.inputs[self.input], &mut slot.groups[self.input]);
+        match stored {
+            Some(e) => {
+                g.set_count(me.entry, &e, g.count(me.entry, &e) + 1);
+                g.touch(me.entry, &e, self.now);
+            }
+            None => g.push(me.entry, &me.identity(), row, (1, 0), self.now),
+        }
+        match replaces {
+            true => Applied::Replaced,
+            false => Applied::Added,
+        }
+    }
+
+    /// Emits the rows of the stored row `stored` retracted by kind `kind` from the `at`-th on,
+    /// then removes it, and for a replacement adds the row `then` ([`Self::adding`]):
+    /// [`Applied::Retracted`] or what adding returns; [`Applied::Stopped`] when the output is full
+    /// before.
+    #[inline(always)]
+    fn retracting(
+        &mut self,
+        slot: &mut MultiSlot,
+        (kind, stored): (RowKind, Entry),
+        then: Option<&[u8]>,
+        at: u64,
+        out: &mut OutputWriter<'_>,
+    ) -> Applied {
+        let (me, i) = (&self.inputs[self.input], self.input);
+        let old = slot.groups[i].row(&stored);
+        if let Err(at) = self.emit(&slot.groups, kind, old, at, out) {
+            self.stopped = Some(Midway::retracting(kind, stored, then, at));
+            return Applied::Stopped;
+        }
+        let Some(row) = then else {
+            slot.groups[i].remove_one(me.entry, &me.identity(), &stored, self.now);
+            return Applied::Retracted;
+        };
+        slot.groups[i].remove(&me.identity(), &stored);
+        self.adding(slot, RowKind::UpdateAfter, row, (None, true), 0, out)
     }
 
     /// Emits what the chain emits for a change of kind `kind` of `row` (of the input), given the
-    /// rows of the key before it.
-    fn emit(&self, groups: &[Group], kind: RowKind, row: &[u8], out: &mut OutputWriter<'_>) {
+    /// rows of the key before it, from its `skip`-th row on; when bounded and the output is full
+    /// after a row, stops there and returns the rows it has gone through.
+    fn emit(
+        &self,
+        groups: &[Group],
+        kind: RowKind,
+        row: &[u8],
+        skip: u64,
+        out: &mut OutputWriter<'_>,
+    ) -> Result<(), u64> {
         let view = View {
             inputs: self.inputs,
             steps: self.steps,
@@ -814,10 +944,18 @@ impl Change<'_> {
                 [0; MAX_INPUTS]
             },
             out,
+            bounded: self.bounded,
+            skip,
+            rows: 0,
+            full: false,
         };
         match i {
             0 => chain.down(1, kind, with(&NOTHING, 0, Some(row))),
             _ => chain.right_change(i, kind, row),
+        }
+        match chain.full {
+            true => Err(chain.rows),
+            false => Ok(()),
         }
     }
 }
@@ -946,6 +1084,14 @@ struct Chain<'v, 'a, 'o> {
     /// (maintained only when some step needs them, see [`View::counts`]).
     counts: [u64; MAX_INPUTS],
     out: &'v mut OutputWriter<'o>,
+    /// Whether the output stops when full.
+    bounded: bool,
+    /// The rows written by an earlier call: gone through again, not written.
+    skip: u64,
+    /// The rows gone through so far.
+    rows: u64,
+    /// Whether the output is full: the rest of the change is left.
+    full: bool,
 }
 
 impl<'a> Chain<'_, 'a, '_> {
@@ -954,8 +1100,15 @@ impl<'a> Chain<'_, 'a, '_> {
     fn down(&mut self, j: usize, kind: RowKind, x: Tuple<'a>) {
         let view = self.view;
         let n = view.inputs.len();
+        if self.full {
+            return;
+        }
         if j == n {
-            self.out.emit_wide(kind, &x[..n]);
+            self.rows += 1;
+            if self.rows > self.skip {
+                self.out.emit_wide(kind, &x[..n]);
+                self.full = self.bounded && self.out.is_full();
+            }
             return;
         }
         let (lo, ro) = view.outer(j);

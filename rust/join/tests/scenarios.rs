@@ -749,3 +749,75 @@ fn snapshot_errors() {
         snap.len()
     );
 }
+
+/// A change on a key joined with many rows comes in pieces of about the output bound, within the
+/// change: an insertion, a replacement filling an unavailable column (its `-U` and its `+U`
+/// fan-outs), a retraction, on keys of many rows (an indexed group) and of few, for every join
+/// type. The pieces are the unbounded output byte for byte, and the state ends the same.
+#[test]
+fn one_change_of_a_hot_key_comes_in_pieces() {
+    const BOUND: usize = 300;
+    for (jt, others) in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Full,
+    ]
+    .into_iter()
+    .flat_map(|jt| [(jt, 200), (jt, 5)])
+    {
+        let keys = [Keys::Pk, Keys::Pk];
+        let mut changes: Vec<Change> = (0..others)
+            .map(|i| r(Insert, row(100 + i, 1, "right")))
+            .collect();
+        let head = changes.len();
+        changes.extend([
+            l(Insert, row(1, 1, "left")),
+            l(UpdateAfter, row(1, 1, "ignored")).without(&["v"]),
+            l(UpdateAfter, row(1, 1, "changed")),
+            l(Delete, row(1, 1, "changed")),
+        ]);
+        let mut batch = Vec::new();
+        changes[head..]
+            .iter()
+            .for_each(|c| c.batch(keys, &mut batch));
+        let (mut whole, mut bounded) = (engine_of(jt, keys, None), engine_of(jt, keys, None));
+        run(&mut whole, keys, &changes[..head]);
+        run(&mut bounded, keys, &changes[..head]);
+        let mut want = Vec::new();
+        whole.process_batch(&batch, 0, &mut want).unwrap();
+
+        bounded.set_output_bound(BOUND);
+        let mut got = Vec::new();
+        bounded.process_batch(&batch, 0, &mut got).unwrap();
+        let mut calls = vec![got.len()];
+        while bounded.has_pending() {
+            let before = got.len();
+            bounded.resume(&mut got).unwrap();
+            calls.push(got.len() - before);
+            assert!(calls.len() < 1000, "{jt:?}: no progress");
+        }
+        assert_eq!(print_output(&got), print_output(&want), "{jt:?}, {others}");
+        assert_eq!(got, want);
+        // A matched row emits two rows at most (an outer side's padding and the joined row).
+        let most = 2 * print_output(&want)
+            .iter()
+            .map(|r| r.len() + 40)
+            .max()
+            .unwrap();
+        let (last, stopped) = calls.split_last().unwrap();
+        for &call in stopped.iter().chain([last]) {
+            assert!(call < BOUND + most, "{jt:?}, {others}: calls {calls:?}");
+        }
+        if others == 200 {
+            assert!(stopped.len() >= want.len() / (BOUND + most), "{calls:?}");
+        }
+        assert_eq!(bounded.stats(), whole.stats());
+        let state = |e: &JoinEngine| {
+            let mut s = Vec::new();
+            e.snapshot_key_group(key_group(Some(1)), &mut s).unwrap();
+            s
+        };
+        assert_eq!(state(&bounded), state(&whole), "{jt:?}, {others}");
+    }
+}

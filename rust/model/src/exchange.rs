@@ -114,6 +114,7 @@ pub struct Change<'a> {
 }
 
 /// Reads the changes of a block's body, refusing malformed ones.
+#[derive(Clone)]
 pub struct Changes<'a> {
     buf: &'a [u8],
 }

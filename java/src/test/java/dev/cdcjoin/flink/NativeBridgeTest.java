@@ -316,10 +316,11 @@ class NativeBridgeTest {
 
     /**
      * A batch whose output would be far larger than a call's bound (32 MiB): a key of 100,000
-     * domains, then a batch of 30 changes of its user (each joined with every domain; about 1 GB of
-     * output in all) and one of another user. The batch comes out in pieces of about the bound,
-     * each call ending at a change's end; a new batch is refused until the last piece is taken; all
-     * the rows come out, in order.
+     * domains, then a batch of 30 changes of its user (each joined with every domain, 10-20 MB of
+     * output each, about 600 MB in all) and one of another user. The batch comes out in pieces of
+     * the bound and one joined row's output at most, each call ending at the joined row at which
+     * its output reaches the bound, within a change too; a new batch is refused until the last
+     * piece is taken; all the rows come out, in order.
      */
     @Test
     void aLargeOutputComesInPiecesOfAboutTheBound() {
@@ -341,12 +342,15 @@ class NativeBridgeTest {
             }
             record(b, 0, 0, 5, u.encode(new Object[] {2L, "no domains"}));
             long rows = 0;
+            long bytes = 0;
             int calls = 0;
             String last = null;
             for (ByteBuffer out = j.processBatch(b.buffer(), b.length(), 0); ; ) {
                 calls++;
-                // The bound and at most one change's output (200,000 rows here) beyond it.
-                assertTrue(out.limit() < 80 << 20, "a call's output of " + out.limit() + " bytes");
+                // The bound and at most one joined row's output (two rows) beyond it.
+                assertTrue(out.limit() < (32 << 20) + 256, out.limit() + " bytes in a call");
+                assertTrue(out.limit() >= 32 << 20 || !j.hasPending(), out.limit() + " bytes");
+                bytes += out.limit();
                 JoinBatches.Entries e = new JoinBatches.Entries().reset(out, 0);
                 while (e.next()) {
                     rows++;
@@ -360,12 +364,15 @@ class NativeBridgeTest {
                                 IllegalStateException.class,
                                 () -> j.processBatch(b.buffer(), b.length(), 0));
                 assertTrue(refused.getMessage().contains("resume"), refused.getMessage());
-                out = j.continueBatch(0);
+                out = j.continueBatch();
             }
             // The first change inserts (one row per domain); each replacement retracts and inserts.
             assertEquals((long) domains * (1 + 2 * (changes - 1)), rows);
             assertEquals("2 [1, user one, version " + (changes - 1) + "]", last); // +U
-            assertTrue(calls > 10, calls + " calls");
+            // Every call but the last writes the bound at least, and less than a row more.
+            long bound = 32 << 20;
+            assertTrue(calls - 1 <= bytes / bound, calls + " calls, " + bytes + " bytes");
+            assertTrue(calls >= bytes / (bound + 256), calls + " calls, " + bytes + " bytes");
         }
     }
 

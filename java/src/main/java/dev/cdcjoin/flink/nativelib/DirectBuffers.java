@@ -63,9 +63,8 @@ public final class DirectBuffers {
             throw new IllegalStateException(
                     "a native call's output of "
                             + -length
-                            + " bytes is more than a Java buffer holds (2 GiB): a join emits the"
-                            + " rows of one change in one piece, and this change joined with too"
-                            + " many rows");
+                            + " bytes is more than a Java buffer holds (2 GiB): a join emits its"
+                            + " rows in pieces of about 32 MiB, so one joined row was this large");
         }
         if (length < 0) {
             target = ensure(out, 0, -length);

@@ -67,10 +67,10 @@ public abstract class KeyGroupJoin extends NativeHandle {
 
     /**
      * Whether the last {@link #processBatch} or {@link #continueBatch} stopped with changes left: a
-     * call stops after the change at which its output reaches the bound (32 MiB, Rust {@code
-     * OutputBound::DEFAULT_BYTES}), so that a batch of changes on a key joined with many rows is
-     * emitted in pieces instead of as one output of all their rows. A batch is refused until the
-     * changes left are joined.
+     * call stops after the change, or within a change after the joined row, at which its output
+     * reaches the bound (32 MiB, Rust {@code batch::DEFAULT_OUTPUT_BOUND}), so that changes on a
+     * key joined with many rows are emitted in pieces instead of as one output of all their rows. A
+     * batch is refused until the changes left are joined.
      *
      * @return whether {@link #continueBatch} has changes to join
      */
@@ -79,15 +79,14 @@ public abstract class KeyGroupJoin extends NativeHandle {
     }
 
     /**
-     * Joins the changes the last call left at its output bound, as {@link #processBatch} joins a
-     * batch (stopping again at the bound).
+     * Joins what the last call left at its output bound, as {@link #processBatch} joins a batch and
+     * at that batch's time (stopping again at the bound).
      *
-     * @param nowMs current time in milliseconds (for state TTL)
      * @return the output entries (position 0, limit = length), valid until the next call
      */
-    public final ByteBuffer continueBatch(long nowMs) {
+    public final ByteBuffer continueBatch() {
         long h = open();
-        return collect(h, continueBatch(h, nowMs, output()));
+        return collect(h, continueBatch(h, output()));
     }
 
     /**
@@ -178,7 +177,7 @@ public abstract class KeyGroupJoin extends NativeHandle {
     static native long processBatch(
             long handle, ByteBuffer in, int length, long nowMs, ByteBuffer out);
 
-    static native long continueBatch(long handle, long nowMs, ByteBuffer out);
+    static native long continueBatch(long handle, ByteBuffer out);
 
     static native boolean hasPending(long handle);
 

@@ -253,7 +253,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         emit(join.processBatch(batch.buffer(), batch.length(), now));
         batch.clear();
         while (join.hasPending()) {
-            emit(join.continueBatch(now));
+            emit(join.continueBatch());
         }
         updateStats(records);
     }

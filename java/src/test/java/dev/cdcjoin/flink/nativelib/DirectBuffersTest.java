@@ -26,8 +26,8 @@ class DirectBuffersTest {
     }
 
     /**
-     * An output no Java buffer can hold (a change joined with tens of millions of rows, which a
-     * join emits in one piece) fails saying so, before anything is allocated.
+     * An output no Java buffer can hold (a join's comes in pieces of about 32 MiB, so only a joined
+     * row of more than 2 GiB would make one) fails saying so, before anything is allocated.
      */
     @Test
     void anOutputBeyondWhatAJavaBufferHoldsFailsSayingWhy() {
