@@ -316,9 +316,9 @@ pub struct MultiwayJoin {
     pub(crate) stats: MultiwayStats,
     /// The join key of the change being applied (kept for its capacity).
     key: Vec<u8>,
-    /// How much output a call may write, and what a stopped call left: within a change, the
-    /// number of its rows written ([`Chain`] goes through them again without writing them).
-    bound: OutputBound<Midway<u64>>,
+    /// How much output a call may write, and what a stopped call left: within a change, where
+    /// its rows go on ([`Resume`]).
+    bound: OutputBound<Midway<Box<Resume>>>,
 }
 
 impl MultiwayJoin {
@@ -431,7 +431,7 @@ impl MultiwayJoin {
         now: i64,
         bounded: Bounded,
         out: &mut OutputWriter<'_>,
-    ) -> Result<Option<Midway<u64>>, MultiwayError> {
+    ) -> Result<Option<Midway<Box<Resume>>>, MultiwayError> {
         self.check(input, key_group, row)?;
         let (bounded, midway) = match bounded {
             Bounded::No => (false, None),
@@ -515,7 +515,7 @@ impl MultiwayJoin {
         batch: &[u8],
         first: usize,
         now: i64,
-        mut midway: Option<Midway<u64>>,
+        mut midway: Option<Midway<Box<Resume>>>,
         out: &mut Vec<u8>,
     ) -> Result<usize, MultiwayError> {
         if midway.is_none() {
@@ -653,7 +653,7 @@ struct Change<'a> {
     /// Whether the change stops after the row at which the output is full.
     bounded: bool,
     /// Where it stopped, if it did.
-    stopped: Option<Midway<u64>>,
+    stopped: Option<Midway<Box<Resume>>>,
 }
 
 /// Whether a change may stop within its rows, and where it goes on from.
@@ -661,7 +661,7 @@ enum Bounded {
     /// It may not: its rows are written whole.
     No,
     /// It may, going on from where it stopped before, if it did.
-    From(Option<Midway<u64>>),
+    From(Option<Midway<Box<Resume>>>),
 }
 
 /// What a change did to the state, for the counters.
@@ -685,7 +685,7 @@ impl Change<'_> {
         table: &mut KeyGroupState<MultiSlot>,
         key: &[u8],
         slot_heap: i64,
-        (row, midway): (&[u8], Option<Midway<u64>>),
+        (row, midway): (&[u8], Option<Midway<Box<Resume>>>),
         out: &mut OutputWriter<'_>,
     ) -> Delta {
         let create = self.kind.is_accumulate() && !self.fill;
@@ -716,7 +716,7 @@ impl Change<'_> {
         &mut self,
         slot: &mut MultiSlot,
         row: &[u8],
-        midway: Option<Midway<u64>>,
+        midway: Option<Midway<Box<Resume>>>,
         out: &mut OutputWriter<'_>,
     ) -> Delta {
         let sizes = |slot: &MultiSlot| {
@@ -791,7 +791,7 @@ impl Change<'_> {
         match self.find_stored(&mut slot.groups, row) {
             Some(e) if me.layout != StateLayout::NoUniqueKey => self.replace(slot, row, e, out),
             None if self.fill => Applied::Unfillable,
-            stored => self.adding(slot, self.kind, row, (stored, false), 0, out),
+            stored => self.adding(slot, self.kind, row, (stored, false), None, out),
         }
     }
 
@@ -823,7 +823,7 @@ impl Change<'_> {
             return Applied::Unchanged;
         }
         let kind = RowKind::UpdateBefore;
-        self.retracting(slot, (kind, stored), Some(row), 0, out)
+        self.retracting(slot, (kind, stored), Some(row), None, out)
     }
 
     /// `-U`/`-D`: retracts the stored row (emitting it, not the change's row).
@@ -835,31 +835,31 @@ impl Change<'_> {
         if me.exact_retractions && slot.groups[i].row(&e) != row {
             return Applied::Absent;
         }
-        self.retracting(slot, (self.kind, e), None, 0, out)
+        self.retracting(slot, (self.kind, e), None, None, out)
     }
 
-    /// Goes on with the fan-out `step` of the change, its first `at` rows written before.
+    /// Goes on with the fan-out `step` of the change from `at`.
     fn go_on(
         &mut self,
         slot: &mut MultiSlot,
         step: Step,
-        at: u64,
+        at: Box<Resume>,
         out: &mut OutputWriter<'_>,
     ) -> Applied {
         match step {
             Step::Retract { kind, stored, then } => {
-                self.retracting(slot, (kind, stored), then.as_deref(), at, out)
+                self.retracting(slot, (kind, stored), then.as_deref(), Some(at), out)
             }
             Step::Add {
                 kind,
                 row,
                 stored,
                 replaces,
-            } => self.adding(slot, kind, &row, (stored, replaces), at, out),
+            } => self.adding(slot, kind, &row, (stored, replaces), Some(at), out),
         }
     }
 
-    /// Emits the rows of `row` added with kind `kind` from the `at`-th on, then stores it, as a
+    /// Emits the rows of `row` added with kind `kind` (from `at`), then stores it, as a
     /// copy of `stored` on a multiset input: [`Applied::Added`], or [`Applied::Replaced`] when it
     /// `replaces`; [`Applied::Stopped`] when the output is full before.
     #[inline(always)]
@@ -869,7 +869,7 @@ impl Change<'_> {
         kind: RowKind,
         row: &[u8],
         (stored, replaces): (Option<Entry>, bool),
-        at: u64,
+        at: Option<Box<Resume>>,
         out: &mut OutputWriter<'_>,
     ) -> Applied {
         if let Err(at) = self.emit(&slot.groups, kind, row, at, out) {
@@ -890,7 +890,7 @@ impl Change<'_> {
         }
     }
 
-    /// Emits the rows of the stored row `stored` retracted by kind `kind` from the `at`-th on,
+    /// Emits the rows of the stored row `stored` retracted by kind `kind` (from `at`),
     /// then removes it, and for a replacement adds the row `then` ([`Self::adding`]):
     /// [`Applied::Retracted`] or what adding returns; [`Applied::Stopped`] when the output is full
     /// before.
@@ -900,7 +900,7 @@ impl Change<'_> {
         slot: &mut MultiSlot,
         (kind, stored): (RowKind, Entry),
         then: Option<&[u8]>,
-        at: u64,
+        at: Option<Box<Resume>>,
         out: &mut OutputWriter<'_>,
     ) -> Applied {
         let (me, i) = (&self.inputs[self.input], self.input);
@@ -914,20 +914,20 @@ impl Change<'_> {
             return Applied::Retracted;
         };
         slot.groups[i].remove(&me.identity(), &stored);
-        self.adding(slot, RowKind::UpdateAfter, row, (None, true), 0, out)
+        self.adding(slot, RowKind::UpdateAfter, row, (None, true), None, out)
     }
 
     /// Emits what the chain emits for a change of kind `kind` of `row` (of the input), given the
-    /// rows of the key before it, from its `skip`-th row on; when bounded and the output is full
-    /// after a row, stops there and returns the rows it has gone through.
+    /// rows of the key before it, going on from `at` if a call stopped; when bounded and the
+    /// output is full after a row, stops there and returns where to go on.
     fn emit(
         &self,
         groups: &[Group],
         kind: RowKind,
         row: &[u8],
-        skip: u64,
+        at: Option<Box<Resume>>,
         out: &mut OutputWriter<'_>,
-    ) -> Result<(), u64> {
+    ) -> Result<(), Box<Resume>> {
         let view = View {
             inputs: self.inputs,
             steps: self.steps,
@@ -936,16 +936,23 @@ impl Change<'_> {
             deadlines: &self.deadlines,
         };
         let i = self.input;
+        let counts = match self.needs_counts() {
+            true => view.counts(),
+            false => [0; MAX_INPUTS],
+        };
         let mut chain = Chain {
             view: &view,
-            counts: if self.needs_counts() {
-                view.counts()
-            } else {
-                [0; MAX_INPUTS]
-            },
+            counts,
             out,
             bounded: self.bounded,
-            skip,
+            skip: at.as_ref().map_or(0, |r| r.skip),
+            resume: at,
+            first_loop: FirstLoop::NotYet,
+            mark: Mark {
+                from: 0,
+                counts,
+                rows: 0,
+            },
             rows: 0,
             full: false,
         };
@@ -954,7 +961,7 @@ impl Change<'_> {
             _ => chain.right_change(i, kind, row),
         }
         match chain.full {
-            true => Err(chain.rows),
+            true => Err(Box::new(chain.stopped_at())),
             false => Ok(()),
         }
     }
@@ -1050,29 +1057,60 @@ impl<'a> View<'a> {
         c
     }
 
-    /// Calls `f` with each row of `R(j)` and its multiplicity.
-    fn each_row(&self, j: usize, f: &mut dyn FnMut(Tuple<'a>, u64)) {
-        if j == 0 {
-            self.rows(0)
-                .for_each(|(m, c)| f(with(&NOTHING, 0, Some(m)), c));
-            return;
+    /// The next visible row of input `j` from the restart point `at` on (0: its first entry;
+    /// else the end of an entry, after which the next one is looked for), with the restart point
+    /// that finds it and its multiplicity; `at` moves past it.
+    #[inline(always)]
+    fn next_row(&self, j: usize, at: &mut usize) -> Option<(usize, &'a [u8], u64)> {
+        if !self.visible {
+            return None;
         }
-        let (lo, ro) = self.outer(j);
-        if !self.nonempty(j - 1) {
-            if ro {
-                self.rows(j)
-                    .for_each(|(m, c)| f(with(&NOTHING, j, Some(m)), c));
+        let (el, g, deadline) = (self.inputs[j].entry, &self.groups[j], self.deadlines[j]);
+        loop {
+            let from = *at;
+            let e = g.next_entry_after(el, from)?;
+            *at = e.row.end;
+            if g.written_at(el, &e) > deadline {
+                return Some((from, g.row(&e), g.count(el, &e) as u64));
             }
-            return;
-        }
-        let has = self.has_rows(j);
-        if has || lo {
-            self.each_row(j - 1, &mut |x, copies| match has {
-                true => (self.rows(j)).for_each(|(m, c)| f(with(&x, j, Some(m)), copies * c)),
-                false => f(with(&x, j, None), copies),
-            });
         }
     }
+}
+
+/// Where a change's rows go on after a call stopped within them: the iteration of the emission's
+/// first loop over an input's rows in progress (its restart point, [`View::next_row`]), the row
+/// counts as they were when that iteration began, and the rows it had written. Every later loop
+/// runs within that loop's iterations or after it, so going on there and going through those rows
+/// again without writing them costs one iteration, not the change's rows so far.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Resume {
+    from: usize,
+    counts: [u64; MAX_INPUTS],
+    skip: u64,
+}
+
+/// Whether the emission's first loop over an input's rows has begun, or is done.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FirstLoop {
+    NotYet,
+    Running,
+    Done,
+}
+
+/// Where the iteration of the first loop in progress began ([`Resume`]): its restart point
+/// (`usize::MAX` once the loop is done), the counts then and the rows gone through before it.
+#[derive(Clone, Copy)]
+struct Mark {
+    from: usize,
+    counts: [u64; MAX_INPUTS],
+    rows: u64,
+}
+
+/// A loop over the visible rows of input `j` ([`Chain::start_loop`]).
+struct RowLoop {
+    j: usize,
+    at: usize,
+    first: bool,
 }
 
 /// The chain's steps applied to one change: each step's emission rules
@@ -1086,8 +1124,13 @@ struct Chain<'v, 'a, 'o> {
     out: &'v mut OutputWriter<'o>,
     /// Whether the output stops when full.
     bounded: bool,
-    /// The rows written by an earlier call: gone through again, not written.
+    /// Rows an earlier call wrote, to go through again without writing them.
     skip: u64,
+    /// Where an earlier call stopped: the first loop goes on there.
+    resume: Option<Box<Resume>>,
+    first_loop: FirstLoop,
+    /// Where the first loop's iteration in progress began.
+    mark: Mark,
     /// The rows gone through so far.
     rows: u64,
     /// Whether the output is full: the rest of the change is left.
@@ -1095,6 +1138,91 @@ struct Chain<'v, 'a, 'o> {
 }
 
 impl<'a> Chain<'_, 'a, '_> {
+    /// Begins a loop over the visible rows of input `j`; the emission's first, going on where a
+    /// stopped call's was, restores the counts of then.
+    fn start_loop(&mut self, j: usize) -> RowLoop {
+        let first = self.first_loop == FirstLoop::NotYet;
+        let mut at = 0;
+        if first {
+            self.first_loop = FirstLoop::Running;
+            if let Some(r) = self.resume.take() {
+                (at, self.counts) = (r.from, r.counts);
+            }
+        }
+        RowLoop { j, at, first }
+    }
+
+    /// The loop's next row and its multiplicity; none once the output is full.
+    #[inline(always)]
+    fn next_row(&mut self, l: &mut RowLoop) -> Option<(&'a [u8], u64)> {
+        if self.full {
+            return None;
+        }
+        let (from, row, copies) = self.view.next_row(l.j, &mut l.at)?;
+        if l.first && self.bounded {
+            let (counts, rows) = (self.counts, self.rows);
+            self.mark = Mark { from, counts, rows };
+        }
+        Some((row, copies))
+    }
+
+    /// Ends a loop.
+    fn end_loop(&mut self, l: RowLoop) {
+        if l.first && !self.full {
+            self.first_loop = FirstLoop::Done;
+            let (counts, rows) = (self.counts, self.rows);
+            self.mark = Mark {
+                from: usize::MAX,
+                counts,
+                rows,
+            };
+        }
+    }
+
+    /// Where to go on after the output was full.
+    fn stopped_at(&self) -> Resume {
+        Resume {
+            from: self.mark.from,
+            counts: self.mark.counts,
+            skip: self.rows - self.mark.rows,
+        }
+    }
+
+    /// Calls `f` with each row of `R(j)` and its multiplicity.
+    fn each_row(&mut self, j: usize, f: &mut dyn FnMut(&mut Self, Tuple<'a>, u64)) {
+        let view = self.view;
+        if j == 0 {
+            let mut l = self.start_loop(0);
+            while let Some((m, c)) = self.next_row(&mut l) {
+                f(self, with(&NOTHING, 0, Some(m)), c);
+            }
+            return self.end_loop(l);
+        }
+        let (lo, ro) = view.outer(j);
+        if !view.nonempty(j - 1) {
+            if ro {
+                let mut l = self.start_loop(j);
+                while let Some((m, c)) = self.next_row(&mut l) {
+                    f(self, with(&NOTHING, j, Some(m)), c);
+                }
+                self.end_loop(l);
+            }
+            return;
+        }
+        let has = view.has_rows(j);
+        if has || lo {
+            self.each_row(j - 1, &mut |chain, x, copies| match has {
+                true => {
+                    let mut l = chain.start_loop(j);
+                    while let Some((m, c)) = chain.next_row(&mut l) {
+                        f(chain, with(&x, j, Some(m)), copies * c);
+                    }
+                    chain.end_loop(l);
+                }
+                false => f(chain, with(&x, j, None), copies),
+            });
+        }
+    }
     /// Step `j`'s emission for a change of its left input `R(j-1)` to `x`, passed down; the
     /// output itself when `j` is past the last step.
     fn down(&mut self, j: usize, kind: RowKind, x: Tuple<'a>) {
@@ -1114,9 +1242,10 @@ impl<'a> Chain<'_, 'a, '_> {
         let (lo, ro) = view.outer(j);
         let before = self.counts[j - 1];
         let matched = view.has_rows(j);
+        let mut l = self.start_loop(j);
         if kind.is_accumulate() {
             let joined = if lo || ro { RowKind::Insert } else { kind };
-            for (m, copies) in view.rows(j) {
+            while let Some((m, copies)) = self.next_row(&mut l) {
                 for _ in 0..copies {
                     if ro && before == 0 {
                         self.down(j + 1, RowKind::Delete, with(&NOTHING, j, Some(m)));
@@ -1124,13 +1253,14 @@ impl<'a> Chain<'_, 'a, '_> {
                     self.down(j + 1, joined, with(&x, j, Some(m)));
                 }
             }
+            self.end_loop(l);
             if lo && !matched {
                 self.down(j + 1, RowKind::Insert, with(&x, j, None));
             }
             self.counts[j - 1] += 1;
         } else {
             let joined = if lo { RowKind::Delete } else { kind };
-            for (m, copies) in view.rows(j) {
+            while let Some((m, copies)) = self.next_row(&mut l) {
                 for _ in 0..copies {
                     self.down(j + 1, joined, with(&x, j, Some(m)));
                     if ro && before == 1 {
@@ -1138,6 +1268,7 @@ impl<'a> Chain<'_, 'a, '_> {
                     }
                 }
             }
+            self.end_loop(l);
             if lo && !matched {
                 self.down(j + 1, RowKind::Delete, with(&x, j, None));
             }
@@ -1154,12 +1285,12 @@ impl<'a> Chain<'_, 'a, '_> {
         if kind.is_accumulate() {
             let joined = if lo || ro { RowKind::Insert } else { kind };
             let first = !view.has_rows(i);
-            view.each_row(i - 1, &mut |x, copies| {
+            self.each_row(i - 1, &mut |chain, x, copies| {
                 for _ in 0..copies {
                     if lo && first {
-                        self.down(i + 1, RowKind::Delete, with(&x, i, None));
+                        chain.down(i + 1, RowKind::Delete, with(&x, i, None));
                     }
-                    self.down(i + 1, joined, with(&x, i, Some(r)));
+                    chain.down(i + 1, joined, with(&x, i, Some(r)));
                 }
             });
             if ro && alone {
@@ -1168,11 +1299,11 @@ impl<'a> Chain<'_, 'a, '_> {
         } else {
             let joined = if ro { RowKind::Delete } else { kind };
             let last = view.single_row(i);
-            view.each_row(i - 1, &mut |x, copies| {
+            self.each_row(i - 1, &mut |chain, x, copies| {
                 for _ in 0..copies {
-                    self.down(i + 1, joined, with(&x, i, Some(r)));
+                    chain.down(i + 1, joined, with(&x, i, Some(r)));
                     if lo && last {
-                        self.down(i + 1, RowKind::Insert, with(&x, i, None));
+                        chain.down(i + 1, RowKind::Insert, with(&x, i, None));
                     }
                 }
             });
@@ -1410,6 +1541,52 @@ mod tests {
 
     /// `a LEFT JOIN b USING (k) FULL JOIN c USING (k)`, by hand: padding emitted and retracted as
     /// the chain does, a RIGHT/FULL step's padded row keyed by its own input, null keys alone.
+    /// A change stopped within its rows goes on at the iteration of its first loop that was in
+    /// progress, not from its first row: with a bound of one byte every call writes a row, and
+    /// goes through again at most the rows of one iteration (two: a padding and a joined row) of
+    /// a key of 300 rows, for every join type, an insertion and a deletion; the rows are those
+    /// of an unbounded join.
+    #[test]
+    fn a_stopped_change_goes_on_where_it_stopped() {
+        use crate::batch::{write_input, InputRecord};
+        for step in [
+            JoinType::Inner,
+            JoinType::Left,
+            JoinType::Right,
+            JoinType::Full,
+        ] {
+            let [mut bounded, mut whole] =
+                [(); 2].map(|()| MultiwayJoin::new(&spec(&[step])).unwrap());
+            for j in [&mut bounded, &mut whole] {
+                (0..300).for_each(|id| drop(run(j, 0, RowKind::Insert, row(id, Some(1)))));
+            }
+            let mut batch = Vec::new();
+            for kind in [RowKind::Insert, RowKind::Delete] {
+                let (side, row) = (1u8, &row(1000, Some(1))[..]);
+                let rec = InputRecord {
+                    side,
+                    kind,
+                    key_group: 0,
+                    timestamp: None,
+                    row,
+                };
+                write_input(&mut batch, &rec);
+            }
+            let mut want = Vec::new();
+            whole.process_batch(&batch, 0, &mut want).unwrap();
+            bounded.set_output_bound(1);
+            let mut got = Vec::new();
+            bounded.process_batch(&batch, 0, &mut got).unwrap();
+            while let Some(left) = bounded.bound.take() {
+                let again = left.midway.as_ref().map_or(0, |m| m.at.skip);
+                assert!(again <= 2, "{step:?}: {again} rows gone through again");
+                bounded.bound.keep(left);
+                bounded.resume(&mut got).unwrap();
+            }
+            assert_eq!(got, want, "{step:?}");
+        }
+    }
+
     #[test]
     fn left_then_full() {
         use RowKind::*;
