@@ -385,16 +385,7 @@ class NativeBridgeTest {
     void multiwayJoinBatchSnapshotAndErrors() {
         RowCodec u = new RowCodec(USERS);
         RowCodec dm = new RowCodec(DOMAINS);
-        MultiJoinSpec spec =
-                new MultiJoinSpec(
-                        List.of(
-                                new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
-                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null),
-                                new SideSpec("backups", DOMAINS, List.of("user_id"), null, null)),
-                        List.of(JoinType.LEFT, JoinType.FULL),
-                        false,
-                        null,
-                        null);
+        MultiJoinSpec spec = usersAnd(List.of("domains", "backups"), JoinType.LEFT, JoinType.FULL);
         BatchBuffer b = new BatchBuffer(8);
         record(b, 2, 0, 3, dm.encode(new Object[] {20L, 1L, "c.com"}));
         record(b, 0, 0, 3, u.encode(new Object[] {1L, "alice"}));
@@ -457,6 +448,19 @@ class NativeBridgeTest {
     }
 
     /** The entries of a multi-way join's output, each as its kind and its inputs' rows. */
+    /**
+     * A multi-way join of users (keyed by id) and tables of the domains' schema named {@code
+     * others} (keyed by user id, no primary key), joined by {@code steps}.
+     */
+    private static MultiJoinSpec usersAnd(List<String> others, JoinType... steps) {
+        List<SideSpec> inputs = new ArrayList<>();
+        inputs.add(new SideSpec("users", USERS, List.of("id"), List.of("id"), null));
+        for (String name : others) {
+            inputs.add(new SideSpec(name, DOMAINS, List.of("user_id"), null, null));
+        }
+        return new MultiJoinSpec(inputs, List.of(steps), false, null, null);
+    }
+
     private static List<String> wide(ByteBuffer out, RowCodec... inputs) {
         List<String> rows = new ArrayList<>();
         JoinBatches.Entries e = new JoinBatches.Entries(inputs.length).reset(out, 0);
@@ -480,15 +484,7 @@ class NativeBridgeTest {
     void aMultiwayChangeComesInPieces() {
         RowCodec u = new RowCodec(USERS);
         RowCodec dm = new RowCodec(DOMAINS);
-        MultiJoinSpec spec =
-                new MultiJoinSpec(
-                        List.of(
-                                new SideSpec("users", USERS, List.of("id"), List.of("id"), null),
-                                new SideSpec("domains", DOMAINS, List.of("user_id"), null, null)),
-                        List.of(JoinType.LEFT),
-                        false,
-                        null,
-                        null);
+        MultiJoinSpec spec = usersAnd(List.of("domains"), JoinType.LEFT);
         int domains = 300_000;
         try (NativeMultiJoin j = new NativeMultiJoin(spec.specJson(0, 127))) {
             BatchBuffer b = new BatchBuffer(1 << 20);
