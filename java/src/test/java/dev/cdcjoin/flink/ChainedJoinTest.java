@@ -418,13 +418,26 @@ class ChainedJoinTest {
         }
     }
 
+    /**
+     * The star builder wires the same mart, here with a last join that has a max parallelism of its
+     * own, 256, where the first join has Flink's default, 128: the first join keys the changes it
+     * feeds the last for the last join's, read from the {@code keyBy} between them.
+     */
     @ParameterizedTest
     @EnumSource(Engine.class)
     void theStarBuilderWiresTheSameMart(Engine engine) throws Exception {
         Trace trace = new Trace(16, 1200);
         String run = "star-builder-" + engine;
         CdcStar star = star(engine);
-        runMart(trace, run, t -> star.joinStrings(t.get("o|"), List.of(t.get("c|"), t.get("p|"))));
+        runMart(
+                trace,
+                run,
+                t -> {
+                    CdcJoin.Result mart =
+                            star.joinStrings(t.get("o|"), List.of(t.get("c|"), t.get("p|")));
+                    mart.rows().setMaxParallelism(256);
+                    return mart;
+                });
         assertEquals(
                 List.of("order_id", "qty", "name", "title"),
                 List.of(star.joins().get(1).spec().outputNames()));

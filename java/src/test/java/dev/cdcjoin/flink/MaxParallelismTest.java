@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.cdcjoin.flink.demo.UsersDomainsTrace;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
@@ -24,32 +26,79 @@ class MaxParallelismTest {
 
     @RegisterExtension static final MiniClusterExtension MINI_CLUSTER = MiniClusters.withSlots(4);
 
+    private static final UsersDomainsTrace TRACE = RawOutputTest.jobTrace();
+
     @ParameterizedTest(name = "max parallelism {0}")
     @ValueSource(ints = {3, 7, 1000, 32768})
     void everyMaxParallelismJoinsAlike(int maxParallelism) throws Exception {
-        UsersDomainsTrace trace = RawOutputTest.jobTrace();
-        List<String> users = new ArrayList<>();
-        List<String> domains = new ArrayList<>();
-        trace.events().forEach(e -> (e.users ? users : domains).add(e.json));
         for (Engine engine : Engine.values()) {
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
             env.setParallelism(3);
             env.setMaxParallelism(maxParallelism);
             CdcJoin join = RawOutputTest.usersDomains(JoinType.FULL).engine(engine).build();
-            List<String> changelog = new ArrayList<>();
-            try (CloseableIterator<String> it =
-                    join.joinStrings(
-                                    env.fromData(users).setParallelism(1),
-                                    env.fromData(domains).setParallelism(1))
-                            .rows()
-                            .map(Row::toString)
-                            .executeAndCollect("max parallelism " + maxParallelism)) {
-                it.forEachRemaining(changelog::add);
-            }
-            assertEquals(
-                    ReferenceJoin.usersDomains(trace, JoinType.FULL),
-                    Changelogs.materialize(changelog),
+            Tables tables = new Tables(env);
+            assertJoins(
+                    join.joinStrings(tables.users, tables.domains).rows(),
                     engine + " at max parallelism " + maxParallelism);
         }
+    }
+
+    /**
+     * The join's max parallelism is its own: set on the join only, it differs from the decode
+     * steps' (Flink's default, 128), and each decode step keys its batches for the join's, read
+     * from the {@code keyBy} it feeds. The per-change path ({@code joinChanges}, whose batcher keys
+     * the changes) does the same.
+     */
+    @ParameterizedTest(name = "join max parallelism {0}")
+    @ValueSource(ints = {7, 256})
+    void theJoinNeedNotShareItsMaxParallelismWithTheDecodeSteps(int maxParallelism)
+            throws Exception {
+        for (Engine engine : Engine.values()) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(3);
+            CdcJoin join = RawOutputTest.usersDomains(JoinType.FULL).engine(engine).build();
+            Tables tables = new Tables(env);
+            SingleOutputStreamOperator<Row> rows =
+                    join.joinStrings(tables.users, tables.domains).rows();
+            rows.setMaxParallelism(maxParallelism);
+            assertJoins(rows, engine + ", join at max parallelism " + maxParallelism);
+
+            env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(3);
+            tables = new Tables(env);
+            rows =
+                    join.joinChanges(
+                            join.leftDecoder().decodeStrings(tables.users),
+                            join.rightDecoder().decodeStrings(tables.domains));
+            rows.setMaxParallelism(maxParallelism);
+            assertJoins(rows, engine + ", joinChanges at max parallelism " + maxParallelism);
+        }
+    }
+
+    /** The trace's two tables, each from a source at parallelism 1. */
+    private static final class Tables {
+        final DataStream<String> users;
+        final DataStream<String> domains;
+
+        Tables(StreamExecutionEnvironment env) {
+            List<String> u = new ArrayList<>();
+            List<String> d = new ArrayList<>();
+            TRACE.events().forEach(e -> (e.users ? u : d).add(e.json));
+            users = env.fromData(u).setParallelism(1);
+            domains = env.fromData(d).setParallelism(1);
+        }
+    }
+
+    /** Runs the job of {@code rows} and checks its changelog is the FULL join of the trace. */
+    private static void assertJoins(SingleOutputStreamOperator<Row> rows, String run)
+            throws Exception {
+        List<String> changelog = new ArrayList<>();
+        try (CloseableIterator<String> it = rows.map(Row::toString).executeAndCollect(run)) {
+            it.forEachRemaining(changelog::add);
+        }
+        assertEquals(
+                ReferenceJoin.usersDomains(TRACE, JoinType.FULL),
+                Changelogs.materialize(changelog),
+                run);
     }
 }

@@ -29,6 +29,7 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.table.api.DataTypes;
@@ -38,6 +39,7 @@ import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.ExceptionUtils;
 import org.apache.flink.util.StringUtils;
+import org.apache.flink.util.function.ThrowingRunnable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -323,6 +325,50 @@ class MultiJoinTest {
             assertTrue(chain.contains("record: " + BAD), chain);
         }
         MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
+    }
+
+    /**
+     * The multi-way join's max parallelism is its own (256, the decode steps' Flink's default,
+     * 128): each decode step keys its batches for the join's, read from the {@code keyBy} that the
+     * input's tag chained to it feeds. With chaining disabled the decode step reaches no {@code
+     * keyBy} in its task and keys them for its own: the join fails the job naming both numbers.
+     */
+    @Test
+    void theJoinsMaxParallelismIsItsOwn() throws Exception {
+        Trace trace = new Trace(22, 600);
+        for (boolean chaining : new boolean[] {true, false}) {
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(2);
+            if (!chaining) {
+                env.disableOperatorChaining();
+            }
+            DataStream<String> source = env.fromData(trace.events).setParallelism(1);
+            List<DataStream<byte[]>> inputs = new ArrayList<>();
+            for (String table : List.of("u|", "p|", "s|")) {
+                inputs.add(bytes(VectorsTest.pick(source, table)));
+            }
+            SingleOutputStreamOperator<Row> rows =
+                    mart(Engine.NATIVE).build().joinJson(inputs).rows();
+            rows.setMaxParallelism(256);
+            List<String> out = new ArrayList<>();
+            ThrowingRunnable<Exception> run =
+                    () -> {
+                        try (var it = rows.map(Row::toString).executeAndCollect()) {
+                            it.forEachRemaining(out::add);
+                        }
+                    };
+            if (chaining) {
+                run.run();
+                assertEquals(trace.oracle(), Changelogs.materialize(out));
+            } else {
+                String chain =
+                        ExceptionUtils.stringifyException(assertThrows(Exception.class, run::run));
+                assertTrue(
+                        chain.contains("partitioned for max parallelism 128, this join's is 256"),
+                        chain);
+                MiniClusters.awaitTaskManagerWithAllSlotsFree(MINI_CLUSTER, Duration.ofSeconds(30));
+            }
+        }
     }
 
     /**

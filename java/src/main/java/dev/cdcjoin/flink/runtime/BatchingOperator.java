@@ -1,7 +1,11 @@
 package dev.cdcjoin.flink.runtime;
 
+import org.apache.flink.streaming.api.graph.StreamConfig;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.Output;
 import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.StreamTask;
 
 /**
  * An operator that buffers records into a batch handed to native code in one call, and flushes it
@@ -22,6 +26,12 @@ public abstract class BatchingOperator<OUT> extends AbstractStreamOperator<OUT> 
     private transient boolean timerPending;
 
     /**
+     * For an operator that {@link #keysItsBatches()}: the number of key groups to key them for,
+     * that of the {@code keyBy} its output reaches ({@link ConsumerKeyGroups}).
+     */
+    protected transient int outputKeyGroups;
+
+    /**
      * A batching operator.
      *
      * @param batchSize records per native call, at least 1
@@ -33,6 +43,29 @@ public abstract class BatchingOperator<OUT> extends AbstractStreamOperator<OUT> 
         }
         this.batchSize = batchSize;
         this.maxFlushDelayMs = maxFlushDelayMs;
+    }
+
+    /**
+     * Whether this operator emits {@link ChangeBatch}es keyed for its consumer: then {@link #setup}
+     * sets {@link #outputKeyGroups}.
+     *
+     * @return true if it keys its output
+     */
+    protected abstract boolean keysItsBatches();
+
+    /**
+     * Sets {@link #outputKeyGroups} up, while the task's configuration still holds the chained
+     * operators' (Flink clears it before {@code open}). Public on Flink 1.20, protected on 2.x.
+     */
+    @Override
+    public void setup(
+            StreamTask<?, ?> containingTask,
+            StreamConfig config,
+            Output<StreamRecord<OUT>> output) {
+        super.setup(containingTask, config, output);
+        if (keysItsBatches()) {
+            outputKeyGroups = ConsumerKeyGroups.of(this);
+        }
     }
 
     /**

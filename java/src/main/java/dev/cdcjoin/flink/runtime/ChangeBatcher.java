@@ -13,16 +13,14 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * Turns the public per-change stream ({@link ChangeRecord}s, e.g. from {@code DebeziumDecoder})
  * into the native join's input: {@link ChangeBatch}es, one per key group with changes per flush,
  * each change keeping its record's timestamp. The key group is Flink's own ({@link
- * KeyGroupRangeAssignment}) for the change's join key and this operator's max parallelism, which
- * the join checks is its own. Flushed like the other batching operators (full, after the max flush
- * delay, before a watermark or a checkpoint barrier, at end of input).
+ * KeyGroupRangeAssignment}) for the change's join key and the join's max parallelism ({@link
+ * ConsumerKeyGroups}), which the join checks is its own. Flushed like the other batching operators
+ * (full, after the max flush delay, before a watermark or a checkpoint barrier, at end of input).
  */
 public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
         implements OneInputStreamOperator<ChangeRecord, ChangeBatch>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
-
-    private transient int maxParallelism;
 
     /** Per key group, its changes since the last flush ({@code null} until it has had one). */
     private transient ChangeBlocks.Writer[] blocks;
@@ -44,10 +42,14 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
     }
 
     @Override
+    protected boolean keysItsBatches() {
+        return true;
+    }
+
+    @Override
     public void open() throws Exception {
         super.open();
-        maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
-        blocks = new ChangeBlocks.Writer[maxParallelism];
+        blocks = new ChangeBlocks.Writer[outputKeyGroups];
         touched = new ArrayList<>();
         reuse = new StreamRecord<>(null);
     }
@@ -55,7 +57,7 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
     @Override
     public void processElement(StreamRecord<ChangeRecord> element) throws Exception {
         ChangeRecord change = element.getValue();
-        int group = KeyGroupRangeAssignment.assignToKeyGroup(change.key, maxParallelism);
+        int group = KeyGroupRangeAssignment.assignToKeyGroup(change.key, outputKeyGroups);
         ChangeBlocks.Writer block = blocks[group];
         if (block == null) {
             block = blocks[group] = new ChangeBlocks.Writer();
@@ -75,7 +77,7 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
         }
         Collections.sort(touched);
         for (int group : touched) {
-            reuse.replace(blocks[group].take(group, maxParallelism));
+            reuse.replace(blocks[group].take(group, outputKeyGroups));
             reuse.eraseTimestamp();
             output.collect(reuse);
         }

@@ -52,7 +52,7 @@ public final class JoinOutput<OUT> implements Serializable {
     /**
      * The input of a next join: each output row projected to the join's output columns, as a change
      * of the next join's side {@code next}, in {@link ChangeBatch}es of the key groups of {@code
-     * next}'s join key under the operator's max parallelism, re-keyed in native code ({@code
+     * next}'s join key under the next join's max parallelism, re-keyed in native code ({@code
      * cdcjoin_join::chain}) and routed by {@link KeyGroupRoutes} as the decoder's batches are; no
      * Java object is built per row.
      *

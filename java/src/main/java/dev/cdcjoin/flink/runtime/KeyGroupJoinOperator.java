@@ -179,6 +179,12 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         }
     }
 
+    /** A join feeding a next join keys its output for the next join's key groups. */
+    @Override
+    protected final boolean keysItsBatches() {
+        return emits.next != null;
+    }
+
     @Override
     protected boolean isUsingCustomRawKeyedState() {
         return true;
@@ -197,7 +203,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         memory = ManagedMemoryAccount.of(this, getContainingTask());
         join = createJoin(keyGroups.getStartKeyGroup(), keyGroups.getEndKeyGroup());
         if (emits.next != null) {
-            join.chain(definition.chainJson(emits.next, maxParallelism));
+            join.chain(definition.chainJson(emits.next, outputKeyGroups));
         } else if (emits.form == JoinedRows.Form.ROW_DATA) {
             join.flinkRows(definition.flinkRowsJson());
         }
@@ -305,7 +311,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         }
         long changes = 0;
         for (int p = e.end(); p < out.limit(); ) {
-            ChangeBatch block = ChangeBlocks.readBlock(out, p, maxParallelism);
+            ChangeBatch block = ChangeBlocks.readBlock(out, p, outputKeyGroups);
             reuse.replace((OUT) block);
             reuse.eraseTimestamp();
             output.collect(reuse);

@@ -49,8 +49,10 @@ public final class KeyGroupRoutes implements KeySelector<ChangeBatch, Integer> {
             throw new IllegalStateException(
                     String.format(
                             "%s: a batch of key group %d was partitioned for max parallelism %d,"
-                                    + " this join's is %d; give the decode step and the join the"
-                                    + " same max parallelism",
+                                    + " this join's is %d (its producer keys its batches for its"
+                                    + " own when it reaches no keyBy in its task, e.g. with"
+                                    + " chaining disabled before it); give the producer and the"
+                                    + " join the same max parallelism",
                             table, changes.keyGroup, changes.maxParallelism, maxParallelism));
         }
         if (!keyGroups.contains(changes.keyGroup)) {

@@ -22,8 +22,8 @@ import org.apache.flink.util.OutputTag;
  * NativeDecoder}, a batch per native call, into {@link ChangeRecord}s ({@link #changes}, the public
  * per-change stream) or, for the native join, into {@link ChangeBatch}es ({@link #batches}): one
  * per key group with changes per decoded batch, partitioned in Rust by Flink's key group of each
- * change's join key for this operator's max parallelism (the join checks it is its own). The Java
- * engine's counterpart is {@code javajoin.JavaDecodeFunction}.
+ * change's join key for the join's max parallelism ({@link ConsumerKeyGroups}; the join checks it
+ * is its own). The Java engine's counterpart is {@code javajoin.JavaDecodeFunction}.
  *
  * <p>Records are buffered in a direct buffer and decoded when the batch is full, when the max flush
  * delay has passed since its first record (processing time), before a watermark, in {@code
@@ -51,7 +51,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     private final boolean partitioned;
 
     private transient NativeDecoder decoder;
-    private transient int maxParallelism;
+
     private transient BatchBuffer batch;
     private transient Object[] inputs;
     private transient BatchTimestamps timestamps;
@@ -144,12 +144,16 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     }
 
     @Override
+    protected boolean keysItsBatches() {
+        return partitioned;
+    }
+
+    @Override
     public void open() throws Exception {
         super.open();
-        maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         decoder =
                 partitioned
-                        ? NativeDecoder.partitioned(configJson, maxParallelism)
+                        ? NativeDecoder.partitioned(configJson, outputKeyGroups)
                         : new NativeDecoder(configJson);
         batch = new BatchBuffer(64 * 1024);
         inputs = new Object[batchSize];
@@ -223,7 +227,7 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
         ByteBuffer out = decode(batch.buffer(), batch.length(), firstIndex);
         batches.inc();
         tombstones.inc(DecoderOutput.tombstones(out));
-        DecoderOutput.read(heapCopy.of(out), partitioned, maxParallelism, emitter);
+        DecoderOutput.read(heapCopy.of(out), partitioned, outputKeyGroups, emitter);
         firstIndex += n;
         batch.clear();
         Arrays.fill(inputs, 0, n, null);
