@@ -319,6 +319,9 @@ pub struct MultiwayJoin {
     /// How much output a call may write, and what a stopped call left: within a change, where
     /// its rows go on ([`Resume`]).
     bound: OutputBound<Midway<Box<Resume>>>,
+    /// The loops of the change being applied ([`Level`]), kept from change to change: each is
+    /// written as its loop begins, so none is cleared per change.
+    levels: [Level; MAX_INPUTS],
 }
 
 impl MultiwayJoin {
@@ -341,6 +344,7 @@ impl MultiwayJoin {
             stats: MultiwayStats::default(),
             key: Vec::new(),
             bound: OutputBound::unbounded(),
+            levels: [NO_LEVEL; MAX_INPUTS],
         })
     }
 
@@ -463,6 +467,7 @@ impl MultiwayJoin {
             expired: 0,
             bounded,
             stopped: None,
+            levels: &mut self.levels,
         };
         let table = &mut self.tables[self.range.offset(key_group)];
         let before = out.rows();
@@ -654,6 +659,8 @@ struct Change<'a> {
     bounded: bool,
     /// Where it stopped, if it did.
     stopped: Option<Midway<Box<Resume>>>,
+    /// The loops of its emission ([`Chain::levels`]).
+    levels: &'a mut [Level; MAX_INPUTS],
 }
 
 /// Whether a change may stop within its rows, and where it goes on from.
@@ -921,7 +928,7 @@ impl Change<'_> {
     /// rows of the key before it, going on from `at` if a call stopped; when bounded and the
     /// output is full after a row, stops there and returns where to go on.
     fn emit(
-        &self,
+        &mut self,
         groups: &[Group],
         kind: RowKind,
         row: &[u8],
@@ -936,23 +943,24 @@ impl Change<'_> {
             deadlines: &self.deadlines,
         };
         let i = self.input;
-        let counts = match self.needs_counts() {
+        let counted = self.needs_counts();
+        let counts = match counted {
             true => view.counts(),
             false => [0; MAX_INPUTS],
         };
         let mut chain = Chain {
             view: &view,
             counts,
+            counted,
             out,
             bounded: self.bounded,
             skip: at.as_ref().map_or(0, |r| r.skip),
-            resume: at,
-            first_loop: FirstLoop::NotYet,
-            mark: Mark {
-                from: 0,
-                counts,
-                rows: 0,
-            },
+            replay: at.filter(|r| r.depth > 0),
+            levels: self.levels,
+            depth: 0,
+            begun: [0; MAX_INPUTS],
+            marked: 0,
+            marked_rows: 0,
             rows: 0,
             full: false,
         };
@@ -1077,40 +1085,45 @@ impl<'a> View<'a> {
     }
 }
 
-/// Where a change's rows go on after a call stopped within them: the iteration of the emission's
-/// first loop over an input's rows in progress (its restart point, [`View::next_row`]), the row
-/// counts as they were when that iteration began, and the rows it had written. Every later loop
-/// runs within that loop's iterations or after it, so going on there and going through those rows
-/// again without writing them costs one iteration, not the change's rows so far.
+/// A loop over input rows at one depth of the emission, as far as it got: which loop it is of
+/// those begun at its depth within the iteration enclosing it, its iteration's restart point
+/// ([`View::next_row`]; `usize::MAX` once it ended), and the row counts ([`Chain::counts`]) when
+/// it began. The counts are read only where a step's loop begins (`before` in [`Chain::down`]), so
+/// each loop on the path restored to them sees what it saw, the iterations skipped before it
+/// notwithstanding.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Resume {
+struct Level {
+    seq: u32,
     from: usize,
     counts: [u64; MAX_INPUTS],
+}
+
+/// A level of no loop yet.
+const NO_LEVEL: Level = Level {
+    seq: 0,
+    from: 0,
+    counts: [0; MAX_INPUTS],
+};
+
+/// Where a change's rows go on after a call stopped within them: the path of loops, outermost
+/// first, to the last iteration begun or loop ended before the row at which the output was full
+/// ([`Level`]s), and the rows written since. The next call goes through the change again, but
+/// starts each loop on the path at its iteration, with the counts of its start, and runs none of
+/// the loops begun before it at its depth: it goes through those few rows again, not the change's
+/// rows so far, whatever loop, however deep, the rows come from. (Loops nest at most one per
+/// input but the changed one: fewer than [`MAX_INPUTS`] deep.)
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Resume {
+    path: [Level; MAX_INPUTS],
+    depth: usize,
     skip: u64,
 }
 
-/// Whether the emission's first loop over an input's rows has begun, or is done.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum FirstLoop {
-    NotYet,
-    Running,
-    Done,
-}
-
-/// Where the iteration of the first loop in progress began ([`Resume`]): its restart point
-/// (`usize::MAX` once the loop is done), the counts then and the rows gone through before it.
-#[derive(Clone, Copy)]
-struct Mark {
-    from: usize,
-    counts: [u64; MAX_INPUTS],
-    rows: u64,
-}
-
-/// A loop over the visible rows of input `j` ([`Chain::start_loop`]).
+/// A loop over the visible rows of input `j` at depth `d` ([`Chain::start_loop`]).
 struct RowLoop {
     j: usize,
+    d: usize,
     at: usize,
-    first: bool,
 }
 
 /// The chain's steps applied to one change: each step's emission rules
@@ -1121,16 +1134,26 @@ struct Chain<'v, 'a, 'o> {
     /// `counts[j]`: the rows of `R(j)` as step `j + 1` has seen them so far in this change
     /// (maintained only when some step needs them, see [`View::counts`]).
     counts: [u64; MAX_INPUTS],
+    /// Whether some step needs them (else they are not kept with the loops either).
+    counted: bool,
     out: &'v mut OutputWriter<'o>,
     /// Whether the output stops when full.
     bounded: bool,
-    /// Rows an earlier call wrote, to go through again without writing them.
+    /// Rows written since the last iteration begun or loop ended, to go through again without
+    /// writing them.
     skip: u64,
-    /// Where an earlier call stopped: the first loop goes on there.
-    resume: Option<Box<Resume>>,
-    first_loop: FirstLoop,
-    /// Where the first loop's iteration in progress began.
-    mark: Mark,
+    /// Where an earlier call stopped, while the change is gone through again up to there: no row
+    /// is written meanwhile.
+    replay: Option<Box<Resume>>,
+    /// The loops of the emission, outermost first: `depth` running, and the last one ended.
+    levels: &'v mut [Level; MAX_INPUTS],
+    depth: usize,
+    /// Per depth, the loops begun at it within the iteration enclosing it.
+    begun: [u32; MAX_INPUTS],
+    /// The depth of the path to the last iteration begun or loop ended ([`Resume`]).
+    marked: usize,
+    /// The rows gone through then.
+    marked_rows: u64,
     /// The rows gone through so far.
     rows: u64,
     /// Whether the output is full: the rest of the change is left.
@@ -1138,18 +1161,31 @@ struct Chain<'v, 'a, 'o> {
 }
 
 impl<'a> Chain<'_, 'a, '_> {
-    /// Begins a loop over the visible rows of input `j`; the emission's first, going on where a
-    /// stopped call's was, restores the counts of then.
+    /// Begins a loop over the visible rows of input `j`. Going through a change again up to where
+    /// a call stopped, the loop on the path starts at its iteration with the counts of when it
+    /// began, and loops before it at its depth do not run.
     fn start_loop(&mut self, j: usize) -> RowLoop {
-        let first = self.first_loop == FirstLoop::NotYet;
+        let d = self.depth;
+        self.depth = d + 1;
         let mut at = 0;
-        if first {
-            self.first_loop = FirstLoop::Running;
-            if let Some(r) = self.resume.take() {
-                (at, self.counts) = (r.from, r.counts);
+        if self.bounded {
+            let seq = self.begun[d];
+            self.begun[d] = seq + 1;
+            if let Some(r) = &self.replay {
+                let on = &r.path[d];
+                debug_assert!(d < r.depth && seq <= on.seq, "loop {d} is past the path");
+                at = usize::MAX;
+                if seq == on.seq {
+                    (at, self.counts) = (on.from, on.counts);
+                }
+            }
+            let level = &mut self.levels[d];
+            level.seq = seq;
+            if self.counted {
+                level.counts = self.counts;
             }
         }
-        RowLoop { j, at, first }
+        RowLoop { j, d, at }
     }
 
     /// The loop's next row and its multiplicity; none once the output is full.
@@ -1159,32 +1195,51 @@ impl<'a> Chain<'_, 'a, '_> {
             return None;
         }
         let (from, row, copies) = self.view.next_row(l.j, &mut l.at)?;
-        if l.first && self.bounded {
-            let (counts, rows) = (self.counts, self.rows);
-            self.mark = Mark { from, counts, rows };
+        if self.bounded {
+            if self.replay.is_some() {
+                self.reached(l.d);
+            }
+            self.mark(l.d, from);
         }
         Some((row, copies))
     }
 
     /// Ends a loop.
     fn end_loop(&mut self, l: RowLoop) {
-        if l.first && !self.full {
-            self.first_loop = FirstLoop::Done;
-            let (counts, rows) = (self.counts, self.rows);
-            self.mark = Mark {
-                from: usize::MAX,
-                counts,
-                rows,
-            };
+        self.depth = l.d;
+        if self.bounded && !self.full {
+            if self.replay.is_some() {
+                self.reached(l.d);
+            }
+            self.mark(l.d, usize::MAX);
         }
+    }
+
+    /// Going through the change again, at an iteration or the end of the loop at depth `d`: when
+    /// the path ends there (at that loop, not one skipped before it), rows are written again from
+    /// here on, past those the stopped call wrote since.
+    fn reached(&mut self, d: usize) {
+        let seq = self.levels[d].seq;
+        if let Some(r) = (self.replay).take_if(|r| r.depth == d + 1 && r.path[d].seq == seq) {
+            (self.rows, self.skip) = (0, r.skip);
+        }
+    }
+
+    /// Marks the loop at depth `d` at the iteration found from `from` (`usize::MAX`: ended).
+    fn mark(&mut self, d: usize, from: usize) {
+        self.levels[d].from = from;
+        if d + 1 < MAX_INPUTS {
+            self.begun[d + 1] = 0;
+        }
+        (self.marked, self.marked_rows) = (d + 1, self.rows);
     }
 
     /// Where to go on after the output was full.
     fn stopped_at(&self) -> Resume {
         Resume {
-            from: self.mark.from,
-            counts: self.mark.counts,
-            skip: self.rows - self.mark.rows,
+            path: *self.levels,
+            depth: self.marked,
+            skip: self.rows - self.marked_rows,
         }
     }
 
@@ -1232,6 +1287,9 @@ impl<'a> Chain<'_, 'a, '_> {
             return;
         }
         if j == n {
+            if self.replay.is_some() {
+                return;
+            }
             self.rows += 1;
             if self.rows > self.skip {
                 self.out.emit_wide(kind, &x[..n]);
@@ -1240,9 +1298,9 @@ impl<'a> Chain<'_, 'a, '_> {
             return;
         }
         let (lo, ro) = view.outer(j);
-        let before = self.counts[j - 1];
         let matched = view.has_rows(j);
         let mut l = self.start_loop(j);
+        let before = self.counts[j - 1];
         if kind.is_accumulate() {
             let joined = if lo || ro { RowKind::Insert } else { kind };
             while let Some((m, copies)) = self.next_row(&mut l) {
@@ -1549,41 +1607,54 @@ mod tests {
     #[test]
     fn a_stopped_change_goes_on_where_it_stopped() {
         use crate::batch::{write_input, InputRecord};
-        for step in [
-            JoinType::Inner,
-            JoinType::Left,
-            JoinType::Right,
-            JoinType::Full,
-        ] {
-            let [mut bounded, mut whole] =
-                [(); 2].map(|()| MultiwayJoin::new(&spec(&[step])).unwrap());
-            for j in [&mut bounded, &mut whole] {
-                (0..300).for_each(|id| drop(run(j, 0, RowKind::Insert, row(id, Some(1)))));
+        use JoinType::*;
+        for step in [Inner, Left, Right, Full] {
+            // (steps, rows per input, the changed input): the rows come from the first loop, from
+            // a loop within the one iteration of another, from a loop after one that ended, and
+            // from the second of two loops in one iteration (retracting padded rows, then adding)
+            for (steps, rows, changed) in [
+                (vec![step], [300, 0, 0], 1),
+                (vec![Inner, step], [1, 300, 0], 2),
+                (vec![Left, step], [0, 0, 300], 0),
+                (vec![Full, step], [0, 1, 300], 0),
+            ] {
+                let [mut bounded, mut whole] =
+                    [(); 2].map(|()| MultiwayJoin::new(&spec(&steps)).unwrap());
+                for j in [&mut bounded, &mut whole] {
+                    for (input, &n) in rows.iter().enumerate() {
+                        (0..n)
+                            .for_each(|id| drop(run(j, input, RowKind::Insert, row(id, Some(1)))));
+                    }
+                }
+                let mut batch = Vec::new();
+                for kind in [RowKind::Insert, RowKind::Delete] {
+                    let rec = InputRecord {
+                        side: changed as u8,
+                        kind,
+                        key_group: 0,
+                        timestamp: None,
+                        row: &row(1000, Some(1)),
+                    };
+                    write_input(&mut batch, &rec);
+                }
+                let mut want = Vec::new();
+                whole.process_batch(&batch, 0, &mut want).unwrap();
+                bounded.set_output_bound(1);
+                let (mut got, mut calls) = (Vec::new(), 1);
+                bounded.process_batch(&batch, 0, &mut got).unwrap();
+                while let Some(left) = bounded.bound.take() {
+                    let again = left.midway.as_ref().map_or(0, |m| m.at.skip);
+                    assert!(again <= 2, "{steps:?}: {again} rows gone through again");
+                    bounded.bound.keep(left);
+                    bounded.resume(&mut got).unwrap();
+                    calls += 1;
+                }
+                assert!(
+                    calls > 600,
+                    "{steps:?}: a row or two per call, {calls} calls"
+                );
+                assert_eq!(got, want, "{steps:?}");
             }
-            let mut batch = Vec::new();
-            for kind in [RowKind::Insert, RowKind::Delete] {
-                let (side, row) = (1u8, &row(1000, Some(1))[..]);
-                let rec = InputRecord {
-                    side,
-                    kind,
-                    key_group: 0,
-                    timestamp: None,
-                    row,
-                };
-                write_input(&mut batch, &rec);
-            }
-            let mut want = Vec::new();
-            whole.process_batch(&batch, 0, &mut want).unwrap();
-            bounded.set_output_bound(1);
-            let mut got = Vec::new();
-            bounded.process_batch(&batch, 0, &mut got).unwrap();
-            while let Some(left) = bounded.bound.take() {
-                let again = left.midway.as_ref().map_or(0, |m| m.at.skip);
-                assert!(again <= 2, "{step:?}: {again} rows gone through again");
-                bounded.bound.keep(left);
-                bounded.resume(&mut got).unwrap();
-            }
-            assert_eq!(got, want, "{step:?}");
         }
     }
 
