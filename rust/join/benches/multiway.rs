@@ -11,15 +11,17 @@
 //! - `chain`: `JoinEngine` orders ⋈ customers, its output re-keyed by a `Rekeyer` (orders' id as
 //!   the chained side's primary key, exact retractions, as `tests/chain.rs`) into a second
 //!   `JoinEngine` with addresses, as the chained join of the Java builder runs it;
-//! - `multiway`: one `MultiwayJoin` of the three inputs, one `apply` per record.
+//! - `multiway`: one `MultiwayJoin` of the three inputs, fed the same batches through
+//!   `process_batch` with the output bound the JNI layer sets (`DEFAULT_OUTPUT_BOUND`), as the
+//!   operator runs it.
 //!
 //! Before criterion runs, the state each holds after the trace is printed (the engines' own
 //! accounting, `StateSize`), and the rows each emitted.
 
-use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_join::batch::{write_input, InputRecord, DEFAULT_OUTPUT_BOUND};
 use cdcjoin_join::{
-    ChainSpec, JoinEngine, JoinSpec, JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec,
-    OutputWriter, Rekeyer, RetractionPolicy, Side, SideSpec, StateSize,
+    ChainSpec, JoinEngine, JoinSpec, JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, Rekeyer,
+    RetractionPolicy, Side, SideSpec, StateSize,
 };
 use cdcjoin_model::key_group::key_group;
 use cdcjoin_model::{DataType, Field, KeyProjection, RowKind, RowLayout, RowRef, RowWriter};
@@ -278,15 +280,22 @@ fn multiway() -> MultiwayJoin {
 }
 
 /// Runs one batch of records, those of orders and customers first; returns the rows emitted.
-fn run_multiway(j: &mut MultiwayJoin, records: &[Record], out: &mut Vec<u8>) -> usize {
-    out.clear();
-    let mut w = OutputWriter::new(out);
+fn run_multiway(j: &mut MultiwayJoin, records: &[Record], bufs: &mut [Vec<u8>; 2]) -> usize {
+    let [batch, out] = bufs;
+    batch.clear();
     let first = records.iter().filter(|r| r.table != Table::Addresses);
     for r in first.chain(records.iter().filter(|r| r.table == Table::Addresses)) {
-        j.apply(r.table as usize, r.kind, r.key_group, &r.row, 0, &mut w)
-            .unwrap();
+        let rec = InputRecord {
+            side: r.table as u8,
+            kind: r.kind,
+            key_group: r.key_group,
+            timestamp: None,
+            row: &r.row,
+        };
+        write_input(batch, &rec);
     }
-    w.rows()
+    out.clear();
+    j.process_batch(batch, 0, out).unwrap()
 }
 
 fn report(name: &str, sizes: &[StateSize], rows_out: usize) {
@@ -314,14 +323,15 @@ fn bench(c: &mut Criterion) {
         let rows: usize = batches.iter().map(|b| chain.run(b, bufs)).sum();
         (chain, rows)
     };
-    let run_multi = |out: &mut Vec<u8>| {
+    let run_multi = |out: &mut [Vec<u8>; 2]| {
         let mut j = multiway();
+        j.set_output_bound(DEFAULT_OUTPUT_BOUND);
         let rows: usize = batches.iter().map(|b| run_multiway(&mut j, b, out)).sum();
         (j, rows)
     };
     let (chain, chain_rows) = run_chain(&mut bufs);
     report("chain", &chain.state_size(), chain_rows);
-    let mut out = Vec::new();
+    let mut out: [Vec<u8>; 2] = Default::default();
     let (multi, multi_rows) = run_multi(&mut out);
     report("multi-way", &[multi.state_size()], multi_rows);
     assert_eq!(chain_rows, multi_rows, "both emit the same changelog");
