@@ -17,6 +17,9 @@
 //!
 //! Before criterion runs, the state each holds after the trace is printed (the engines' own
 //! accounting, `StateSize`), and the rows each emitted.
+//!
+//! `hot_key_in_pieces`: one key of a million rows changed, its rows written in calls of the JNI
+//! layer's output bound, each call going on where the last stopped ([`hot_key`]).
 
 use cdcjoin_join::batch::{write_input, InputRecord, DEFAULT_OUTPUT_BOUND};
 use cdcjoin_join::{
@@ -347,5 +350,95 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Orders of the one customer of [`hot_key`].
+const HOT_ORDERS: i64 = 1_000_000;
+
+/// `customers JOIN addresses JOIN orders` (inputs in that order) on one customer with one address
+/// and [`HOT_ORDERS`] orders, and a batch deleting the customer and inserting it again: each
+/// change's rows come from the orders' loop nested in the address's one iteration, in calls of
+/// the JNI layer's bound (about 8 per change).
+fn hot_key() -> (MultiwayJoin, Vec<u8>) {
+    let spec = MultiwaySpec {
+        inputs: [Table::Customers, Table::Addresses, Table::Orders]
+            .map(input)
+            .to_vec(),
+        steps: vec![JoinType::Inner, JoinType::Inner],
+        absent_retraction: RetractionPolicy::Fail,
+        key_groups: ALL,
+    };
+    let mut j = MultiwayJoin::new(&spec).unwrap();
+    let s = |x: &str| Value::String(x.into());
+    let customer = [Value::BigInt(7), s("customer 7"), s("city 7")];
+    let address = [Value::BigInt(1), Value::BigInt(7), s("1 main street")];
+    let mut batch = Vec::new();
+    let add = |batch: &mut Vec<u8>, side: u8, r: Record| {
+        let (kind, key_group, row) = (r.kind, r.key_group, &r.row[..]);
+        let timestamp = None;
+        write_input(
+            batch,
+            &InputRecord {
+                side,
+                kind,
+                key_group,
+                timestamp,
+                row,
+            },
+        );
+    };
+    add(
+        &mut batch,
+        0,
+        record(Table::Customers, RowKind::Insert, &customer),
+    );
+    add(
+        &mut batch,
+        1,
+        record(Table::Addresses, RowKind::Insert, &address),
+    );
+    for id in 0..HOT_ORDERS {
+        let order = [
+            Value::BigInt(id),
+            Value::BigInt(7),
+            Value::BigInt(id % 997),
+            s("note"),
+        ];
+        add(
+            &mut batch,
+            2,
+            record(Table::Orders, RowKind::Insert, &order),
+        );
+    }
+    let mut out = Vec::new();
+    j.process_batch(&batch, 0, &mut out).unwrap();
+    batch.clear();
+    for kind in [RowKind::Delete, RowKind::Insert] {
+        add(&mut batch, 0, record(Table::Customers, kind, &customer));
+    }
+    j.set_output_bound(DEFAULT_OUTPUT_BOUND);
+    (j, batch)
+}
+
+/// One change of a key of [`HOT_ORDERS`] rows, in calls of 32 MiB.
+fn bench_hot_key(c: &mut Criterion) {
+    let (mut j, batch) = hot_key();
+    let mut out = Vec::new();
+    let mut g = c.benchmark_group("hot_key_in_pieces");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(2 * HOT_ORDERS as u64));
+    g.bench_function("delete_and_insert", |b| {
+        b.iter(|| {
+            let (mut rows, mut calls) = (j.process_batch(&batch, 0, &mut out).unwrap(), 1);
+            while j.has_pending() {
+                out.clear();
+                rows += j.resume(&mut out).unwrap();
+                calls += 1;
+            }
+            out.clear();
+            assert_eq!(rows, 2 * HOT_ORDERS as usize, "in {calls} calls");
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_hot_key);
 criterion_main!(benches);
