@@ -1164,6 +1164,7 @@ impl<'a> Chain<'_, 'a, '_> {
     /// Begins a loop over the visible rows of input `j`. Going through a change again up to where
     /// a call stopped, the loop on the path starts at its iteration with the counts of when it
     /// began, and loops before it at its depth do not run.
+    #[inline(always)]
     fn start_loop(&mut self, j: usize) -> RowLoop {
         let d = self.depth;
         self.depth = d + 1;
@@ -1205,6 +1206,7 @@ impl<'a> Chain<'_, 'a, '_> {
     }
 
     /// Ends a loop.
+    #[inline(always)]
     fn end_loop(&mut self, l: RowLoop) {
         self.depth = l.d;
         if self.bounded && !self.full {
@@ -1226,6 +1228,7 @@ impl<'a> Chain<'_, 'a, '_> {
     }
 
     /// Marks the loop at depth `d` at the iteration found from `from` (`usize::MAX`: ended).
+    #[inline(always)]
     fn mark(&mut self, d: usize, from: usize) {
         self.levels[d].from = from;
         if d + 1 < MAX_INPUTS {
