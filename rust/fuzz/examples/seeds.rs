@@ -1,0 +1,104 @@
+//! Writes seed inputs for the join fuzz targets into their corpus folders
+//! (`rust/fuzz/corpus/{join_batch,multiway_batch}`), so that the fuzzer starts from valid batches
+//! of decoded Debezium changes rather than from bytes that seldom form a row: small traces of the
+//! users/domains workload (a few users, so that keys hold several rows and the multi-way join's
+//! loops nest), each prefixed by the targets' mode byte, for every pair of join types and a few
+//! output bounds. Run it once before fuzzing:
+//! `cargo run --manifest-path rust/fuzz/Cargo.toml --example seeds`.
+
+use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
+use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_model::key_group::key_group;
+use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
+use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
+use std::path::Path;
+
+/// Records per seed: the targets take inputs of up to 4 KiB.
+const RECORDS: usize = 60;
+
+/// The trace of `seed` as (table: 0 users, 1 domains; change kind; row; key group of 128).
+fn changes(seed: u64) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
+    let schemas = [users_schema(), domains_schema()];
+    let cfg = WorkloadConfig {
+        users: 3,
+        domains: 12,
+        events: 80,
+        seed,
+    };
+    let mut out = Vec::new();
+    let mut sink = ChangeSink::new();
+    for e in generate(&cfg) {
+        let t = usize::from(e.topic != Topic::Users);
+        let schema = &schemas[t];
+        let mut decoder = Decoder::new(DecoderConfig::new(schema.clone())).expect("decoder");
+        sink.clear();
+        if decoder
+            .decode(&e.json, &e.offset, &mut sink)
+            .expect("valid")
+            == Decoded::Tombstone
+        {
+            continue;
+        }
+        let layout = RowLayout::new(schema);
+        let project = KeyProjection::new(schema, &[t]);
+        for (kind, row) in sink.iter() {
+            let mut key = Vec::new();
+            project.write(&RowRef::new(&layout, row), &mut key);
+            out.push((t, kind, row.to_vec(), key_group(&key, 128)));
+        }
+    }
+    out
+}
+
+/// A batch of `changes`, each on the input `side` gives it.
+fn batch(
+    changes: &[(usize, cdcjoin_model::RowKind, Vec<u8>, u16)],
+    side: impl Fn(usize, usize) -> u8,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, (t, kind, row, key_group)) in changes.iter().take(RECORDS).enumerate() {
+        let rec = InputRecord {
+            side: side(*t, i),
+            kind: *kind,
+            key_group: *key_group,
+            timestamp: None,
+            row,
+        };
+        write_input(&mut out, &rec);
+    }
+    out
+}
+
+fn write(target: &str, name: String, mode: u8, batch: &[u8]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
+    std::fs::create_dir_all(&dir).expect("corpus folder");
+    let mut bytes = vec![mode];
+    bytes.extend_from_slice(batch);
+    std::fs::write(dir.join(name), bytes).expect("seed written");
+}
+
+fn main() {
+    let mut seeds = 0;
+    for trace in 0..4u64 {
+        let changes = changes(trace);
+        // join_batch: users left (side 0), domains right (side 1); mode: the join type in its two
+        // low bits, a bound in its top three.
+        let two = batch(&changes, |t, _| t as u8);
+        // multiway_batch: users (0), each domain change on input 1 or 2 in turn; mode: the two
+        // join types in its four low bits, a bound in its top two.
+        let three = batch(&changes, |t, i| if t == 0 { 0 } else { 1 + (i % 2) as u8 });
+        for types in 0..16u8 {
+            for bound in [0u8, 2, 3] {
+                let name = format!("seed-{trace}-{types}-{bound}");
+                if types < 4 {
+                    write("join_batch", name.clone(), types | bound << 5, &two);
+                }
+                write("multiway_batch", name, types | bound << 6, &three);
+                seeds += 1;
+            }
+        }
+    }
+    println!("{seeds} seeds for multiway_batch, a quarter of them for join_batch");
+}
