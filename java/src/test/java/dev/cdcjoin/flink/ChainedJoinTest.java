@@ -284,13 +284,23 @@ class ChainedJoinTest {
      */
     static DataStream<String> gated(
             List<String> events, int limit, String run, int p, String savepoint) {
+        DataStream<String> source = gatedAtDefaultMaxParallelism(events, limit, run, p, savepoint);
+        source.getExecutionEnvironment().setMaxParallelism(128);
+        return source;
+    }
+
+    /**
+     * As {@link #gated}, the job's max parallelism left unset: Flink's default per operator, or the
+     * one a savepoint restores.
+     */
+    private static DataStream<String> gatedAtDefaultMaxParallelism(
+            List<String> events, int limit, String run, int p, String savepoint) {
         Configuration conf = new Configuration();
         if (savepoint != null) {
             conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(p);
-        env.setMaxParallelism(128);
         env.enableCheckpointing(50);
         DataStream<String> source =
                 env.fromSequence(0, Long.MAX_VALUE)
@@ -344,10 +354,58 @@ class ChainedJoinTest {
     void aStarThroughChainedJoinsSurvivesASavepointAndRescaling(
             Engine engine, @TempDir Path savepoints) throws Exception {
         Trace trace = new Trace(15, 1500);
-        String first = "star-" + engine + "-first";
-        String second = "star-" + engine + "-restored";
-        int half = trace.events.size() / 2;
-        JobClient job = start(engine, trace.events, half, first, 2, null);
+        List<String> changelog =
+                acrossASavepoint(
+                        trace,
+                        "star-" + engine,
+                        savepoints,
+                        (limit, run, savepoint) ->
+                                start(
+                                        engine,
+                                        trace.events,
+                                        limit,
+                                        run,
+                                        savepoint == null ? 2 : 3,
+                                        savepoint));
+        Map<String, Integer> expected = trace.oracle();
+        assertTrue(expected.size() > 10, "a mart of some rows: " + expected);
+        assertEquals(expected, Changelogs.materialize(changelog));
+    }
+
+    /**
+     * A savepoint restores the last join's max parallelism: 256, set on it in the first run and on
+     * nothing in the second, where Flink takes the savepoint's while the first join and the decode
+     * steps have its default, 128; each keys its batches for the join it feeds.
+     */
+    @Test
+    void aMaxParallelismRestoredFromASavepointIsTheJoinsOwn(@TempDir Path savepoints)
+            throws Exception {
+        Trace trace = new Trace(19, 1500);
+        List<String> changelog =
+                acrossASavepoint(
+                        trace,
+                        "restored-max-parallelism",
+                        savepoints,
+                        (limit, run, savepoint) -> startStar(trace.events, limit, run, savepoint));
+        assertEquals(trace.oracle(), Changelogs.materialize(changelog));
+    }
+
+    /** Starts a run of a trace's events up to {@code limit}, restoring {@code savepoint} if set. */
+    @FunctionalInterface
+    interface Starter {
+        JobClient start(int limit, String run, String savepoint) throws Exception;
+    }
+
+    /**
+     * Runs the first half of {@code trace} ({@code name-first}), stops it with a savepoint, runs
+     * the whole trace from there ({@code name-restored}) until the mart is complete, and returns
+     * both runs' output.
+     */
+    private static List<String> acrossASavepoint(
+            Trace trace, String name, Path savepoints, Starter starter) throws Exception {
+        String first = name + "-first";
+        String second = name + "-restored";
+        JobClient job = starter.start(trace.events.size() / 2, first, null);
         String savepoint;
         try {
             awaitQuiet(first);
@@ -356,7 +414,7 @@ class ChainedJoinTest {
             job.cancel();
             throw e;
         }
-        JobClient restored = start(engine, trace.events, trace.events.size(), second, 3, savepoint);
+        JobClient restored = starter.start(trace.events.size(), second, savepoint);
         try {
             awaitMart(output(first), second, trace.oracle());
         } finally {
@@ -364,9 +422,28 @@ class ChainedJoinTest {
         }
         List<String> changelog = new ArrayList<>(output(first));
         changelog.addAll(output(second));
-        Map<String, Integer> expected = trace.oracle();
-        assertTrue(expected.size() > 10, "a mart of some rows: " + expected);
-        assertEquals(expected, Changelogs.materialize(changelog));
+        return changelog;
+    }
+
+    /**
+     * Starts the native star over the events up to {@code limit} at parallelism 2, no max
+     * parallelism set but the last join's 256 in a first run ({@code savepoint} null).
+     */
+    private static JobClient startStar(List<String> events, int limit, String run, String savepoint)
+            throws Exception {
+        DataStream<String> source = gatedAtDefaultMaxParallelism(events, limit, run, 2, savepoint);
+        CdcJoin.Result mart =
+                star(Engine.NATIVE)
+                        .joinStrings(
+                                VectorsTest.pick(source, "o|"),
+                                List.of(
+                                        VectorsTest.pick(source, "c|"),
+                                        VectorsTest.pick(source, "p|")));
+        if (savepoint == null) {
+            mart.rows().setMaxParallelism(256);
+        }
+        mart.rows().map(new Recorder(run));
+        return source.getExecutionEnvironment().executeAsync(run);
     }
 
     /** The same mart declared as a star: the builder wires the chain and its projections. */
