@@ -25,25 +25,24 @@ fn changes(seed: u64) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
         events: 80,
         seed,
     };
-    let mut out = Vec::new();
-    let mut sink = ChangeSink::new();
+    let mut decoders =
+        (schemas.clone()).map(|s| Decoder::new(DecoderConfig::new(s)).expect("decoder"));
+    let layouts = [0, 1].map(|t| RowLayout::new(&schemas[t]));
+    let keys = [0, 1].map(|t| KeyProjection::new(&schemas[t], &[t]));
+    let (mut out, mut sink, mut key) = (Vec::new(), ChangeSink::new(), Vec::new());
     for e in generate(&cfg) {
         let t = usize::from(e.topic != Topic::Users);
-        let schema = &schemas[t];
-        let mut decoder = Decoder::new(DecoderConfig::new(schema.clone())).expect("decoder");
         sink.clear();
-        if decoder
+        if decoders[t]
             .decode(&e.json, &e.offset, &mut sink)
             .expect("valid")
             == Decoded::Tombstone
         {
             continue;
         }
-        let layout = RowLayout::new(schema);
-        let project = KeyProjection::new(schema, &[t]);
         for (kind, row) in sink.iter() {
-            let mut key = Vec::new();
-            project.write(&RowRef::new(&layout, row), &mut key);
+            key.clear();
+            keys[t].write(&RowRef::new(&layouts[t], row), &mut key);
             out.push((t, kind, row.to_vec(), key_group(&key, 128)));
         }
     }

@@ -21,7 +21,7 @@
 //! `hot_key_in_pieces`: one key of a million rows changed, its rows written in calls of the JNI
 //! layer's output bound, each call going on where the last stopped ([`hot_key`]).
 
-use cdcjoin_join::batch::{write_input, InputRecord, DEFAULT_OUTPUT_BOUND};
+use cdcjoin_join::batch::{write_input, InputRecord, InputTag, DEFAULT_OUTPUT_BOUND};
 use cdcjoin_join::{
     ChainSpec, JoinEngine, JoinSpec, JoinType, KeyGroupRange, MultiwayJoin, MultiwaySpec, Rekeyer,
     RetractionPolicy, Side, SideSpec, StateSize,
@@ -205,7 +205,7 @@ fn record(table: Table, kind: RowKind, values: &[Value]) -> Record {
     }
 }
 
-fn write(batch: &mut Vec<u8>, side: Side, r: &Record) {
+fn write<S: InputTag>(batch: &mut Vec<u8>, side: S, r: &Record) {
     let rec = InputRecord {
         side,
         kind: r.kind,
@@ -270,12 +270,11 @@ impl Chain {
     }
 }
 
-fn multiway() -> MultiwayJoin {
+/// The multi-way join of `tables` in that order, both steps of type `step`.
+fn multiway(tables: [Table; 3], step: JoinType) -> MultiwayJoin {
     let spec = MultiwaySpec {
-        inputs: [Table::Orders, Table::Customers, Table::Addresses]
-            .map(input)
-            .to_vec(),
-        steps: vec![JoinType::Left, JoinType::Left],
+        inputs: tables.map(input).to_vec(),
+        steps: vec![step, step],
         absent_retraction: RetractionPolicy::Fail,
         key_groups: ALL,
     };
@@ -288,14 +287,7 @@ fn run_multiway(j: &mut MultiwayJoin, records: &[Record], bufs: &mut [Vec<u8>; 2
     batch.clear();
     let first = records.iter().filter(|r| r.table != Table::Addresses);
     for r in first.chain(records.iter().filter(|r| r.table == Table::Addresses)) {
-        let rec = InputRecord {
-            side: r.table as u8,
-            kind: r.kind,
-            key_group: r.key_group,
-            timestamp: None,
-            row: &r.row,
-        };
-        write_input(batch, &rec);
+        write(batch, r.table as u8, r);
     }
     out.clear();
     j.process_batch(batch, 0, out).unwrap()
@@ -327,7 +319,10 @@ fn bench(c: &mut Criterion) {
         (chain, rows)
     };
     let run_multi = |out: &mut [Vec<u8>; 2]| {
-        let mut j = multiway();
+        let mut j = multiway(
+            [Table::Orders, Table::Customers, Table::Addresses],
+            JoinType::Left,
+        );
         j.set_output_bound(DEFAULT_OUTPUT_BOUND);
         let rows: usize = batches.iter().map(|b| run_multiway(&mut j, b, out)).sum();
         (j, rows)
@@ -358,42 +353,21 @@ const HOT_ORDERS: i64 = 1_000_000;
 /// change's rows come from the orders' loop nested in the address's one iteration, in calls of
 /// the JNI layer's bound (about 8 per change).
 fn hot_key() -> (MultiwayJoin, Vec<u8>) {
-    let spec = MultiwaySpec {
-        inputs: [Table::Customers, Table::Addresses, Table::Orders]
-            .map(input)
-            .to_vec(),
-        steps: vec![JoinType::Inner, JoinType::Inner],
-        absent_retraction: RetractionPolicy::Fail,
-        key_groups: ALL,
-    };
-    let mut j = MultiwayJoin::new(&spec).unwrap();
+    let tables = [Table::Customers, Table::Addresses, Table::Orders];
+    let mut j = multiway(tables, JoinType::Inner);
     let s = |x: &str| Value::String(x.into());
     let customer = [Value::BigInt(7), s("customer 7"), s("city 7")];
     let address = [Value::BigInt(1), Value::BigInt(7), s("1 main street")];
     let mut batch = Vec::new();
-    let add = |batch: &mut Vec<u8>, side: u8, r: Record| {
-        let (kind, key_group, row) = (r.kind, r.key_group, &r.row[..]);
-        let timestamp = None;
-        write_input(
-            batch,
-            &InputRecord {
-                side,
-                kind,
-                key_group,
-                timestamp,
-                row,
-            },
-        );
-    };
-    add(
+    write(
         &mut batch,
-        0,
-        record(Table::Customers, RowKind::Insert, &customer),
+        0u8,
+        &record(Table::Customers, RowKind::Insert, &customer),
     );
-    add(
+    write(
         &mut batch,
-        1,
-        record(Table::Addresses, RowKind::Insert, &address),
+        1u8,
+        &record(Table::Addresses, RowKind::Insert, &address),
     );
     for id in 0..HOT_ORDERS {
         let order = [
@@ -402,17 +376,17 @@ fn hot_key() -> (MultiwayJoin, Vec<u8>) {
             Value::BigInt(id % 997),
             s("note"),
         ];
-        add(
+        write(
             &mut batch,
-            2,
-            record(Table::Orders, RowKind::Insert, &order),
+            2u8,
+            &record(Table::Orders, RowKind::Insert, &order),
         );
     }
     let mut out = Vec::new();
     j.process_batch(&batch, 0, &mut out).unwrap();
     batch.clear();
     for kind in [RowKind::Delete, RowKind::Insert] {
-        add(&mut batch, 0, record(Table::Customers, kind, &customer));
+        write(&mut batch, 0u8, &record(Table::Customers, kind, &customer));
     }
     j.set_output_bound(DEFAULT_OUTPUT_BOUND);
     (j, batch)
