@@ -113,10 +113,21 @@ pub const PENDING: &str =
 /// ([`OutputBound`]): the caller takes that output and asks for the rest.
 #[derive(Debug)]
 pub struct Pending {
-    /// A batch of the changes (see the module docs).
+    /// The changes, framed as a batch (see the module docs) whose first block's header is that of
+    /// the block they came from: read them with [`BatchReader::from_start`] at `start`.
     pub bytes: Vec<u8>,
-    /// The index of its first change in the batch it came from, which errors name.
-    pub first_index: usize,
+    /// Where they begin in the batch they came from.
+    pub start: BatchStart,
+}
+
+/// Where the rest of a batch ([`Pending`]) begins in the batch it came from, so that it is read,
+/// and refused when malformed, exactly as the whole batch would have been from there on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchStart {
+    /// The index of its first change, which errors name.
+    pub index: usize,
+    /// The changes of its first block read before it, which that block's header counts.
+    pub in_block: u32,
 }
 
 /// What a call stopped at its output bound left to the next ([`OutputBound::take`]).
@@ -195,48 +206,56 @@ pub struct BatchReader<'a, S = Side> {
     block: Option<(S, BlockHeader, Changes<'a>)>,
     /// Changes of the current block read so far.
     in_block: u32,
+    /// Changes of the first block read before the reader's start ([`BatchStart::in_block`]).
+    carried: u32,
     index: usize,
 }
 
 impl<'a, S: InputTag> BatchReader<'a, S> {
     /// A reader over `buf`.
     pub fn new(buf: &'a [u8]) -> BatchReader<'a, S> {
-        BatchReader::numbered_from(buf, 0)
+        BatchReader::from_start(buf, BatchStart::default())
     }
 
-    /// A reader over `buf` whose first change has index `first` (the rest of a batch, whose
-    /// changes keep their indices in the whole batch: see [`Pending`]).
-    pub fn numbered_from(buf: &'a [u8], first: usize) -> BatchReader<'a, S> {
+    /// A reader over `buf`, the rest of a batch ([`Pending`]) that begins at `start` in it: its
+    /// changes keep their indices in the whole batch, and its first block is counted from the
+    /// changes read before.
+    pub fn from_start(buf: &'a [u8], start: BatchStart) -> BatchReader<'a, S> {
         BatchReader {
             rest: buf,
             block: None,
             in_block: 0,
-            index: first,
+            carried: start.in_block,
+            index: start.index,
         }
     }
 
-    /// The changes not read yet, as a batch of their own: the rest of the current block under a
-    /// header that counts them, then the following blocks as they are (unread, so a malformed one
-    /// is still refused when it is read), numbered on from the last change read.
+    /// The changes not read yet, as the rest of the batch: what is left of the current block
+    /// under its own header, then the following blocks as they are (unread, so a malformed one is
+    /// still refused when it is read), numbered on from the last change read.
     pub fn remainder(&self) -> Pending {
         let mut bytes = Vec::new();
+        let mut in_block = 0;
         if let Some((side, header, changes)) = &self.block {
-            let left = header.count - self.in_block;
-            if left > 0 {
+            // Bytes past the header's count are kept too: read, they refuse the block.
+            if self.in_block < header.count || !changes.rest().is_empty() {
                 bytes.push(side.byte());
                 BlockHeader {
-                    key_group: header.key_group,
-                    count: left,
                     len: changes.rest().len() as u32,
+                    ..*header
                 }
                 .write(&mut bytes);
                 bytes.extend_from_slice(changes.rest());
+                in_block = self.in_block;
             }
         }
         bytes.extend_from_slice(self.rest);
         Pending {
             bytes,
-            first_index: self.index,
+            start: BatchStart {
+                index: self.index,
+                in_block,
+            },
         }
     }
 
@@ -252,7 +271,7 @@ impl<'a, S: InputTag> BatchReader<'a, S> {
         }
         self.rest = &after[end..];
         self.block = Some((side, header, Changes::new(body)));
-        self.in_block = 0;
+        self.in_block = std::mem::take(&mut self.carried);
         Ok(())
     }
 
@@ -735,6 +754,39 @@ mod tests {
         bad_change[1 + BLOCK_HEADER_LEN] = 9;
         assert_eq!(err(&bad_change), "batch record #0: bad row kind byte 9");
         assert_eq!(BatchReader::<Side>::new(&[]).count(), 0);
+    }
+
+    /// The rest of a batch after any number of its changes gives what the whole batch gives from
+    /// there on, a malformed block refused with the batch's own counts (a bounded join goes on
+    /// from such a rest, and its error must be the one the unbounded join gives).
+    #[test]
+    fn the_rest_of_a_batch_reads_as_the_batch_does() {
+        let buf = two_blocks();
+        let second =
+            1 + BLOCK_HEADER_LEN + u32::from_le_bytes(buf[7..11].try_into().unwrap()) as usize;
+        let with_count = |block: usize, count: u8| {
+            let mut v = buf.clone();
+            v[block + 3] = count;
+            v
+        };
+        let variants = [
+            buf.clone(),
+            with_count(0, 1), // a change past the count
+            with_count(0, 3), // fewer changes than the count, then a block
+            with_count(second, 2),
+            buf[..buf.len() - 1].to_vec(),
+        ];
+        for v in &variants {
+            let whole: Vec<_> = BatchReader::<Side>::new(v).collect();
+            for k in 0..=whole.len() {
+                let mut reader = BatchReader::<Side>::new(v);
+                reader.by_ref().take(k).for_each(drop);
+                let rest = reader.remainder();
+                let read: Vec<_> =
+                    BatchReader::<Side>::from_start(&rest.bytes, rest.start).collect();
+                assert_eq!(read, whole[k..], "after {k} of {whole:?}");
+            }
+        }
     }
 
     #[test]

@@ -54,7 +54,7 @@
 //! a change finds them by primary key or value (a key of many rows: freeing them by a scan there
 //! would make a change cost the rows of its key).
 
-use crate::batch::{BatchReader, InputRecord, Left, OutputBound, OutputWriter};
+use crate::batch::{BatchReader, BatchStart, InputRecord, Left, OutputBound, OutputWriter};
 use crate::group::{Entry, EntryLayout, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
 use crate::reject::{self, Refusal};
@@ -443,7 +443,7 @@ impl JoinEngine {
                 midway,
             }) => {
                 self.midway = midway;
-                self.process_from(&changes.bytes, changes.first_index, now, out)
+                self.process_from(&changes.bytes, changes.start, now, out)
             }
             None => Ok(0),
         }
@@ -497,16 +497,17 @@ impl JoinEngine {
         if self.bound.is_pending() {
             return Err(JoinError::Pending);
         }
-        self.process_from(batch, 0, now, out)
+        self.process_from(batch, BatchStart::default(), now, out)
     }
 
-    /// [`JoinEngine::process_batch`] of a batch whose first change has index `first` and, when
-    /// the engine's midway says so, was applied in part; stops after the change, or within a
-    /// change after the joined row, at which the output reaches the bound, keeping the rest.
+    /// [`JoinEngine::process_batch`] of a batch, or of the rest of one that begins at `start` in
+    /// it, whose first change, when the engine's midway says so, was applied in part; stops after
+    /// the change, or within a change after the joined row, at which the output reaches the
+    /// bound, keeping the rest.
     fn process_from(
         &mut self,
         batch: &[u8],
-        first: usize,
+        start: BatchStart,
         now: i64,
         out: &mut Vec<u8>,
     ) -> Result<usize, JoinError> {
@@ -516,7 +517,7 @@ impl JoinEngine {
         }
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
-        let (prepared, invalid) = self.prepare_batch(batch, first, &mut keys);
+        let (prepared, invalid) = self.prepare_batch(batch, start, &mut keys);
         let mut w = self.bound.writer(out);
         let (mut failed, mut stopped) = (None, None);
         for (i, p) in prepared.iter().enumerate() {
@@ -540,7 +541,7 @@ impl JoinEngine {
         }
         if let Some(applied) = stopped {
             let midway = self.midway.take();
-            let mut rest = BatchReader::<Side>::numbered_from(batch, first);
+            let mut rest = BatchReader::<Side>::from_start(batch, start);
             rest.by_ref().take(applied).for_each(drop);
             let changes = rest.remainder();
             self.bound.keep(Left {
@@ -564,16 +565,17 @@ impl JoinEngine {
         }
     }
 
-    /// Validates, projects and hashes the records of `batch` up to the first invalid one, whose
-    /// error is returned with them. The join keys are appended to `keys`.
+    /// Validates, projects and hashes the records of `batch` (beginning at `start` in the batch it
+    /// came from) up to the first invalid one, whose error is returned with them. The join keys
+    /// are appended to `keys`.
     fn prepare_batch<'b>(
         &self,
         batch: &'b [u8],
-        first: usize,
+        start: BatchStart,
         keys: &mut Vec<u8>,
     ) -> (Vec<Prepared<'b>>, Option<JoinError>) {
         let mut prepared = Vec::new();
-        for rec in BatchReader::numbered_from(batch, first) {
+        for rec in BatchReader::from_start(batch, start) {
             match rec
                 .map_err(JoinError::Batch)
                 .and_then(|(index, rec)| self.prepare(index, rec, keys))

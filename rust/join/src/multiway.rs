@@ -93,7 +93,7 @@
 //! own clock, while here only the inputs' rows do (the joined rows of an input's live rows stay
 //! visible as long as those rows do).
 
-use crate::batch::{BatchReader, Left, OutputBound, OutputWriter};
+use crate::batch::{BatchReader, BatchStart, Left, OutputBound, OutputWriter};
 use crate::engine::{Applied, JoinError, Midway, StateSize, Step};
 use crate::group::{Entry, Group};
 use crate::overlay::{sum_groups, KeyGroupState};
@@ -366,7 +366,7 @@ impl MultiwayJoin {
                 changes,
                 now,
                 midway,
-            }) => self.process_from(&changes.bytes, changes.first_index, now, midway, out),
+            }) => self.process_from(&changes.bytes, changes.start, now, midway, out),
             None => Ok(0),
         }
     }
@@ -510,15 +510,15 @@ impl MultiwayJoin {
         if self.bound.is_pending() {
             return Err(MultiwayError::Pending);
         }
-        self.process_from(batch, 0, now, None, out)
+        self.process_from(batch, BatchStart::default(), now, None, out)
     }
 
-    /// [`MultiwayJoin::process_batch`] of a batch whose first change has index `first` and, when
-    /// `midway` says so, was applied in part.
+    /// [`MultiwayJoin::process_batch`] of a batch, or of the rest of one that begins at `start` in
+    /// it, whose first change, when `midway` says so, was applied in part.
     fn process_from(
         &mut self,
         batch: &[u8],
-        first: usize,
+        start: BatchStart,
         now: i64,
         mut midway: Option<Midway<Box<Resume>>>,
         out: &mut Vec<u8>,
@@ -528,7 +528,7 @@ impl MultiwayJoin {
             self.maybe_sweep(now);
         }
         let mut w = self.bound.writer(out);
-        let mut reader = BatchReader::<u8>::numbered_from(batch, first);
+        let mut reader = BatchReader::<u8>::from_start(batch, start);
         let (mut failed, mut stopped) = (None, None);
         loop {
             let at_change = reader.clone();
