@@ -1,13 +1,15 @@
-//! Writes seed inputs for the join fuzz targets into their corpus folders
-//! (`rust/fuzz/corpus/{join_batch,multiway_batch}`), so that the fuzzer starts from valid batches
-//! of decoded Debezium changes rather than from bytes that seldom form a row: small traces of the
-//! users/domains workload (a few users, so that keys hold several rows and the multi-way join's
-//! loops nest), each prefixed by the targets' mode byte, for every pair of join types and a few
-//! output bounds. Run it once before fuzzing:
+//! Writes seed inputs for the batch fuzz targets into their corpus folders
+//! (`rust/fuzz/corpus/{join_batch,multiway_batch,decode_batch}`), so that the fuzzer starts from
+//! valid batches rather than from bytes that seldom form a row: small traces of the users/domains
+//! workload (a few users, so that keys hold several rows and the multi-way join's loops nest),
+//! decoded into the join targets' batches, each prefixed by the targets' mode byte, for every pair
+//! of join types and a few output bounds; and the same traces' Debezium messages framed as the
+//! decode step's JSON batches, plain and partitioned. Run it once before fuzzing:
 //! `cargo run --manifest-path rust/fuzz/Cargo.toml --example seeds`.
 
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
+use cdcjoin_model::exchange::write_stamp;
 use cdcjoin_model::key_group::key_group;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
 use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
@@ -16,15 +18,20 @@ use std::path::Path;
 /// Records per seed: the targets take inputs of up to 4 KiB.
 const RECORDS: usize = 60;
 
-/// The trace of `seed` as (table: 0 users, 1 domains; change kind; row; key group of 128).
-fn changes(seed: u64) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
-    let schemas = [users_schema(), domains_schema()];
-    let cfg = WorkloadConfig {
+/// A small trace of the workload: a few users, so that keys hold several rows.
+fn trace(seed: u64) -> WorkloadConfig {
+    WorkloadConfig {
         users: 3,
         domains: 12,
         events: 80,
         seed,
-    };
+    }
+}
+
+/// The trace of `seed` as (table: 0 users, 1 domains; change kind; row; key group of 128).
+fn changes(seed: u64) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
+    let schemas = [users_schema(), domains_schema()];
+    let cfg = trace(seed);
     let mut decoders =
         (schemas.clone()).map(|s| Decoder::new(DecoderConfig::new(s)).expect("decoder"));
     let layouts = [0, 1].map(|t| RowLayout::new(&schemas[t]));
@@ -68,6 +75,28 @@ fn batch(
     out
 }
 
+/// The messages of the trace of `seed` framed as the decode step's JSON batch (`(stamp? | len u32
+/// | message)*`, a stamp when `stamped`), up to the targets' 4 KiB.
+fn json_batch(seed: u64, stamped: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in generate(&trace(seed)) {
+        if out.len() + e.json.len() > 4000 {
+            break;
+        }
+        if stamped {
+            write_stamp(&mut out, Some(e.offset as i64));
+        }
+        match e.json.is_empty() {
+            true => out.extend_from_slice(&u32::MAX.to_le_bytes()),
+            false => {
+                out.extend_from_slice(&(e.json.len() as u32).to_le_bytes());
+                out.extend_from_slice(&e.json);
+            }
+        }
+    }
+    out
+}
+
 fn write(target: &str, name: String, mode: u8, batch: &[u8]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpus")
@@ -99,5 +128,15 @@ fn main() {
             }
         }
     }
-    println!("{seeds} seeds for multiway_batch, a quarter of them for join_batch");
+    // decode_batch: JSON batches (mode bits 0-1 clear), plain or partitioned (bit 2, stamped),
+    // joined on user_id or id (bit 3).
+    for trace in 0..4u64 {
+        for mode in [0u8, 4, 8, 12] {
+            let batch = json_batch(trace, mode & 4 != 0);
+            write("decode_batch", format!("seed-{trace}-{mode}"), mode, &batch);
+        }
+    }
+    println!(
+        "{seeds} seeds for multiway_batch, a quarter of them for join_batch; 16 for decode_batch"
+    );
 }
