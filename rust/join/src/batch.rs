@@ -114,7 +114,8 @@ pub const PENDING: &str =
 #[derive(Debug)]
 pub struct Pending {
     /// The changes, framed as a batch (see the module docs) whose first block's header is that of
-    /// the block they came from: read them with [`BatchReader::from_start`] at `start`.
+    /// the block they came from but for its length: read them with [`BatchReader::from_start`] at
+    /// `start`.
     pub bytes: Vec<u8>,
     /// Where they begin in the batch they came from.
     pub start: BatchStart,
@@ -771,9 +772,9 @@ mod tests {
         };
         let variants = [
             buf.clone(),
-            with_count(0, 1), // a change past the count
-            with_count(0, 3), // fewer changes than the count, then a block
-            with_count(second, 2),
+            with_count(0, 1),      // a change past the count
+            with_count(0, 3),      // fewer changes than the count, then a block
+            with_count(second, 2), // the last block short of its count
             buf[..buf.len() - 1].to_vec(),
         ];
         for v in &variants {
