@@ -7,19 +7,23 @@
 //! decode step's JSON batches, plain and partitioned. Run it once before fuzzing:
 //! `cargo run --manifest-path rust/fuzz/Cargo.toml --example seeds`.
 
+use cdcjoin_debezium::batch::NULL_LEN;
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_model::exchange::write_stamp;
 use cdcjoin_model::key_group::key_group;
 use cdcjoin_model::{KeyProjection, RowLayout, RowRef};
-use cdcjoin_workload::{domains_schema, generate, users_schema, Topic, WorkloadConfig};
+use cdcjoin_workload::{domains_schema, generate, users_schema, Event, Topic, WorkloadConfig};
 use std::path::Path;
 
-/// Records per seed: the targets take inputs of up to 4 KiB.
+/// Records per join seed: the targets take inputs of up to 4 KiB.
 const RECORDS: usize = 60;
 
+/// Bytes of messages per decode seed, within the targets' 4 KiB.
+const JSON_BYTES: usize = 4000;
+
 /// A small trace of the workload: a few users, so that keys hold several rows.
-fn trace(seed: u64) -> WorkloadConfig {
+fn small_trace(seed: u64) -> WorkloadConfig {
     WorkloadConfig {
         users: 3,
         domains: 12,
@@ -28,16 +32,15 @@ fn trace(seed: u64) -> WorkloadConfig {
     }
 }
 
-/// The trace of `seed` as (table: 0 users, 1 domains; change kind; row; key group of 128).
-fn changes(seed: u64) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
+/// The events of a trace as (table: 0 users, 1 domains; change kind; row; key group of 128).
+fn changes(events: &[Event]) -> Vec<(usize, cdcjoin_model::RowKind, Vec<u8>, u16)> {
     let schemas = [users_schema(), domains_schema()];
-    let cfg = trace(seed);
     let mut decoders =
         (schemas.clone()).map(|s| Decoder::new(DecoderConfig::new(s)).expect("decoder"));
     let layouts = [0, 1].map(|t| RowLayout::new(&schemas[t]));
     let keys = [0, 1].map(|t| KeyProjection::new(&schemas[t], &[t]));
     let (mut out, mut sink, mut key) = (Vec::new(), ChangeSink::new(), Vec::new());
-    for e in generate(&cfg) {
+    for e in events {
         let t = usize::from(e.topic != Topic::Users);
         sink.clear();
         if decoders[t]
@@ -75,19 +78,19 @@ fn batch(
     out
 }
 
-/// The messages of the trace of `seed` framed as the decode step's JSON batch (`(stamp? | len u32
-/// | message)*`, a stamp when `stamped`), up to the targets' 4 KiB.
-fn json_batch(seed: u64, stamped: bool) -> Vec<u8> {
+/// The messages of `events` framed as the decode step's JSON batch (`(stamp? | len u32 |
+/// message)*`, a stamp when `stamped`), up to [`JSON_BYTES`].
+fn json_batch(events: &[Event], stamped: bool) -> Vec<u8> {
     let mut out = Vec::new();
-    for e in generate(&trace(seed)) {
-        if out.len() + e.json.len() > 4000 {
+    for e in events {
+        if out.len() + e.json.len() > JSON_BYTES {
             break;
         }
         if stamped {
             write_stamp(&mut out, Some(e.offset as i64));
         }
         match e.json.is_empty() {
-            true => out.extend_from_slice(&u32::MAX.to_le_bytes()),
+            true => out.extend_from_slice(&NULL_LEN.to_le_bytes()),
             false => {
                 out.extend_from_slice(&(e.json.len() as u32).to_le_bytes());
                 out.extend_from_slice(&e.json);
@@ -110,7 +113,8 @@ fn write(target: &str, name: String, mode: u8, batch: &[u8]) {
 fn main() {
     let mut seeds = 0;
     for trace in 0..4u64 {
-        let changes = changes(trace);
+        let events = generate(&small_trace(trace));
+        let changes = changes(&events);
         // join_batch: users left (side 0), domains right (side 1); mode: the join type in its two
         // low bits, a bound in its top three.
         let two = batch(&changes, |t, _| t as u8);
@@ -127,12 +131,10 @@ fn main() {
                 seeds += 1;
             }
         }
-    }
-    // decode_batch: JSON batches (mode bits 0-1 clear), plain or partitioned (bit 2, stamped),
-    // joined on user_id or id (bit 3).
-    for trace in 0..4u64 {
+        // decode_batch: JSON batches (mode bits 0-1 clear), plain or partitioned (bit 2,
+        // stamped), joined on user_id or id (bit 3).
         for mode in [0u8, 4, 8, 12] {
-            let batch = json_batch(trace, mode & 4 != 0);
+            let batch = json_batch(&events, mode & 4 != 0);
             write("decode_batch", format!("seed-{trace}-{mode}"), mode, &batch);
         }
     }
