@@ -291,6 +291,22 @@ fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
+/// Appends a length-prefixed byte string as the input batches frame one (a JSON message, a row
+/// image, an upsert record's key or value): `len u32 | bytes`, or [`NULL_LEN`] alone for `None`.
+///
+/// The batches a job decodes are framed by the Java layer; this is the same framing for batches
+/// built in Rust (tests, benchmarks, fuzz seeds), so that none writes the grammar by hand. A
+/// partitioned batch puts [`cdcjoin_model::exchange::write_stamp`]'s stamp before each message.
+pub fn write_message(out: &mut Vec<u8>, message: Option<&[u8]>) {
+    match message {
+        Some(m) => {
+            put_u32(out, m.len() as u32);
+            out.extend_from_slice(m);
+        }
+        None => put_u32(out, NULL_LEN),
+    }
+}
+
 /// Reads the framing of an input batch.
 struct Reader<'a> {
     buf: &'a [u8],
@@ -433,13 +449,7 @@ mod tests {
     fn frame(messages: &[Option<&str>]) -> Vec<u8> {
         let mut buf = Vec::new();
         for m in messages {
-            match m {
-                Some(m) => {
-                    put_u32(&mut buf, m.len() as u32);
-                    buf.extend_from_slice(m.as_bytes());
-                }
-                None => put_u32(&mut buf, NULL_LEN),
-            }
+            write_message(&mut buf, m.map(str::as_bytes));
         }
         buf
     }
@@ -635,15 +645,8 @@ mod tests {
 
     fn envelope(buf: &mut Vec<u8>, op: u8, before: Option<&[u8]>, after: Option<&[u8]>) {
         buf.push(op);
-        for image in [before, after] {
-            match image {
-                Some(r) => {
-                    put_u32(buf, r.len() as u32);
-                    buf.extend_from_slice(r);
-                }
-                None => put_u32(buf, NULL_LEN),
-            }
-        }
+        write_message(buf, before);
+        write_message(buf, after);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! decode step's JSON batches, plain and partitioned. Run it once before fuzzing:
 //! `cargo run --manifest-path rust/fuzz/Cargo.toml --example seeds`.
 
-use cdcjoin_debezium::batch::NULL_LEN;
+use cdcjoin_debezium::batch::write_message;
 use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_model::exchange::write_stamp;
@@ -89,13 +89,7 @@ fn json_batch(events: &[Event], stamped: bool) -> Vec<u8> {
         if stamped {
             write_stamp(&mut out, Some(e.offset as i64));
         }
-        match e.json.is_empty() {
-            true => out.extend_from_slice(&NULL_LEN.to_le_bytes()),
-            false => {
-                out.extend_from_slice(&(e.json.len() as u32).to_le_bytes());
-                out.extend_from_slice(&e.json);
-            }
-        }
+        write_message(&mut out, Some(&e.json[..]).filter(|j| !j.is_empty()));
     }
     out
 }

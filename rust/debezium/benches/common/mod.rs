@@ -6,7 +6,7 @@
 //! The consumer decodes it with one decoder per table into one reused sink, as a consumer task
 //! would. Kept in one place so that every bench measures the same bytes.
 
-use cdcjoin_debezium::batch::{BatchDecoder, BatchDecoderConfig};
+use cdcjoin_debezium::batch::{write_message, BatchDecoder, BatchDecoderConfig};
 use cdcjoin_debezium::{
     ChangeSink, DecimalHandling, Decoded, Decoder, DecoderConfig, TimePrecision,
 };
@@ -260,8 +260,7 @@ impl BatchConsumer {
             counts[m.table] += 1;
             let frame = frames[m.table].last_mut().expect("a batch was opened");
             write_stamp(frame, Some(i as i64));
-            frame.extend_from_slice(&(m.json.len() as u32).to_le_bytes());
-            frame.extend_from_slice(&m.json);
+            write_message(frame, Some(&m.json));
         }
         BatchConsumer {
             decoders: [
