@@ -535,21 +535,27 @@ impl RowSource for JsonRows<'_> {
 /// Debezium's Postgres connector writes, in place of the value: for text-like columns (text,
 /// varchar, json, jsonb, uuid, enum, ...) the placeholder text; for `bytea` in
 /// `binary.handling.mode=bytes` the placeholder's UTF-8 bytes, which JSON carries as their base64;
-/// in `hex` mode the placeholder text itself (`PostgresValueConverter`). (In `base64` mode it
-/// writes null: indistinguishable from a null, nothing to recognise.) Columns of other types
-/// never carry it in a form their encoding could read, so any column whose JSON is a string equal
-/// to the placeholder (or, for BYTES read as base64, to its base64) is unavailable.
+/// in `hex` mode the placeholder text itself (`PostgresValueConverter`); for `hstore` in the default
+/// `hstore.handling.mode=json` a map from the placeholder to itself, as JSON text
+/// (`{"<p>":"<p>"}`: `UnchangedToastedPlaceholder`, `PostgresValueConverter.handleUnknownData`).
+/// (In `base64` mode it writes null: indistinguishable from a null, nothing to recognise.) Columns
+/// of other types never carry it in a form their encoding could read, so any column whose JSON is
+/// a string equal to the placeholder (or, for BYTES read as base64, to its base64; for STRING, to
+/// the hstore map) is unavailable.
 #[derive(Debug)]
 struct Placeholder {
     text: Vec<u8>,
     base64: Vec<u8>,
+    hstore: Vec<u8>,
 }
 
 impl Placeholder {
     fn new(text: &str) -> Placeholder {
+        let quoted = serde_json::to_string(text).expect("a string serializes");
         Placeholder {
             text: text.as_bytes().to_vec(),
             base64: BASE64.encode(text).into_bytes(),
+            hstore: format!("{{{quoted}:{quoted}}}").into_bytes(),
         }
     }
 
@@ -560,14 +566,20 @@ impl Placeholder {
         };
         let base64 = reader.data_type == DataType::Bytes
             && reader.encoding == crate::encoding::Encoding::Base64;
+        let hstore = reader.data_type == DataType::String && body.first() == Some(&b'{');
         let candidate = |p: &[u8]| body.len() >= p.len() && body.len() <= 6 * p.len();
-        if !(candidate(&self.text) || base64 && candidate(&self.base64)) {
+        if !(candidate(&self.text)
+            || base64 && candidate(&self.base64)
+            || hstore && candidate(&self.hstore))
+        {
             return false;
         }
         let Some(value) = json_string(raw, scratch.text()) else {
             return false;
         };
-        value == self.text.as_slice() || base64 && value == self.base64.as_slice()
+        value == self.text.as_slice()
+            || base64 && value == self.base64.as_slice()
+            || hstore && value == self.hstore.as_slice()
     }
 }
 

@@ -70,8 +70,12 @@
 //!
 //! Money (`money`) is a DECIMAL in whichever `decimal_handling` the connector uses. TIME keeps at
 //! most milliseconds and TIMESTAMPs are truncated (floor) to the declared precision, as Flink
-//! holds them. A value equal to the connector's `unavailable.value.placeholder` is an
-//! *unavailable* column, not a value ([`DecoderConfig`]).
+//! holds them. DATEs and TIMESTAMPs hold the years 0000 to 9999, as Flink's do: an integer beyond
+//! them, and `i64::MIN`/`i64::MAX` in any unit (how Debezium sends Postgres' `infinity` and
+//! `-infinity`), is out of range. The `Z` of the `isostring` texts is required: another offset is
+//! a zoned value, which only TIMESTAMP_LTZ reads. A value equal to the connector's
+//! `unavailable.value.placeholder` (or, for an `hstore` as JSON text, the map from it to itself)
+//! is an *unavailable* column, not a value ([`DecoderConfig`]).
 //!
 //! Nothing panics on any input: every malformed message, however odd, is a [`DecodeError`].
 

@@ -77,17 +77,33 @@ pub(crate) enum Temporal {
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 const MILLIS_PER_DAY: i64 = 86_400_000;
+const SECONDS_PER_DAY: i64 = 86_400;
+/// The epoch days of 0000-01-01 and 9999-12-31: Flink's DATE and TIMESTAMP range (SQL's), and
+/// what a text's four-digit year gives. An integer beyond it is out of range, not a date: Debezium
+/// sends Postgres' `infinity` and `-infinity` as such integers (pgjdbc's
+/// `DATE_POSITIVE_INFINITY`, 9223372036825200000, in micros or millis).
+const FIRST_DAY: i64 = -719_528;
+const LAST_DAY: i64 = 2_932_896;
 
 /// A DATE from an integer of epoch days (`io.debezium.time.Date`).
 pub(crate) fn epoch_days(raw: &[u8]) -> Result<i64, NumError> {
-    i32::try_from(parse_i64(raw)?)
-        .map(i64::from)
-        .map_err(|_| NumError::Range)
+    let days = parse_i64(raw)?;
+    match (FIRST_DAY..=LAST_DAY).contains(&days) {
+        true => Ok(days),
+        false => Err(NumError::Range),
+    }
 }
 
 /// The value of an integer `raw` in `unit`, stored as `t` (a TIME or TIMESTAMP) needs.
+///
+/// `i64::MAX` and `i64::MIN` are refused in every unit: in `time.precision.mode=nanoseconds`
+/// they are what Debezium sends for Postgres' `infinity` and `-infinity`
+/// (`PostgresValueConverter.convertTimestampToEpochNanos`), within the range otherwise.
 pub(crate) fn from_integer(raw: &[u8], unit: Unit, t: Temporal) -> Result<i64, NumError> {
     let v = parse_i64(raw)?;
+    if v == i64::MAX || v == i64::MIN {
+        return Err(NumError::Range);
+    }
     match t {
         Temporal::Date => Err(NumError::Syntax),
         Temporal::Time(p) => {
@@ -95,11 +111,16 @@ pub(crate) fn from_integer(raw: &[u8], unit: Unit, t: Temporal) -> Result<i64, N
             if !(0..MILLIS_PER_DAY).contains(&ms) {
                 return Err(NumError::Range);
             }
-            Ok(truncate(ms, 3, p.min(3)))
+            truncate(ms, 3, p.min(3))
         }
         Temporal::Timestamp(p) | Temporal::Instant(p) => {
             let (storage, digits) = storage(p);
-            Ok(truncate(convert(v, unit, storage)?, digits, p))
+            let v = truncate(convert(v, unit, storage)?, digits, p)?;
+            let days = v.div_euclid(storage.per_second() * SECONDS_PER_DAY);
+            match (FIRST_DAY..=LAST_DAY).contains(&days) {
+                true => Ok(v),
+                false => Err(NumError::Range),
+            }
         }
     }
 }
@@ -119,7 +140,7 @@ pub(crate) fn from_text(s: &[u8], form: TextForm, t: Temporal) -> Result<i64, Nu
             Ok(match form {
                 // Flink's json format keeps whole seconds of a TIME.
                 TextForm::Flink => text.second_of_day * 1000,
-                TextForm::Iso => truncate(ms, 3, p.min(3)),
+                TextForm::Iso => truncate(ms, 3, p.min(3))?,
             })
         }
         Temporal::Timestamp(p) => text.epoch(0, p),
@@ -136,13 +157,14 @@ fn storage(p: u8) -> (Unit, u8) {
     }
 }
 
-/// `v`, a count of units with `digits` fraction digits, floored to `p` fraction digits.
-fn truncate(v: i64, digits: u8, p: u8) -> i64 {
+/// `v`, a count of units with `digits` fraction digits, floored to `p` fraction digits; out of
+/// range when the floor is below `i64::MIN`.
+fn truncate(v: i64, digits: u8, p: u8) -> Result<i64, NumError> {
     if p >= digits {
-        return v;
+        return Ok(v);
     }
     let step = 10i64.pow((digits - p) as u32);
-    v - v.rem_euclid(step)
+    v.checked_sub(v.rem_euclid(step)).ok_or(NumError::Range)
 }
 
 /// `v` in `from` units, in `to` units (floor when `to` is coarser).
@@ -179,8 +201,14 @@ impl Text {
             Temporal::Time(_) => self.has_time && !self.has_date,
             Temporal::Timestamp(_) | Temporal::Instant(_) => date_time,
         };
+        // Debezium's ISO texts of a DATE, TIME or TIMESTAMP are at UTC (`IsoTimestamp` and the
+        // others format at `ZoneOffset.UTC`): another offset is a zoned value, which a type
+        // without a zone could read as its local part or as its instant.
         let zoned = match (form, t) {
-            (TextForm::Iso, _) | (TextForm::Flink, Temporal::Instant(_)) => self.offset.is_some(),
+            (TextForm::Iso, Temporal::Instant(_)) | (TextForm::Flink, Temporal::Instant(_)) => {
+                self.offset.is_some()
+            }
+            (TextForm::Iso, _) => self.offset == Some(0),
             (TextForm::Flink, _) => self.offset.is_none(),
         };
         // Flink's SQL forms need seconds (`HH:mm:ss`); its ISO date-time form does not.
@@ -205,7 +233,7 @@ impl Text {
             .and_then(|s| s.checked_mul(per_second))
             .and_then(|v| v.checked_add(fraction))
             .ok_or(NumError::Range)?;
-        Ok(truncate(v, digits, p))
+        truncate(v, digits, p)
     }
 }
 
@@ -490,5 +518,115 @@ mod tests {
         assert_eq!(iso("2024-01-31T10:15:30+25:00", ltz), Err(NumError::Syntax));
         // isostring sends local timestamps at UTC; the local part is the value.
         assert_eq!(iso("2024-01-31T10:15:30Z", TS6), Ok(1_706_696_130_000_000));
+        assert_eq!(
+            iso("2024-01-31T10:15:30+00:00", TS6),
+            Ok(1_706_696_130_000_000)
+        );
+    }
+
+    /// A zoned text (Oracle's `TIMESTAMP WITH TIME ZONE`, SQL Server's `datetimeoffset`: Debezium's
+    /// `ZonedTimestamp` keeps their offset) read into a type without a zone has two readings, its
+    /// local part or its instant: refused, as every other mode refuses it.
+    #[test]
+    fn iso_texts_of_unzoned_types_are_at_utc() {
+        for t in [TS6, Temporal::Time(3), DATE] {
+            for text in [
+                "2018-03-27T01:34:56.007891-11:00",
+                "01:34:56.007891+01:00",
+                "2018-03-27+01:00",
+            ] {
+                assert_eq!(iso(text, t), Err(NumError::Syntax), "{text} as {t:?}");
+            }
+        }
+        assert_eq!(
+            iso("2018-03-27T01:34:56.007891-11:00", Temporal::Instant(6)),
+            Ok(1_522_154_096_007_891)
+        );
+    }
+
+    /// Flink's DATE and TIMESTAMP hold the years 0000 to 9999; Debezium sends Postgres'
+    /// `infinity`/`-infinity` as integers beyond them (pgjdbc's `DATE_POSITIVE_INFINITY` and
+    /// `DATE_NEGATIVE_INFINITY`, in micros or millis) or, in nanoseconds mode, as `i64::MAX` and
+    /// `i64::MIN`: out of range, never a date-time.
+    #[test]
+    fn integers_beyond_years_0000_to_9999_and_the_infinities_are_out_of_range() {
+        assert_eq!(FIRST_DAY, days_from_civil(0, 1, 1));
+        assert_eq!(LAST_DAY, days_from_civil(9999, 12, 31));
+        assert_eq!(epoch_days(FIRST_DAY.to_string().as_bytes()), Ok(FIRST_DAY));
+        assert_eq!(epoch_days(LAST_DAY.to_string().as_bytes()), Ok(LAST_DAY));
+        for days in [
+            FIRST_DAY - 1,
+            LAST_DAY + 1,
+            i32::MIN as i64,
+            i32::MAX as i64,
+        ] {
+            assert_eq!(
+                epoch_days(days.to_string().as_bytes()),
+                Err(NumError::Range)
+            );
+        }
+        let first = FIRST_DAY * SECONDS_PER_DAY;
+        let end = (LAST_DAY + 1) * SECONDS_PER_DAY;
+        assert_eq!(
+            int(&format!("{}", first * 1000), Unit::Millis, TS3),
+            Ok(first * 1_000_000)
+        );
+        assert_eq!(
+            int(&format!("{}", end * 1000 - 1), Unit::Millis, TS3),
+            Ok(end * 1_000_000 - 1000)
+        );
+        assert_eq!(
+            int(&format!("{}", first * 1000 - 1), Unit::Millis, TS3),
+            Err(NumError::Range)
+        );
+        assert_eq!(
+            int(&format!("{}", end * 1000), Unit::Millis, TS3),
+            Err(NumError::Range)
+        );
+        let (infinity, minus_infinity) = ("9223372036825200000", "-9223372036832400000");
+        for t in [TS6, Temporal::Instant(6), TS9] {
+            assert_eq!(
+                int(infinity, Unit::Micros, t),
+                Err(NumError::Range),
+                "{t:?}"
+            );
+            assert_eq!(
+                int(minus_infinity, Unit::Micros, t),
+                Err(NumError::Range),
+                "{t:?}"
+            );
+            assert_eq!(
+                int("9223372036825200", Unit::Millis, t),
+                Err(NumError::Range)
+            );
+        }
+        for p in 0..=9 {
+            for t in [
+                Temporal::Timestamp(p),
+                Temporal::Instant(p),
+                Temporal::Time(p),
+            ] {
+                for v in ["9223372036854775807", "-9223372036854775808"] {
+                    assert_eq!(int(v, Unit::Nanos, t), Err(NumError::Range), "{v} as {t:?}");
+                }
+            }
+        }
+    }
+
+    /// Flooring to the declared precision below `i64::MIN` is out of range, not a wrap to the
+    /// far future (nor, with overflow checks, a panic).
+    #[test]
+    fn flooring_near_the_smallest_integer_is_out_of_range() {
+        for p in [7, 8] {
+            let t = Temporal::Timestamp(p);
+            assert_eq!(
+                int("-9223372036854775807", Unit::Nanos, t),
+                Err(NumError::Range)
+            );
+            assert_eq!(
+                int("-9223372036854775700", Unit::Nanos, t),
+                Ok(-9_223_372_036_854_775_700)
+            );
+        }
     }
 }

@@ -535,8 +535,13 @@ mod tests {
             ts(1_706_696_130_123_000, 3)
         );
         assert_eq!(
+            read_with(int("TIMESTAMP(9)", Unit::Nanos), "9223372036854775806"),
+            ts(i64::MAX - 1, 9)
+        );
+        // Postgres' `infinity` in nanoseconds mode.
+        assert_eq!(
             read_with(int("TIMESTAMP(9)", Unit::Nanos), "9223372036854775807"),
-            ts(i64::MAX, 9)
+            Err(ValueError::OutOfRange)
         );
         assert_eq!(
             read_with(int("TIMESTAMP(3)", Unit::Nanos), "true"),

@@ -787,6 +787,57 @@ fn hex_binary_columns_carry_the_placeholder_text() {
         .contains("binary.handling.mode=hex"));
 }
 
+/// An unchanged TOASTed `hstore` in Debezium's default `hstore.handling.mode=json` is a map from
+/// the placeholder to itself, as JSON text (`UnchangedToastedPlaceholder`; Debezium's
+/// `PostgresDefaultValueConverterIT` asserts this very string).
+#[test]
+fn a_toasted_hstore_is_unavailable_never_a_value() {
+    let mut d = decoder_of(toast_schema(), |_| {});
+    let json = r#"{"op":"u","before":{"id":1,"doc":"{\"k\":\"v\"}"},"after":{"id":1,
+        "doc":"{\"__debezium_unavailable_value\":\"__debezium_unavailable_value\"}"}}"#;
+    assert_eq!(
+        run(&mut d, json),
+        Ok(vec![
+            r#"-U[1, {"k":"v"}, null, null]"#.into(),
+            r#"+U[1, {"k":"v"}, null, null]"#.into()
+        ])
+    );
+    let mut d = decoder_of(toast_schema(), |c| {
+        c.unavailable_placeholder = "<\"toast\">".into()
+    });
+    let json = r#"{"op":"c","after":{"id":1,"doc":"{\"<\\\"toast\\\">\":\"<\\\"toast\\\">\"}"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![vec![1]]);
+    // A map of anything else is a value; so is the map in a BYTES column.
+    let json = r#"{"op":"c","after":{"id":1,"doc":"{\"__debezium_unavailable_value\":\"x\"}"}}"#;
+    assert_eq!(unavailable_in(&mut d, json), vec![Vec::<usize>::new()]);
+}
+
+/// Postgres' `infinity` and `-infinity` timestamps, as Debezium sends them in the adaptive and
+/// nanoseconds modes, are bad records naming the column, never a date-time.
+#[test]
+fn postgres_infinite_timestamps_are_out_of_range() {
+    let schema = Schema::new(vec![Field::new("c", t("TIMESTAMP(6)"))]);
+    let mut decoders = [
+        decoder_of(schema.clone(), |c| {
+            c.time_precision = Some(TimePrecision::Adaptive);
+            c.source_precision.insert("c".into(), 6);
+        }),
+        decoder_of(schema, |c| {
+            c.time_precision = Some(TimePrecision::Nanoseconds)
+        }),
+    ];
+    for (d, v) in [
+        (0, "9223372036825200000"),
+        (0, "-9223372036832400000"),
+        (1, "9223372036854775807"),
+        (1, "-9223372036854775808"),
+    ] {
+        let json = format!(r#"{{"op":"c","after":{{"c":{v}}}}}"#);
+        let e = run(&mut decoders[d], &json).unwrap_err();
+        assert!(e.contains(&format!("value {v} is out of range")), "{e}");
+    }
+}
+
 #[test]
 fn a_custom_placeholder_replaces_the_default() {
     let mut d = decoder_of(toast_schema(), |c| {
