@@ -19,6 +19,14 @@ public abstract class BatchingOperator<OUT> extends AbstractStreamOperator<OUT> 
 
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Bytes a batch may reach before it is flushed, whatever its records: a batch is one buffer,
+     * which Java caps below 2 GiB, and Debezium messages of many MB would fill it long before
+     * {@link #batchSize} records; the bound also caps what each subtask's buffers hold. A record
+     * larger than this makes a batch of its own.
+     */
+    public static final int MAX_BATCH_BYTES = 32 << 20;
+
     /** Records per native call. */
     protected final int batchSize;
 
@@ -76,14 +84,16 @@ public abstract class BatchingOperator<OUT> extends AbstractStreamOperator<OUT> 
     public abstract void flush() throws Exception;
 
     /**
-     * Tells the operator that its batch now holds {@code records}: flushes a full batch, or makes
-     * sure a timer will flush a partial one.
+     * Tells the operator that its batch now holds {@code records} in {@code bytes}: flushes a full
+     * batch ({@link #batchSize} records or {@link #MAX_BATCH_BYTES}), or makes sure a timer will
+     * flush a partial one.
      *
      * @param records records in the batch
+     * @param bytes the batch's bytes
      * @throws Exception if a flush fails
      */
-    protected final void afterAppend(int records) throws Exception {
-        if (records >= batchSize) {
+    protected final void afterAppend(int records, long bytes) throws Exception {
+        if (records >= batchSize || bytes >= MAX_BATCH_BYTES) {
             flush();
         } else if (!timerPending) {
             timerPending = true;

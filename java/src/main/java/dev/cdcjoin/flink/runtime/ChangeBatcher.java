@@ -29,6 +29,7 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
     private transient List<Integer> touched;
 
     private transient int changes;
+    private transient long bytes;
     private transient StreamRecord<ChangeBatch> reuse;
 
     /**
@@ -66,7 +67,8 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
             touched.add(group);
         }
         block.add(change.kind, element, change.row);
-        afterAppend(++changes);
+        bytes += ChangeBlocks.CHANGE_HEADER_LEN + change.row.length;
+        afterAppend(++changes, bytes);
     }
 
     /** Emits one batch per key group with changes, in key group order. */
@@ -83,6 +85,7 @@ public final class ChangeBatcher extends BatchingOperator<ChangeBatch>
         }
         touched.clear();
         changes = 0;
+        bytes = 0;
     }
 
     @Override

@@ -99,6 +99,7 @@ public final class JoinBatches {
      * @param changes one key group's changes
      */
     public static void frame(BatchBuffer batch, byte side, ChangeBatch changes) {
+        batch.reserve(1 + ChangeBlocks.BLOCK_HEADER_LEN + changes.payload.length);
         ChangeBlocks.putBlock(batch.put(side), changes);
         batch.recordsAdded(changes.count);
     }

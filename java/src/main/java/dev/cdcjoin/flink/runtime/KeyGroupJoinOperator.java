@@ -242,7 +242,7 @@ abstract class KeyGroupJoinOperator<OUT> extends BatchingOperator<OUT> {
         KeyGroupRoutes.check(
                 inputName(input), changes, maxParallelism, keyGroups, getRuntimeContext());
         JoinBatches.frame(batch, input, changes);
-        afterAppend(batch.records());
+        afterAppend(batch.records(), batch.length());
     }
 
     /**

@@ -172,14 +172,12 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
     public void processElement(StreamRecord<IN> element) throws Exception {
         recordsIn.inc();
         IN value = element.getValue();
-        int at = batch.length();
-        if (partitioned) {
-            ChangeBlocks.putStamp(batch, element);
-        }
         try {
-            encoder.append(value, batch);
+            if (!frame(element, value)) {
+                flush();
+                frame(element, value);
+            }
         } catch (IllegalArgumentException e) {
-            batch.buffer().position(at);
             rejectNow(value, e.getMessage());
             return;
         }
@@ -187,7 +185,30 @@ public final class NativeDecodeOperator<IN, OUT> extends BatchingOperator<OUT>
         inputs[i] = value;
         timestamps.set(i, element);
         batch.recordAdded();
-        afterAppend(batch.records());
+        afterAppend(batch.records(), batch.length());
+    }
+
+    /**
+     * Frames a record behind the batch; false, leaving the batch as it was, if it could not be
+     * framed there but could in a batch of its own (a record too large for what the batch holds).
+     *
+     * @throws IllegalArgumentException if it cannot be framed even alone
+     */
+    private boolean frame(StreamRecord<IN> element, IN value) {
+        int at = batch.length();
+        if (partitioned) {
+            ChangeBlocks.putStamp(batch, element);
+        }
+        try {
+            encoder.append(value, batch);
+            return true;
+        } catch (IllegalArgumentException e) {
+            batch.buffer().position(at);
+            if (batch.records() > 0) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** Reports a record the Java side could not frame, in order with the batch before it. */
