@@ -7,7 +7,11 @@
 //! For such messages the schema decides how each column is read; a declared setting it
 //! contradicts (a `decimal_handling` of `string` where the schema says `Decimal`, a
 //! `source_precision` of 3 where it says `MicroTimestamp`) is an error, as is a schema whose
-//! encoding the declared type cannot hold.
+//! encoding the declared type cannot hold (a `Decimal`'s or `Bits`' bytes in a STRING column, a
+//! Connect `string` in a DOUBLE). A column the row image's schema does not list has no known
+//! encoding: it may only be null or absent (JsonConverter lists every field of the payload in its
+//! schema). A schema that describes no row image (no `before` or `after` field) says nothing of
+//! the columns: the declared settings decide, as for a bare message.
 //!
 //! The schema block is the same for every message of a table version, so the resolved readers
 //! are cached by its bytes ([`SchemaCache`]): parsing happens only when the block changes.
@@ -84,18 +88,24 @@ fn resolve(
     let envelope: Node =
         serde_json::from_slice(block).map_err(|e| format!("unreadable Connect schema: {e}"))?;
     // The row struct of `after` and `before` (the same Connect type).
-    let columns: Vec<&Node> = envelope
+    let images: Vec<&Node> = envelope
         .fields
         .iter()
         .filter(|f| matches!(f.field.as_deref(), Some("after" | "before")))
-        .flat_map(|image| &image.fields)
         .collect();
     let mut readers = declared.to_vec();
+    if images.is_empty() {
+        // A schema that describes no row image says nothing of the columns: the declared
+        // settings decide, as for a bare message.
+        return Ok(readers);
+    }
+    let columns: Vec<&Node> = images.iter().flat_map(|image| &image.fields).collect();
     for ((reader, field), source) in readers.iter_mut().zip(fields).zip(source) {
         let Some(node) = columns
             .iter()
             .find(|n| n.field.as_deref() == Some(&field.name))
         else {
+            reader.encoding = Encoding::Unlisted;
             continue;
         };
         reader.encoding = column_encoding(node, field, settings, *source)
@@ -115,6 +125,11 @@ fn column_encoding(
     let said = node.name.as_deref().unwrap_or(&node.kind);
     if t == DataType::Bytes && node.name.is_none() && node.kind == "string" {
         return text_binary(settings);
+    }
+    // MySQL's BIT(n > 1): Connect bytes in every binary.handling.mode, which Debezium applies to
+    // binary columns only (JdbcValueConverters).
+    if t == DataType::Bytes && node.name.as_deref() == Some(BITS) && node.kind == "bytes" {
+        return Ok(Encoding::Base64);
     }
     let actual = encoding_of(node, t).ok_or_else(|| {
         format!("the message's schema says {said}, which is not an encoding of {t}")
@@ -153,6 +168,9 @@ fn text_binary(settings: &Settings) -> Result<Encoding, String> {
         ),
     }
 }
+
+/// The Connect name of MySQL's `BIT(n > 1)` columns.
+const BITS: &str = "io.debezium.data.Bits";
 
 /// What a Connect schema node says about a column of type `t`; `None` when it cannot be one.
 fn encoding_of(node: &Node, t: DataType) -> Option<Encoding> {
@@ -198,9 +216,25 @@ fn encoding_of(node: &Node, t: DataType) -> Option<Encoding> {
         ("", _) if tt.is_some() && node.kind == "string" => E::Text(TextForm::Flink),
         (_, _) if tt.is_some() => return None,
         ("", DataType::Bytes) if node.kind == "bytes" => E::Base64,
-        ("", DataType::Bytes) => return None,
-        _ => E::Native,
+        (_, DataType::Bytes) => return None,
+        _ => return native(&node.kind, t),
     })
+}
+
+/// The one encoding of a BOOLEAN, integer, floating point or STRING column, when the Connect type
+/// is one of its forms, whatever its name (`Json`, `Uuid`, `Enum` are strings, `Year` an int32,
+/// `MicroDuration` an int64); `None` for another type, whose value would be read as what it is not
+/// (the base64 of a `Decimal`'s or `Bits`' bytes as text, a `string` as a DOUBLE).
+fn native(kind: &str, t: DataType) -> Option<Encoding> {
+    let integer = matches!(kind, "int8" | "int16" | "int32" | "int64");
+    let fits = match t {
+        DataType::Boolean => kind == "boolean",
+        DataType::TinyInt | DataType::SmallInt | DataType::Int | DataType::BigInt => integer,
+        DataType::Float | DataType::Double => integer || matches!(kind, "float" | "double"),
+        DataType::String => kind == "string",
+        _ => false,
+    };
+    fits.then_some(Encoding::Native)
 }
 
 /// The `scale` parameter of a Connect `Decimal` (a string in JsonConverter's output).
@@ -265,9 +299,20 @@ mod tests {
         assert_eq!(resolve_one(text, "STRING", s), Ok(Encoding::Native));
         let bytes = r#"{"type":"bytes","field":"c"}"#;
         assert_eq!(resolve_one(bytes, "BYTES", s), Ok(Encoding::Base64));
-        // Columns the schema does not list keep the declared reading.
+        // A column the schema does not list has no known encoding; a schema of no row image
+        // says nothing of any column.
         assert_eq!(
             resolve_one(r#"{"type":"int32","field":"other"}"#, "DECIMAL(5, 1)", s),
+            Ok(Encoding::Unlisted)
+        );
+        let f = [field("c", "DECIMAL(5, 1)")];
+        let declared = [ColumnReader {
+            data_type: f[0].data_type,
+            encoding: Encoding::DecimalFlink,
+        }];
+        let no_image = br#"{"type":"struct","fields":[{"type":"string","field":"op"}]}"#;
+        assert_eq!(
+            resolve(no_image, &f, &declared, &s, &[None]).map(|r| r[0].encoding),
             Ok(Encoding::DecimalFlink)
         );
     }

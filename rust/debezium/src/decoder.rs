@@ -324,8 +324,29 @@ impl Decoder {
             after: &mut self.after,
         };
         scan_row(row, spans, op == b'c').map_err(ErrorKind::Malformed)?;
+        if op == b'c' {
+            self.check_value_key(row)?;
+        }
         let rules = self.config.rules();
         apply_op(op, rules, &mut self.rows(row, false, true), out)
+    }
+
+    /// That an upsert record's value (scanned into `after`) holds its primary key: a row without
+    /// one has no identity, and a value wrapped by Kafka Connect (`{"schema", "payload"}`) would
+    /// otherwise read as a row of nulls.
+    fn check_value_key(&self, value: &[u8]) -> Result<(), ErrorKind> {
+        let spans = self.after.columns.iter();
+        match self
+            .key
+            .iter()
+            .zip(spans)
+            .position(|(&k, span)| k && matches!(span.get(value), b"" | b"null"))
+        {
+            Some(i) => Err(ErrorKind::ValueWithoutKey(
+                self.config.schema.fields[i].name.clone(),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The primary key's column names, for messages.

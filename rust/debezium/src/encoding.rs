@@ -115,6 +115,9 @@ pub(crate) enum Encoding {
     Base64,
     /// BYTES as a hex string.
     Hex,
+    /// A column the message's Connect schema does not list: its encoding is unknown, so any value
+    /// is an error (nulls and absent values are fine).
+    Unlisted,
 }
 
 /// The declared settings of one side, as far as they decide column encodings.

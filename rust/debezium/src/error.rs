@@ -127,6 +127,12 @@ pub enum ErrorKind {
          primary key column \"{0}\" is missing or null"
     )]
     MissingKey(String),
+    /// In upsert mode, a record value (the row) lacks a primary key column.
+    #[error(
+        "the value's primary key column \"{0}\" is missing or null (a value that Kafka Connect's \
+         JsonConverter wrapped as {{\"schema\", \"payload\"}} needs schemas.enable=false)"
+    )]
+    ValueWithoutKey(String),
     /// An upsert-kafka record given to a decoder not in upsert mode.
     #[error("upsert-kafka records need upsert mode (\"upsert\": true and a primary key)")]
     NotUpsert,

@@ -94,6 +94,10 @@ impl ColumnReader {
                 )
             }
             (Encoding::Text(form), _) => return text_expected(form, t),
+            (Encoding::Unlisted, _) => {
+                "null or nothing: the message's Connect schema does not list this column, so its \
+                 encoding is unknown"
+            }
         };
         what.to_string()
     }
@@ -105,6 +109,9 @@ impl ColumnReader {
         w: &mut RowWriter<'_>,
         scratch: &mut Scratch,
     ) -> Result<(), ValueError> {
+        if self.encoding == Encoding::Unlisted {
+            return Err(ValueError::Mistyped);
+        }
         match self.data_type {
             DataType::Boolean => match raw {
                 b"true" => w.boolean(true),

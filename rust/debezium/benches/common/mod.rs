@@ -142,7 +142,7 @@ pub fn workload(connector: Connector, wrapped: bool) -> Vec<Message> {
                 r#"{{"before":{before},"after":{after},"source":{src},"op":"{op}","ts_ms":{ts},"transaction":null}}"#,
                 ts = 1_706_696_130_500 + i
             );
-            let json = if wrapped { wrap(&envelope) } else { envelope };
+            let json = if wrapped { wrap(&envelope, table) } else { envelope };
             Message {
                 table,
                 json: json.into_bytes(),
@@ -151,10 +151,29 @@ pub fn workload(connector: Connector, wrapped: bool) -> Vec<Message> {
         .collect()
 }
 
-/// Kafka Connect's JsonConverter with `schemas.enable=true` (a shortened but nested schema).
-fn wrap(envelope: &str) -> String {
+/// Kafka Connect's JsonConverter with `schemas.enable=true`: the table's columns as Debezium's
+/// Postgres connector names them under its defaults, in `before` and `after` (the `source` block's
+/// schema left out).
+fn wrap(envelope: &str, table: usize) -> String {
+    let micros =
+        r#""type":"int64","optional":true,"name":"io.debezium.time.MicroTimestamp","version":1"#;
+    let columns = match table {
+        0 => format!(
+            r#"{{"type":"int64","optional":false,"field":"id"}},{{"type":"string","optional":false,"field":"email"}},{{"type":"string","optional":true,"field":"full_name"}},{{"type":"int64","optional":false,"field":"domain_id"}},{{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{{"scale":"2","connect.decimal.precision":"12"}},"field":"balance"}},{{"type":"boolean","optional":true,"field":"active"}},{{{micros},"field":"created_at"}},{{{micros},"field":"updated_at"}}"#
+        ),
+        _ => format!(
+            r#"{{"type":"int64","optional":false,"field":"id"}},{{"type":"string","optional":false,"field":"name"}},{{"type":"string","optional":true,"field":"owner"}},{{"type":"string","optional":true,"field":"plan"}},{{"type":"int32","optional":true,"field":"seats"}},{{{micros},"field":"created_at"}}"#
+        ),
+    };
+    let image = |side: &str| {
+        format!(
+            r#"{{"type":"struct","fields":[{columns}],"optional":true,"name":"pgserver1.public.t.Value","field":"{side}"}}"#
+        )
+    };
     format!(
-        r#"{{"schema":{{"type":"struct","fields":[{{"type":"struct","fields":[{{"type":"int64","optional":false,"field":"id"}},{{"type":"string","optional":true,"field":"name"}}],"optional":true,"name":"pgserver1.public.t.Value","field":"before"}},{{"type":"string","optional":false,"field":"op"}}],"optional":false,"name":"pgserver1.public.t.Envelope","version":1}},"payload":{envelope}}}"#
+        r#"{{"schema":{{"type":"struct","fields":[{},{},{{"type":"string","optional":false,"field":"op"}}],"optional":false,"name":"pgserver1.public.t.Envelope","version":1}},"payload":{envelope}}}"#,
+        image("before"),
+        image("after")
     )
 }
 

@@ -101,9 +101,21 @@ fn envelope(op: &str, before: &str, after: &str) -> String {
     )
 }
 
+/// `inner` wrapped as JsonConverter sends it, with the users table's Connect schema as Debezium's
+/// Postgres connector writes it under its defaults.
 fn wrapped(inner: &str) -> String {
+    let columns = r#"{"type":"int64","optional":false,"field":"id"},
+        {"type":"string","optional":true,"field":"name"},
+        {"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,
+         "parameters":{"scale":"2","connect.decimal.precision":"10"},"field":"balance"},
+        {"type":"boolean","optional":true,"field":"active"},
+        {"type":"double","optional":true,"field":"score"},
+        {"type":"int32","optional":true,"name":"io.debezium.time.Date","version":1,"field":"birthday"},
+        {"type":"int64","optional":true,"name":"io.debezium.time.Timestamp","version":1,"field":"created"},
+        {"type":"bytes","optional":true,"field":"avatar"},
+        {"type":"int32","optional":true,"field":"n"}"#;
     format!(
-        r#"{{"schema":{{"type":"struct","fields":[{{"type":"struct","fields":[],"optional":true,"field":"before"}}],"optional":false,"name":"pg.public.users.Envelope"}},"payload":{inner}}}"#
+        r#"{{"schema":{{"type":"struct","fields":[{{"type":"struct","fields":[{columns}],"optional":true,"name":"pg.public.users.Value","field":"before"}},{{"type":"struct","fields":[{columns}],"optional":true,"name":"pg.public.users.Value","field":"after"}}],"optional":false,"name":"pg.public.users.Envelope"}},"payload":{inner}}}"#
     )
 }
 
@@ -1049,4 +1061,162 @@ fn a_key_read_twice_is_refused() {
             "+I[1, null, null, null, null, null, null, null, null]".into()
         ])
     );
+}
+
+/// A MySQL-shaped schema-wrapped create: the Connect schema's row struct (for `before` and
+/// `after`) has `columns`; the payload's `after` is `after`.
+fn wrapped_create(columns: &str, after: &str) -> String {
+    format!(
+        r#"{{"schema":{{"type":"struct","fields":[{{"type":"struct","fields":[{columns}],"optional":true,"name":"my.shop.t.Value","field":"before"}},{{"type":"struct","fields":[{columns}],"optional":true,"name":"my.shop.t.Value","field":"after"}},{{"type":"struct","fields":[{{"type":"string","optional":false,"field":"connector"}}],"optional":false,"name":"io.debezium.connector.mysql.Source","field":"source"}},{{"type":"string","optional":false,"field":"op"}},{{"type":"int64","optional":true,"field":"ts_ms"}}],"optional":false,"name":"my.shop.t.Envelope","version":2}},"payload":{{"before":null,"after":{after},"source":{{"connector":"mysql"}},"op":"c","ts_ms":1706696130456}}}}"#
+    )
+}
+
+const ID_INT32: &str = r#"{"type":"int32","optional":false,"field":"id"}"#;
+
+/// Decodes a wrapped create of `id` and column `c` (declared `declared`, its Connect schema
+/// `node`, its payload value `value`).
+fn wrapped_column(
+    declared: &str,
+    node: &str,
+    value: &str,
+    set: impl FnOnce(&mut DecoderConfig),
+) -> Result<Vec<String>, String> {
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("c", t(declared)),
+    ]);
+    let columns = format!(r#"{ID_INT32},{{{node},"optional":true,"field":"c"}}"#);
+    let message = wrapped_create(&columns, &format!(r#"{{"id":1,"c":{value}}}"#));
+    run(&mut decoder_of(schema, set), &message)
+}
+
+/// The Connect type must be a form of the declared one, whatever its name: a `Decimal`'s or
+/// `Bits`' bytes are not text, a `string` is not a DOUBLE (JsonConverter writes a float64's
+/// non-finite values as a `double`).
+#[test]
+fn a_connect_type_the_declared_type_cannot_hold_is_refused() {
+    let decimal = r#""type":"bytes","name":"org.apache.kafka.connect.data.Decimal","parameters":{"scale":"2"}"#;
+    let bits = r#""type":"bytes","name":"io.debezium.data.Bits","parameters":{"length":"16"}"#;
+    for (declared, node, value) in [
+        ("STRING", decimal, r#""BNI=""#),
+        ("STRING", bits, r#""AQI=""#),
+        ("STRING", r#""type":"int32""#, "7"),
+        ("DOUBLE", r#""type":"string""#, r#""Infinity""#),
+        ("BIGINT", r#""type":"string""#, r#""7""#),
+        ("BOOLEAN", r#""type":"int16""#, "1"),
+        ("BYTES", decimal, r#""BNI=""#),
+    ] {
+        let e = wrapped_column(declared, node, value, |_| {}).unwrap_err();
+        assert!(
+            e.contains("is not an encoding of"),
+            "{declared} from {node}: {e}"
+        );
+    }
+    for (declared, node, value, row) in [
+        (
+            "STRING",
+            r#""type":"string","name":"io.debezium.data.Json""#,
+            r#""{}""#,
+            "+I[1, {}]",
+        ),
+        (
+            "INT",
+            r#""type":"int32","name":"io.debezium.time.Year""#,
+            "2024",
+            "+I[1, 2024]",
+        ),
+        ("DOUBLE", r#""type":"int64""#, "7", "+I[1, 7.0]"),
+        ("DOUBLE", r#""type":"double""#, r#""NaN""#, "+I[1, NaN]"),
+        ("BOOLEAN", r#""type":"boolean""#, "true", "+I[1, true]"),
+    ] {
+        let got = wrapped_column(declared, node, value, |_| {});
+        assert_eq!(got, Ok(vec![row.to_string()]), "{declared} from {node}");
+    }
+}
+
+/// MySQL's `BIT(n > 1)` is Connect bytes named `io.debezium.data.Bits` in every
+/// `binary.handling.mode`, which Debezium applies to binary columns only.
+#[test]
+fn bits_are_base64_whatever_the_binary_handling() {
+    let bits = r#""type":"bytes","name":"io.debezium.data.Bits","parameters":{"length":"24"}"#;
+    for mode in [
+        BinaryHandling::Hex,
+        BinaryHandling::Base64,
+        BinaryHandling::Bytes,
+    ] {
+        let got = wrapped_column("BYTES", bits, r#""ABCD""#, |c| {
+            c.binary_handling = Some(mode)
+        });
+        assert_eq!(
+            got,
+            Ok(vec!["+I[1, [0, 16, -125]]".to_string()]),
+            "{mode:?}"
+        );
+    }
+}
+
+/// JsonConverter lists every payload field in the schema: a column it does not list has no known
+/// encoding (`"1000"` is 1000.00 as text, 141100.04 as `precise` base64), so it may only be null
+/// or absent.
+#[test]
+fn a_column_the_connect_schema_does_not_list_is_only_null_or_absent() {
+    let schema = Schema::new(vec![
+        Field::not_null("id", t("INT")),
+        Field::new("price", t("DECIMAL(10, 2)")),
+    ]);
+    let mut d = decoder_of(schema, |_| {});
+    let e = run(
+        &mut d,
+        &wrapped_create(ID_INT32, r#"{"id":1,"price":"1000"}"#),
+    )
+    .unwrap_err();
+    assert!(e.contains("does not list this column"), "{e}");
+    for after in [r#"{"id":1,"price":null}"#, r#"{"id":1}"#] {
+        let got = run(&mut d, &wrapped_create(ID_INT32, after));
+        assert_eq!(got, Ok(vec!["+I[1, null]".to_string()]), "{after}");
+    }
+}
+
+/// An upsert value without its primary key has no identity; a value Kafka Connect wrapped as
+/// `{"schema", "payload"}` (JsonConverter's default `schemas.enable=true`) read as a flat row
+/// would be a row of nulls.
+#[test]
+fn an_upsert_value_without_its_primary_key_is_refused() {
+    let schema = Schema::new(vec![
+        Field::new("id", t("INT")),
+        Field::new("name", t("STRING")),
+    ]);
+    let mut d = decoder_of(schema, |c| {
+        c.primary_key = Some(vec!["id".into()]);
+        c.upsert = true;
+    });
+    let wrapped = format!(
+        r#"{{"schema":{{"type":"struct","fields":[{ID_INT32}],"name":"my.shop.t.Value"}},"payload":{{"id":5,"name":"x"}}}}"#
+    );
+    for value in [
+        wrapped.as_str(),
+        r#"{"id":null,"name":"x"}"#,
+        r#"{"name":"x"}"#,
+    ] {
+        let mut sink = ChangeSink::new();
+        let e = d
+            .decode_upsert(
+                Some(br#"{"id":5}"#),
+                Some(value.as_bytes()),
+                &"k@1",
+                &mut sink,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("primary key column \"id\" is missing or null"),
+            "{e}"
+        );
+        assert!(e.contains("k@1"), "{e}");
+    }
+    let mut sink = ChangeSink::new();
+    let value = br#"{"id":5,"name":"x"}"#;
+    assert!(d
+        .decode_upsert(None, Some(value), &"k@2", &mut sink)
+        .is_ok());
 }
