@@ -86,6 +86,8 @@ pub struct BatchSummary {
 pub struct BatchDecoder {
     decoder: Decoder,
     key: KeyProjection,
+    /// The primary key, when the table declares one ([`BatchDecoder::unfillable_retraction`]).
+    primary_key: Option<KeyProjection>,
     source: String,
     sink: ChangeSink,
     out: Vec<u8>,
@@ -120,12 +122,17 @@ impl BatchDecoder {
         if config.join_key.is_empty() {
             return Err("the join key has no column".into());
         }
-        let columns = config.decoder.schema.indices_of(&config.join_key)?;
-        let key = KeyProjection::new(&config.decoder.schema, &columns);
+        let schema = &config.decoder.schema;
+        let key = KeyProjection::new(schema, &schema.indices_of(&config.join_key)?);
+        let primary_key = match &config.decoder.primary_key {
+            Some(names) => Some(KeyProjection::new(schema, &schema.indices_of(names)?)),
+            None => None,
+        };
         let partitioner = config.max_parallelism.map(Partitioner::new).transpose()?;
         Ok(BatchDecoder {
             decoder: Decoder::new(config.decoder)?,
             key,
+            primary_key,
             source: config.source,
             sink: ChangeSink::new(),
             out: Vec::new(),
@@ -243,16 +250,17 @@ impl BatchDecoder {
     /// Appends the sink's changes of message `index` (stamped `stamp`): each with its key, or
     /// into its key group's block when partitioned; returns how many.
     fn emit_changes(&mut self, index: usize, stamp: Option<i64>) -> usize {
+        let skip = self.unfillable_retraction();
         let layout = self.decoder.layout();
         if let Some(p) = &mut self.partitioner {
-            for (kind, row) in self.sink.iter() {
+            for (kind, row) in self.sink.iter().skip(skip) {
                 self.key_buf.clear();
                 self.key.write(&RowRef::new(layout, row), &mut self.key_buf);
                 p.add(&self.key_buf, kind, stamp, row);
             }
-            return self.sink.len();
+            return self.sink.len() - skip;
         }
-        for (kind, row) in self.sink.iter() {
+        for (kind, row) in self.sink.iter().skip(skip) {
             self.out.push(TAG_CHANGE);
             put_u32(&mut self.out, index as u32);
             self.out.push(kind as u8);
@@ -263,7 +271,33 @@ impl BatchDecoder {
             put_u32(&mut self.out, row.len() as u32);
             self.out.extend_from_slice(row);
         }
-        self.sink.len()
+        self.sink.len() - skip
+    }
+
+    /// 1 when the sink holds an update (`-U`/`+U`, or `-D`/`+I`) whose new row still has
+    /// unavailable columns, keeping its primary key and its join key: its retraction is left out,
+    /// else 0. The old row did not carry those columns either (Oracle's LOBs never are, a
+    /// Postgres `before` may not be), so only the stored row of the primary key has them; the
+    /// update alone is the replacement of that row, which the join fills from it and retracts and
+    /// emits as the pair would (README, Semantics). With the retraction first, the join removes
+    /// the row the update is to be filled from, and rejects the update.
+    fn unfillable_retraction(&self) -> usize {
+        let (Some(pk), 2) = (&self.primary_key, self.sink.len()) else {
+            return 0;
+        };
+        let mut changes = self.sink.iter();
+        let (Some((k0, before)), Some((k1, after))) = (changes.next(), changes.next()) else {
+            return 0;
+        };
+        let layout = self.decoder.layout();
+        let (before, after) = (RowRef::new(layout, before), RowRef::new(layout, after));
+        let update = !k0.is_accumulate() && k1.is_accumulate();
+        usize::from(
+            update
+                && after.has_unavailable()
+                && pk.same_key(&before, &after)
+                && self.key.same_key(&before, &after),
+        )
     }
 
     /// Appends an error entry; returns 1.
@@ -579,6 +613,44 @@ mod tests {
         assert!(d.decode_json(&batch, 0).unwrap_err().contains("message #0"));
         let bad = config_json().replace(r#""source""#, r#""max_parallelism":0,"source""#);
         assert!(BatchDecoder::from_json(bad.as_bytes()).is_err());
+    }
+
+    /// An update whose new row still lacks a TOASTed value (its `before` lacked it too) keeps only
+    /// its `+U` when its primary key and join key stay: the join replaces the stored row, filling
+    /// the value from it. Otherwise both changes stay.
+    #[test]
+    fn an_unfillable_retraction_is_left_out_when_the_update_keeps_its_keys() {
+        let p = "__debezium_unavailable_value";
+        let update = |user_after: i64, name_before: &str| {
+            format!(
+                r#"{{"op":"u","before":{{"id":1,"user_id":5,"name":"{name_before}"}},
+                "after":{{"id":1,"user_id":{user_after},"name":"{p}"}}}}"#
+            )
+        };
+        let with_pk = config_json().replace(
+            r#""source":"domains""#,
+            r#""source":"domains","primary_key":["id"]"#,
+        );
+        let kinds = |config: &str, json: &str| {
+            let mut d = BatchDecoder::from_json(config.as_bytes()).unwrap();
+            d.decode_json(&frame(&[Some(json)]), 0).unwrap();
+            show(&d)
+                .iter()
+                .map(|e| e.split(' ').nth(1).unwrap()[..2].to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(&with_pk, &update(5, p)), ["+U"]);
+        // The join key changes: the old key's row must be retracted there.
+        assert_eq!(kinds(&with_pk, &update(6, p)), ["-U", "+U"]);
+        // No primary key: nothing to fill from, the join rejects the +U as before.
+        assert_eq!(kinds(&config_json(), &update(5, p)), ["-U", "+U"]);
+        // The before carries the value: the after is filled from it.
+        assert_eq!(kinds(&with_pk, &update(5, "long")), ["-U", "+U"]);
+        let delete_insert = with_pk.replace(
+            r#""source":"domains""#,
+            r#""source":"domains","update_mode":"DeleteInsert""#,
+        );
+        assert_eq!(kinds(&delete_insert, &update(5, p)), ["+I"]);
     }
 
     #[test]

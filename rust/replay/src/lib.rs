@@ -4,14 +4,18 @@
 //! [`Pipeline`] owns one decoder per side and the join engine over all key groups; each message is
 //! decoded, split into its changes, given its key group and joined in one batch.
 
-use cdcjoin_debezium::{ChangeSink, Decoded, Decoder, DecoderConfig};
+use cdcjoin_debezium::batch::{
+    output_counts, output_entries, write_message, BatchDecoder, BatchDecoderConfig,
+    OutputEntry as Decoded,
+};
+use cdcjoin_debezium::DecoderConfig;
 use cdcjoin_join::batch::{write_input, InputRecord};
 use cdcjoin_join::{
     JoinEngine, JoinSpec, JoinStats, JoinType, KeyGroupRange, OutputEntries, OutputEntry,
     RetractionPolicy, Side, SideSpec,
 };
 use cdcjoin_model::value::format_row;
-use cdcjoin_model::{KeyProjection, RowLayout, RowRef, Schema, Value};
+use cdcjoin_model::{RowLayout, RowRef, Schema, Value};
 use serde::Deserialize;
 use std::fmt;
 
@@ -77,12 +81,11 @@ pub struct Summary {
 /// Decoder per side plus the join.
 pub struct Pipeline {
     tables: [Table; 2],
-    decoders: [Decoder; 2],
-    keys: [KeyProjection; 2],
+    decoders: [BatchDecoder; 2],
     layouts: [RowLayout; 2],
     engine: JoinEngine,
-    sink: ChangeSink,
-    key: Vec<u8>,
+    /// One message framed as the decode step's JSON batch.
+    message: Vec<u8>,
     batch: Vec<u8>,
     out: Vec<u8>,
     summary: Summary,
@@ -114,16 +117,17 @@ impl Pipeline {
             },
         };
         let engine = JoinEngine::new(&spec).map_err(|e| Error(e.to_string()))?;
-        let decoder = |t: &Table| Decoder::new(t.decoder.clone()).map_err(Error);
-        let decoders = [decoder(&left)?, decoder(&right)?];
-        let key = |t: &Table| {
-            Ok::<_, Error>(KeyProjection::new(
-                t.schema(),
-                &t.schema().indices_of(&t.join_key).map_err(Error)?,
-            ))
+        let decoder = |t: &Table| {
+            BatchDecoder::new(BatchDecoderConfig {
+                decoder: t.decoder.clone(),
+                join_key: t.join_key.clone(),
+                source: t.name.clone(),
+                max_parallelism: None,
+            })
+            .map_err(Error)
         };
+        let decoders = [decoder(&left)?, decoder(&right)?];
         Ok(Pipeline {
-            keys: [key(&left)?, key(&right)?],
             layouts: [
                 RowLayout::new(left.schema()),
                 RowLayout::new(right.schema()),
@@ -131,46 +135,43 @@ impl Pipeline {
             tables: [left, right],
             decoders,
             engine,
-            sink: ChangeSink::new(),
-            key: Vec::new(),
+            message: Vec::new(),
             batch: Vec::new(),
             out: Vec::new(),
             summary: Summary::default(),
         })
     }
 
-    /// Decodes and joins one message of `side`; returns the emitted rows, printed as Flink prints
-    /// them. `offset` names the message in errors.
+    /// Decodes (as the product's decode step does, [`BatchDecoder`]) and joins one message of
+    /// `side`; returns the emitted rows, printed as Flink prints them. `offset` names the message
+    /// in errors (`<table> record #<offset>`).
     pub fn process(&mut self, side: Side, offset: u64, json: &[u8]) -> Result<Vec<String>, Error> {
         let i = side as usize;
         self.summary.messages += 1;
-        self.sink.clear();
-        let position = format!("{}@offset {offset}", self.tables[i].name);
-        match self.decoders[i]
-            .decode(json, &position, &mut self.sink)
-            .map_err(|e| Error(e.to_string()))?
-        {
-            Decoded::Tombstone => {
-                self.summary.tombstones += 1;
-                return Ok(Vec::new());
-            }
-            Decoded::Changes(n) => self.summary.changes += n as u64,
-        }
+        self.message.clear();
+        write_message(&mut self.message, Some(json).filter(|j| !j.is_empty()));
+        let decoder = &mut self.decoders[i];
+        let summary = decoder.decode_json(&self.message, offset).map_err(Error)?;
+        let (_, _, tombstones) = output_counts(decoder.output());
+        self.summary.tombstones += u64::from(tombstones);
+        self.summary.changes += summary.changes as u64;
         self.batch.clear();
-        for (kind, row) in self.sink.iter() {
-            self.key.clear();
-            self.keys[i].write(&RowRef::new(&self.layouts[i], row), &mut self.key);
-            write_input(
-                &mut self.batch,
-                &InputRecord {
-                    side,
-                    kind,
-                    key_group: key_group(&self.key),
-                    timestamp: None,
-                    row,
-                },
-            );
+        for entry in output_entries(decoder.output()) {
+            match entry {
+                Decoded::Change { kind, key, row, .. } => write_input(
+                    &mut self.batch,
+                    &InputRecord {
+                        side,
+                        kind,
+                        key_group: key_group(key),
+                        timestamp: None,
+                        row,
+                    },
+                ),
+                Decoded::Error { message, .. } => return Err(Error(message.to_string())),
+            }
         }
+        let position = format!("{} record #{offset}", self.tables[i].name);
         self.out.clear();
         self.engine
             .process_batch(&self.batch, 0, &mut self.out)
