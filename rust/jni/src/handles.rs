@@ -1,7 +1,9 @@
 //! Handles: the `long`s Java holds for native objects.
 //!
 //! A handle is an id into a registry, not a pointer, so a closed, forged or stale handle is an
-//! error (an `IllegalStateException` in Java), never a dangling dereference. Each object sits
+//! error (an `IllegalStateException` in Java), never a dangling dereference. Ids are unique across
+//! registries, so a handle of another kind (a frozen state's given to a join call) is one too,
+//! never another live object of this kind. Each object sits
 //! behind its own mutex: calls on different objects (operators in different slots) run in
 //! parallel, and a panic while an object is in use poisons it, so later calls report that the
 //! object is unusable instead of working on half-updated state.
@@ -12,10 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::errors::{NativeError, NativeResult};
 
+/// The next handle of any registry.
+static NEXT_HANDLE: AtomicI64 = AtomicI64::new(1);
+
 /// A registry of native objects of one kind.
 pub struct Registry<T> {
     kind: &'static str,
-    next: AtomicI64,
     objects: Mutex<BTreeMap<i64, Arc<Mutex<T>>>>,
 }
 
@@ -24,7 +28,6 @@ impl<T> Registry<T> {
     pub const fn new(kind: &'static str) -> Registry<T> {
         Registry {
             kind,
-            next: AtomicI64::new(1),
             objects: Mutex::new(BTreeMap::new()),
         }
     }
@@ -36,7 +39,7 @@ impl<T> Registry<T> {
 
     /// Registers `object`; returns its handle (never 0).
     pub fn insert(&self, object: T) -> i64 {
-        let handle = self.next.fetch_add(1, Ordering::Relaxed);
+        let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
         self.objects().insert(handle, Arc::new(Mutex::new(object)));
         handle
     }
@@ -91,6 +94,21 @@ mod tests {
             format!("Thing handle {h} is closed or invalid")
         );
         assert!(r.with(12345, |_| Ok(())).is_err());
+    }
+
+    #[test]
+    fn a_handle_of_another_kind_is_refused() {
+        let joins: Registry<&str> = Registry::new("KeyGroupJoin");
+        let frozen: Registry<&str> = Registry::new("FrozenState");
+        let (j, f) = (joins.insert("join"), frozen.insert("frozen"));
+        let e = joins.with(f, |_| Ok(())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("KeyGroupJoin handle {f} is closed or invalid")
+        );
+        assert!(frozen.with(j, |_| Ok(())).is_err());
+        assert!(!joins.remove(f) && !frozen.remove(j));
+        assert_eq!(joins.with(j, |o| Ok(*o)).unwrap(), "join");
     }
 
     #[test]

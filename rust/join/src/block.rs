@@ -54,13 +54,16 @@ impl Block {
         if bytes.capacity() == 0 || bytes.capacity() > size_class(bytes.len()) {
             return Block::from_slice(&bytes);
         }
+        // Checked before the vector is taken over: a length or capacity cut to 32 bits would free
+        // its allocation with another layout.
+        let cap = u32::try_from(bytes.capacity()).expect("a compact group holds less than 4 GiB");
         let mut bytes = std::mem::ManuallyDrop::new(bytes);
         Block {
             // SAFETY: a vector with capacity has a non-null pointer to `capacity` bytes it owns;
             // the vector is not dropped, so the block owns them now, with the same layout.
             ptr: unsafe { NonNull::new_unchecked(bytes.as_mut_ptr()) },
             len: bytes.len() as u32,
-            cap: bytes.capacity() as u32,
+            cap,
         }
     }
 
