@@ -101,14 +101,31 @@ public final class DebeziumFormat implements Serializable {
     }
 
     /**
-     * The format of a connector left at Debezium's own defaults: {@code decimal.handling.mode=
-     * precise}, {@code time.precision.mode=adaptive}, {@code binary.handling.mode=bytes}.
+     * The format of a Postgres, SQL Server or Oracle connector left at Debezium's own defaults:
+     * {@code decimal.handling.mode=precise}, {@code time.precision.mode=adaptive}, {@code
+     * binary.handling.mode=bytes}. The MySQL and MariaDB connectors default (and are limited) to
+     * another time precision mode: see {@link #mysqlDefaults()}.
      *
      * @return that format
      */
     public static DebeziumFormat debeziumDefaults() {
         return DEFAULTS.withDecimalHandling(DecimalHandling.PRECISE)
                 .withTimePrecision(TimePrecision.ADAPTIVE);
+    }
+
+    /**
+     * The format of a MySQL or MariaDB connector left at Debezium's own defaults: {@code
+     * decimal.handling.mode=precise}, {@code time.precision.mode=adaptive_time_microseconds} (their
+     * default; they refuse {@code adaptive}: Debezium's {@code BinlogConnectorConfig}), {@code
+     * binary.handling.mode=bytes}. TIME columns then come as microseconds of the day whatever their
+     * precision; DATETIME columns as epoch integers in the unit their source precision gives
+     * (declare it with {@link #withSourcePrecision} unless the messages are schema-wrapped).
+     *
+     * @return that format
+     */
+    public static DebeziumFormat mysqlDefaults() {
+        return DEFAULTS.withDecimalHandling(DecimalHandling.PRECISE)
+                .withTimePrecision(TimePrecision.ADAPTIVE_TIME_MICROSECONDS);
     }
 
     /**

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.TestVectors.Vector;
 import dev.cdcjoin.flink.codec.CdcSchema;
+import dev.cdcjoin.flink.codec.Column;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -269,5 +270,293 @@ class EnginesTest {
         assertEquals(false, CdcJoinJobTest.usersDomains().build().spec().failOnAbsentRetraction());
         assertEquals(Engine.NATIVE, CdcJoinJobTest.usersDomains().build().engine());
         assertThrows(NullPointerException.class, () -> CdcJoinJobTest.usersDomains().engine(null));
+    }
+
+    /** One decoding case: a left table of {@code id} and {@code c}, its format and messages. */
+    static final class Case {
+        final String name;
+        final String type;
+        final DebeziumFormat format;
+        final List<String> messages;
+
+        Case(String name, String type, DebeziumFormat format, String... messages) {
+            this.name = name;
+            this.type = type;
+            this.format = format;
+            this.messages = List.of(messages);
+        }
+    }
+
+    /** Prefixes a row with its case's name. */
+    static final class TagCase implements MapFunction<Row, String> {
+        private static final long serialVersionUID = 1L;
+        private final String name;
+
+        TagCase(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public String map(Row row) {
+            return name + " " + row;
+        }
+    }
+
+    private static String create(int id, String c) {
+        return "{\"op\":\"c\",\"after\":{\"id\":" + id + ",\"c\":" + c + "}}";
+    }
+
+    /** A schema-wrapped create whose row struct lists {@code columns}. */
+    private static String wrapped(String columns, String after) {
+        return "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":["
+                + columns
+                + "],\"optional\":true,\"field\":\"before\"},{\"type\":\"struct\",\"fields\":["
+                + columns
+                + "],\"optional\":true,\"field\":\"after\"}],\"name\":\"my.shop.t.Envelope\"},"
+                + "\"payload\":{\"before\":null,\"after\":"
+                + after
+                + ",\"op\":\"c\"}}";
+    }
+
+    private static final String ID = "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"}";
+
+    /** A wrapped create of {@code id} and {@code c}, whose Connect schema is {@code node}. */
+    private static String wrapped(int id, String node, String c) {
+        return wrapped(
+                ID + ",{" + node + ",\"field\":\"c\"}", "{\"id\":" + id + ",\"c\":" + c + "}");
+    }
+
+    /**
+     * The decoding rules of the review of both decoders (Postgres' infinite timestamps, isostring
+     * texts at UTC, TOASTed hstore, Connect types, unlisted columns) on the same messages: the same
+     * rows and the same bad records from both engines.
+     */
+    static List<Case> decodingCases() {
+        DebeziumFormat pg = DebeziumFormat.debeziumDefaults();
+        String toastedHstore =
+                "\"{\\\"__debezium_unavailable_value\\\":\\\"__debezium_unavailable_value\\\"}\"";
+        String decimal =
+                "\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
+                        + "\"parameters\":{\"scale\":\"2\"}";
+        String bits =
+                "\"type\":\"bytes\",\"name\":\"io.debezium.data.Bits\","
+                        + "\"parameters\":{\"length\":\"24\"}";
+        return List.of(
+                new Case(
+                        "infinity",
+                        "TIMESTAMP(6)",
+                        pg.withSourcePrecision("c", 6),
+                        create(1, "1706696130123456"),
+                        create(2, "9223372036825200000"),
+                        create(3, "-9223372036832400000"),
+                        create(4, "253402300799999999"),
+                        create(5, "253402300800000000")),
+                new Case(
+                        "nanos",
+                        "TIMESTAMP(7)",
+                        pg.withSourcePrecision("c", 9),
+                        create(1, "9223372036854775806"),
+                        create(2, "9223372036854775807"),
+                        create(3, "-9223372036854775808"),
+                        create(4, "-9223372036854775807"),
+                        create(5, "-9223372036854775700")),
+                new Case(
+                        "days",
+                        "DATE",
+                        pg,
+                        create(1, "2932896"),
+                        create(2, "2932897"),
+                        create(3, "-719528"),
+                        create(4, "-719529"),
+                        create(5, "2147483647")),
+                new Case(
+                        "iso",
+                        "TIMESTAMP(6)",
+                        pg.withTimePrecision(DebeziumFormat.TimePrecision.ISOSTRING),
+                        create(1, "\"2024-01-31T10:15:30.123456Z\""),
+                        create(2, "\"2024-01-31T10:15:30+00:00\""),
+                        create(3, "\"2018-03-27T01:34:56.007891-11:00\""),
+                        create(4, "\"2018-03-27T01:34:56.007891+01:00\"")),
+                new Case(
+                        "hstore",
+                        "STRING",
+                        pg,
+                        create(1, "\"{\\\"k\\\":\\\"v\\\"}\""),
+                        "{\"op\":\"u\",\"before\":{\"id\":1,\"c\":\"{\\\"k\\\":\\\"v\\\"}\"},"
+                                + "\"after\":{\"id\":1,\"c\":"
+                                + toastedHstore
+                                + "}}"),
+                new Case(
+                        "connectString",
+                        "STRING",
+                        pg,
+                        wrapped(1, decimal, "\"BNI=\""),
+                        wrapped(2, bits, "\"AQI=\""),
+                        wrapped(
+                                3,
+                                "\"type\":\"string\",\"name\":\"io.debezium.data.Json\"",
+                                "\"{}\""),
+                        wrapped(4, "\"type\":\"int32\"", "7")),
+                new Case(
+                        "connectNumbers",
+                        "DOUBLE",
+                        pg,
+                        wrapped(1, "\"type\":\"string\"", "\"Infinity\""),
+                        wrapped(2, "\"type\":\"double\"", "\"NaN\""),
+                        wrapped(3, "\"type\":\"int64\"", "7")),
+                new Case(
+                        "bits",
+                        "BYTES",
+                        pg.withBinaryHandling(DebeziumFormat.BinaryHandling.HEX),
+                        wrapped(1, bits, "\"ABCD\""),
+                        wrapped(2, decimal, "\"BNI=\""),
+                        wrapped(3, "\"type\":\"string\"", "\"0102\"")),
+                new Case(
+                        "unlisted",
+                        "DECIMAL(10, 2)",
+                        DebeziumFormat.defaults(),
+                        wrapped(ID, "{\"id\":1,\"c\":\"1000\"}"),
+                        wrapped(ID, "{\"id\":2,\"c\":null}"),
+                        wrapped(ID, "{\"id\":3}"),
+                        "{\"schema\":{\"type\":\"struct\"},\"payload\":"
+                                + create(4, "\"1000\"")
+                                + "}"));
+    }
+
+    /** Each case's rows ({@code "<case> +I[..]"}) in order, then its bad records, sorted. */
+    static List<String> decodeCases(List<Case> cases, Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        DataStream<String> all = null;
+        for (Case c : cases) {
+            CdcSchema left =
+                    CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("c", c.type));
+            CdcJoin join =
+                    CdcJoin.builder()
+                            .left(c.name, left, List.of("id"), List.of("id"))
+                            .right(
+                                    c.name + "_r",
+                                    CdcSchema.of(Column.notNull("id", "INT")),
+                                    List.of("id"),
+                                    List.of("id"))
+                            .format(c.format, DebeziumFormat.defaults())
+                            .joinType(JoinType.LEFT)
+                            .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
+                            .batchSize(1)
+                            .engine(engine)
+                            .build();
+            CdcJoin.Result result = join.joinStrings(env.fromData(c.messages), env.fromData(""));
+            DataStream<String> out =
+                    result.rows()
+                            .map(new TagCase(c.name))
+                            .union(result.badRecords().map(b -> "BAD " + b.reason));
+            all = all == null ? out : all.union(out);
+        }
+        List<String> rows = new ArrayList<>();
+        List<String> bad = new ArrayList<>();
+        try (CloseableIterator<String> it = all.executeAndCollect("decoding cases " + engine)) {
+            it.forEachRemaining(s -> (s.startsWith("BAD ") ? bad : rows).add(s));
+        }
+        List<String> out = new ArrayList<>();
+        for (Case c : cases) {
+            rows.stream().filter(r -> r.startsWith(c.name + " ")).forEach(out::add);
+        }
+        bad.sort(null);
+        out.addAll(bad);
+        return out;
+    }
+
+    /** The records of {@code bad} ({@code "<case> record #<i>"}), for both engines' words. */
+    private static List<String> badRecords(List<String> out) {
+        return out.stream()
+                .filter(s -> s.startsWith("BAD "))
+                .map(s -> s.substring(4, s.indexOf(':')))
+                .collect(Collectors.toList());
+    }
+
+    @Test
+    void bothEnginesDecodeTheReviewedRulesAlike() throws Exception {
+        List<Case> cases = decodingCases();
+        List<String> nativeOut = decodeCases(cases, Engine.NATIVE);
+        List<String> javaOut = decodeCases(cases, Engine.JAVA);
+        List<String> rows =
+                List.of(
+                        "infinity +I[1, 2024-01-31T10:15:30.123456, null]",
+                        "infinity +I[4, 9999-12-31T23:59:59.999999, null]",
+                        "nanos +I[1, 2262-04-11T23:47:16.854775800, null]",
+                        "nanos +I[5, 1677-09-21T00:12:43.145224300, null]",
+                        "days +I[1, 9999-12-31, null]",
+                        "days +I[3, 0000-01-01, null]",
+                        "iso +I[1, 2024-01-31T10:15:30.123456, null]",
+                        "iso +I[2, 2024-01-31T10:15:30, null]",
+                        "hstore +I[1, {\"k\":\"v\"}, null]",
+                        "hstore -D[1, {\"k\":\"v\"}, null]",
+                        "hstore +I[1, {\"k\":\"v\"}, null]",
+                        "connectString +I[3, {}, null]",
+                        "connectNumbers +I[2, NaN, null]",
+                        "connectNumbers +I[3, 7.0, null]",
+                        "bits +I[1, [0, 16, -125], null]",
+                        "bits +I[3, [1, 2], null]",
+                        "unlisted +I[2, null, null]",
+                        "unlisted +I[3, null, null]",
+                        "unlisted +I[4, 1000.00, null]");
+        List<String> bad =
+                List.of(
+                        "bits record #1",
+                        "connectNumbers record #0",
+                        "connectString record #0",
+                        "connectString record #1",
+                        "connectString record #3",
+                        "days record #1",
+                        "days record #3",
+                        "days record #4",
+                        "infinity record #1",
+                        "infinity record #2",
+                        "infinity record #4",
+                        "iso record #2",
+                        "iso record #3",
+                        "nanos record #1",
+                        "nanos record #2",
+                        "nanos record #3",
+                        "unlisted record #0");
+        for (Map.Entry<Engine, List<String>> e :
+                Map.of(Engine.NATIVE, nativeOut, Engine.JAVA, javaOut).entrySet()) {
+            List<String> out = e.getValue();
+            List<String> got =
+                    out.stream().filter(s -> !s.startsWith("BAD ")).collect(Collectors.toList());
+            assertEquals(rows, got, e.getKey() + " rows: " + out);
+            assertEquals(bad, badRecords(out), e.getKey() + " bad records: " + out);
+        }
+        assertEquals(nativeOut.size(), javaOut.size(), nativeOut + "\n" + javaOut);
+        for (int i = 0; i < nativeOut.size(); i++) {
+            String n = nativeOut.get(i);
+            String j = javaOut.get(i);
+            if (n.startsWith("BAD ")
+                    && !n.contains(" is out of range")
+                    && !n.contains("does not list")) {
+                continue; // the engines word what a column expects each its own way
+            }
+            assertEquals(n, j, "the same rows and out-of-range words from both engines");
+        }
+    }
+
+    /**
+     * {@link DebeziumFormat#mysqlDefaults()}: a MySQL TIME(0) is microseconds of the day under the
+     * MySQL connector's default {@code adaptive_time_microseconds}, with no source precision.
+     */
+    @Test
+    void mysqlDefaultsReadATimeAsMicrosecondsWithBothEngines() throws Exception {
+        DebeziumFormat mysql = DebeziumFormat.mysqlDefaults();
+        assertEquals(DebeziumFormat.DecimalHandling.PRECISE, mysql.decimalHandling());
+        assertEquals(
+                DebeziumFormat.TimePrecision.ADAPTIVE_TIME_MICROSECONDS, mysql.timePrecision());
+        assertEquals(DebeziumFormat.BinaryHandling.BYTES, mysql.binaryHandling());
+        List<Case> cases = List.of(new Case("mysql", "TIME(0)", mysql, create(1, "60000000")));
+        for (Engine engine : Engine.values()) {
+            assertEquals(
+                    List.of("mysql +I[1, 00:01, null]"), // Row prints 00:01:00 as 00:01
+                    decodeCases(cases, engine),
+                    engine.name());
+        }
     }
 }

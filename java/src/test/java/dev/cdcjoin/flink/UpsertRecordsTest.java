@@ -69,6 +69,64 @@ class UpsertRecordsTest {
         assertTrue(bad.get(0).contains("accounts record #4"), bad.get(0));
     }
 
+    /**
+     * A value without its primary key (missing, null, or a value Kafka Connect's JsonConverter
+     * wrapped as {@code {"schema", "payload"}}) has no identity: a bad record naming the column, in
+     * the same words from both engines.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aValueWithoutItsPrimaryKeyIsABadRecord(Engine engine) throws Exception {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        DataStream<UpsertRecord> accounts =
+                env.fromData(
+                        record("{\"id\":1}", "{\"id\":1,\"name\":\"ana\"}"),
+                        record("{\"id\":2}", "{\"name\":\"bo\"}"),
+                        record("{\"id\":3}", "{\"id\":null,\"name\":\"cy\"}"),
+                        record(
+                                "{\"id\":4}",
+                                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\","
+                                        + "\"optional\":false,\"field\":\"id\"},{\"type\":\"string\","
+                                        + "\"optional\":true,\"field\":\"name\"}],\"optional\":false,"
+                                        + "\"name\":\"accounts.Value\"},\"payload\":{\"id\":4,\"name\":\"di\"}}"));
+        DataStream<UpsertRecord> balances =
+                env.fromData(record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"));
+        CdcJoin.Result result = accountsBalances(engine).joinUpsert(accounts, balances);
+        List<String> rows = new ArrayList<>();
+        List<String> bad = new ArrayList<>();
+        DataStream<String> all =
+                result.rows()
+                        .map(r -> "row " + r)
+                        .union(result.badRecords().map(b -> "bad " + b.reason));
+        try (CloseableIterator<String> it = all.executeAndCollect()) {
+            it.forEachRemaining(
+                    line -> {
+                        if (line.startsWith("row ")) {
+                            rows.add(line.substring(4));
+                        } else {
+                            bad.add(line.substring(4));
+                        }
+                    });
+        }
+        assertEquals(
+                Map.of("[1, ana, 1, 10]", 1),
+                Changelogs.materialize(rows),
+                engine + " changelog " + rows);
+        String reason =
+                ": the value's primary key column \"id\" is missing or null (a value that Kafka"
+                        + " Connect's JsonConverter wrapped as {\"schema\", \"payload\"} needs"
+                        + " schemas.enable=false)";
+        bad.sort(null);
+        assertEquals(
+                List.of(
+                        "accounts record #1" + reason,
+                        "accounts record #2" + reason,
+                        "accounts record #3" + reason),
+                bad,
+                engine + ": the same words from both engines");
+    }
+
     /** Accounts LEFT JOIN balances on the account id, both sides upsert-kafka shaped. */
     static CdcJoin accountsBalances(Engine engine) {
         return CdcJoin.builder()

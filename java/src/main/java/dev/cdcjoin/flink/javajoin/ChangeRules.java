@@ -5,6 +5,7 @@ import dev.cdcjoin.flink.SideSpec;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
 import java.util.List;
+import java.util.Objects;
 import org.apache.flink.types.Row;
 import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
@@ -19,7 +20,8 @@ import org.apache.flink.util.Collector;
  *   <tr><td>{@code c}, {@code r}</td><td>{@code +I(after)}</td></tr>
  *   <tr><td>{@code u}</td><td>{@code -U(before)}, {@code +U(after)} (or {@code -D}, {@code +I}
  *       with {@code deleteInsertUpdates}); in upsert mode with a null {@code before}, only
- *       {@code +U(after)} (or {@code +I})</td></tr>
+ *       {@code +U(after)} (or {@code +I}); only that too when {@code after} keeps unavailable
+ *       columns, its primary key and its join key (see {@link #replacesStored})</td></tr>
  *   <tr><td>{@code d}</td><td>{@code -D(before)}</td></tr>
  * </table>
  *
@@ -46,6 +48,11 @@ final class ChangeRules {
     /** Whether each column is in the primary key. */
     private final boolean[] inPrimaryKey;
 
+    /** Whether each column is in the primary key or the join key. */
+    private final boolean[] inKeys;
+
+    private final boolean hasPrimaryKey;
+
     private final boolean upsert;
     private final boolean deleteInsertUpdates;
 
@@ -56,11 +63,14 @@ final class ChangeRules {
         this.names = new String[n];
         this.nullable = new boolean[n];
         this.inPrimaryKey = new boolean[n];
+        this.inKeys = new boolean[n];
         for (int i = 0; i < n; i++) {
             names[i] = columns.get(i).name();
             nullable[i] = columns.get(i).isNullable();
             inPrimaryKey[i] = side.primaryKey() != null && side.primaryKey().contains(names[i]);
+            inKeys[i] = inPrimaryKey[i] || side.joinKey().contains(names[i]);
         }
+        this.hasPrimaryKey = side.primaryKey() != null && !side.primaryKey().isEmpty();
         this.upsert = side.format().upsert();
         this.deleteInsertUpdates = deleteInsertUpdates;
     }
@@ -111,7 +121,7 @@ final class ChangeRules {
             check(env.after, "after", index);
         }
         int n = 0;
-        if (retract) {
+        if (retract && !(accumulate && replacesStored(env))) {
             Row before = env.before.row;
             boolean update = accumulate && !deleteInsertUpdates;
             before.setKind(update ? RowKind.UPDATE_BEFORE : RowKind.DELETE);
@@ -128,6 +138,27 @@ final class ChangeRules {
         env.before.row = null;
         env.after.row = null;
         return n;
+    }
+
+    /**
+     * Whether an update is the replacement of the stored row of its primary key, its retraction
+     * left out: its new row still has unavailable columns (its {@code before} lacked them too, as
+     * Oracle's unchanged LOBs always are) and it keeps its primary key and its join key. The join
+     * fills the new row from the stored one and retracts and emits as the pair would; with the
+     * retraction first, it would remove the row the update is to be filled from. The native decode
+     * step does the same ({@code BatchDecoder::unfillable_retraction}).
+     */
+    private boolean replacesStored(Envelope env) {
+        Row before = env.before.row;
+        Row after = env.after.row;
+        boolean unavailable = false;
+        for (int i = 0; i < names.length; i++) {
+            unavailable |= Unavailable.is(after.getField(i));
+            if (inKeys[i] && !Objects.deepEquals(before.getField(i), after.getField(i))) {
+                return false;
+            }
+        }
+        return hasPrimaryKey && unavailable;
     }
 
     /** The op, checked. */
@@ -192,12 +223,34 @@ final class ChangeRules {
         RowImage img = delete ? env.before : env.after;
         if (delete) {
             byKey(img, index);
+        } else {
+            valueKey(img, index);
         }
         check(img, delete ? "before" : "after", index);
         img.row.setKind(delete ? RowKind.DELETE : RowKind.INSERT);
         out.collect(img.row);
         img.row = null;
         return 1;
+    }
+
+    /**
+     * That an upsert record's value holds its primary key: a row without one has no identity, and a
+     * value wrapped by Kafka Connect ({@code {"schema", "payload"}}) would otherwise read as a row
+     * of nulls.
+     */
+    private void valueKey(RowImage value, long index) {
+        for (int i = 0; i < names.length; i++) {
+            if (inPrimaryKey[i] && value.row.getField(i) == null && value.error(i) == null) {
+                throw new DebeziumDecodeException(
+                        source,
+                        index,
+                        "the value's primary key column \""
+                                + names[i]
+                                + "\" is missing or null (a value that Kafka Connect's"
+                                + " JsonConverter wrapped as {\"schema\", \"payload\"} needs"
+                                + " schemas.enable=false)");
+            }
+        }
     }
 
     /** Unavailable columns of {@code after} take the value {@code before} carries, if it does. */

@@ -1,5 +1,6 @@
 package dev.cdcjoin.flink.javajoin;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.cdcjoin.flink.DebeziumFormat;
@@ -7,6 +8,8 @@ import dev.cdcjoin.flink.DebeziumFormat.TimePrecision;
 import dev.cdcjoin.flink.codec.Column;
 import dev.cdcjoin.flink.codec.ColumnType;
 import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -54,7 +57,12 @@ final class ColumnReader {
         /** An adaptive-mode TIME/TIMESTAMP whose source precision is not declared. */
         UNDECLARED_UNIT,
         /** A wrapped message's schema names an encoding the column's type cannot hold. */
-        SCHEMA_MISMATCH
+        SCHEMA_MISMATCH,
+        /**
+         * A column a wrapped message's schema does not list: its encoding is unknown, so any value
+         * is an error (nulls and absent values are fine).
+         */
+        UNLISTED
     }
 
     final String name;
@@ -67,8 +75,11 @@ final class ColumnReader {
     /** The scale of {@link Encoding#DECIMAL_BASE64}, -1 when the schema gives none. */
     final int scale;
 
-    /** Whether temporal text may end in {@code Z} (isostring mode). */
-    final boolean zulu;
+    /**
+     * Whether temporal text is Debezium's ISO text (isostring mode, the Iso* types), which ends in
+     * an offset at UTC ({@code Z} or {@code +00:00}).
+     */
+    final boolean iso;
 
     /** What the encoding accepts, for messages. */
     final String expected;
@@ -78,6 +89,12 @@ final class ColumnReader {
 
     /** The placeholder's UTF-8 bytes in base64: what a BYTES column in bytes mode carries. */
     private final String placeholderBase64;
+
+    /**
+     * The JSON text of the map from the placeholder to itself: what an unchanged TOASTed {@code
+     * hstore} column carries in {@code hstore.handling.mode=json} (a STRING column).
+     */
+    private final String placeholderHstore;
 
     private ColumnReader(
             Column column,
@@ -102,18 +119,35 @@ final class ColumnReader {
             Encoding encoding,
             long perSecond,
             int scale,
-            boolean zulu,
+            boolean iso,
             String expected) {
         this.name = column.name();
         this.type = column.type();
         this.encoding = encoding;
         this.perSecond = perSecond;
         this.scale = scale;
-        this.zulu = zulu;
+        this.iso = iso;
         this.expected = expected;
         this.placeholder = format.unavailablePlaceholder();
         this.placeholderBase64 =
                 Base64.getEncoder().encodeToString(placeholder.getBytes(StandardCharsets.UTF_8));
+        this.placeholderHstore = type.kind() == ColumnType.Kind.STRING ? hstore(placeholder) : null;
+    }
+
+    /**
+     * {@code {"<p>":"<p>"}}, {@code p} escaped as Jackson writes a map (Debezium's {@code
+     * UnchangedToastedPlaceholder} of an {@code hstore}).
+     */
+    private static String hstore(String placeholder) {
+        StringWriter w = new StringWriter();
+        try (JsonGenerator g = JsonExcerpt.FACTORY.createGenerator(w)) {
+            g.writeStartObject();
+            g.writeStringField(placeholder, placeholder);
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return w.toString();
     }
 
     /** A value that does not fit the column: the reason, without the column. */
@@ -149,7 +183,10 @@ final class ColumnReader {
         return new ColumnReader(c, f, e, 0, 0, expected);
     }
 
-    /** A reader of ISO-8601 temporal text that may end in {@code Z} (Debezium's Iso* types). */
+    /**
+     * A reader of Debezium's ISO-8601 temporal text, which ends in an offset at UTC (the Iso*
+     * types).
+     */
     static ColumnReader iso(Column c, DebeziumFormat f, Encoding e, String expected) {
         return new ColumnReader(c, f, e, 0, 0, true, expected);
     }
@@ -177,6 +214,21 @@ final class ColumnReader {
                 "the message's schema says " + said + ", which is not an encoding of " + c.type());
     }
 
+    /**
+     * A reader of a column a wrapped message's schema does not list: only null or absent. (Kafka
+     * Connect's JsonConverter lists every field it writes in the schema.)
+     */
+    static ColumnReader unlisted(Column c, DebeziumFormat f) {
+        return new ColumnReader(
+                c,
+                f,
+                Encoding.UNLISTED,
+                0,
+                0,
+                "null or nothing: the message's Connect schema does not list this column, so its"
+                        + " encoding is unknown");
+    }
+
     // ---------------------------------------------------------------------------------------
     // Reading
 
@@ -187,9 +239,11 @@ final class ColumnReader {
      * <p>Debezium's Postgres connector writes the placeholder text in place of an unchanged TOASTed
      * value of a text-like column (text, varchar, json, jsonb, ...) and of a {@code bytea} in
      * {@code binary.handling.mode=hex}; in {@code bytes} mode the placeholder's UTF-8 bytes, which
-     * JSON carries as their base64. No column of another type carries it in a form its encoding
-     * could read, so any JSON string equal to the placeholder (or, for BYTES read as base64, to its
-     * base64) is unavailable. (This is the native decoder's rule too.)
+     * JSON carries as their base64; for an {@code hstore} in the default {@code
+     * hstore.handling.mode=json} a map from the placeholder to itself, as JSON text ({@code
+     * {"<p>":"<p>"}}). No column of another type carries it in a form its encoding could read, so
+     * any JSON string equal to the placeholder (or, for BYTES read as base64, to its base64; for
+     * STRING, to the hstore map) is unavailable. (This is the native decoder's rule too.)
      *
      * @throws BadValue if the value does not fit the column's encoding
      */
@@ -232,6 +286,8 @@ final class ColumnReader {
                 return null;
             case SCHEMA_MISMATCH:
                 throw new BadValue("found " + JsonExcerpt.of(p, t) + ": " + expected);
+            case UNLISTED:
+                return null;
             case DECIMAL_NUMBER_OR_TEXT:
             case DECIMAL_PRECISE:
             case DECIMAL_BASE64:
@@ -253,7 +309,8 @@ final class ColumnReader {
 
     private boolean isPlaceholder(String s) {
         return s.equals(placeholder)
-                || (encoding == Encoding.BASE64 && s.equals(placeholderBase64));
+                || (encoding == Encoding.BASE64 && s.equals(placeholderBase64))
+                || (placeholderHstore != null && s.equals(placeholderHstore));
     }
 
     private Object decimal(JsonParser p, JsonToken t)
@@ -316,15 +373,15 @@ final class ColumnReader {
         int precision = type.precision();
         switch (encoding) {
             case DATE_TEXT:
-                return string ? Values.dateText(p.getText(), zulu) : null;
+                return string ? Values.dateText(p.getText(), iso) : null;
             case EPOCH_DAYS:
                 return integer ? Values.epochDays(p) : null;
             case TIME_TEXT:
-                return string ? Values.timeText(p.getText(), zulu, precision) : null;
+                return string ? Values.timeText(p.getText(), iso, precision) : null;
             case TIME_EPOCH:
                 return integer ? Values.timeOfDay(p, perSecond, precision) : null;
             case TIMESTAMP_TEXT:
-                return string ? Values.timestampText(p.getText(), zulu, precision) : null;
+                return string ? Values.timestampText(p.getText(), iso, precision) : null;
             case TIMESTAMP_EPOCH:
                 return integer ? Values.epochTimestamp(p, perSecond, type) : null;
             default: // ZONED_TEXT

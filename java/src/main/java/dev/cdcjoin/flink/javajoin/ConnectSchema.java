@@ -19,7 +19,12 @@ import java.util.Set;
  *
  * <p>A wrapped message says how each value is encoded, so it decides over the declared {@link
  * dev.cdcjoin.flink.DebeziumFormat}: that is how a TIMESTAMP's unit is known without a declared
- * source precision, and a DECIMAL's scale without trusting the declared one.
+ * source precision, and a DECIMAL's scale without trusting the declared one. A Connect type that is
+ * not a form of the declared type (a {@code Decimal}'s or {@code Bits}' bytes in a STRING column, a
+ * Connect {@code string} in a DOUBLE) is an error for every value. A column the row image's schema
+ * does not list has no known encoding: it may only be null or absent (JsonConverter lists every
+ * field of the payload in its schema). A schema that describes no row image (no {@code before} or
+ * {@code after} field) says nothing of the columns: the declared settings decide.
  */
 final class ConnectSchema {
 
@@ -64,15 +69,20 @@ final class ConnectSchema {
 
     private ConnectSchema() {}
 
+    /** The Connect name of MySQL's {@code BIT(n > 1)} columns: bytes in every binary mode. */
+    static final String BITS = "io.debezium.data.Bits";
+
     /**
      * The reader of column {@code c} in a wrapped message whose schema gives it {@code field}: the
      * encoding the schema names; the declared one when the schema names none (a plain Connect type
-     * that several encodings share, or no field at all); an error for every value when it names a
-     * logical type a DECIMAL or temporal column cannot hold.
+     * that several encodings share); an error for every value when the Connect type is not a form
+     * of the column's type (a logical type a DECIMAL or temporal column cannot hold; for the other
+     * types, see {@link #fits}); only null or absent when the schema, describing the row images,
+     * does not list the column ({@code field} null).
      */
     static ColumnReader reader(Column c, DebeziumFormat f, Field field) {
         if (field == null) {
-            return DeclaredEncodings.reader(c, f);
+            return ColumnReader.unlisted(c, f);
         }
         String logical = field.name == null ? "" : field.name;
         String said = field.name != null ? field.name : String.valueOf(field.type);
@@ -80,9 +90,50 @@ final class ConnectSchema {
         if (r != null) {
             return r;
         }
-        return LOGICAL.contains(logical) && readsLogical(c.type().kind())
-                ? ColumnReader.mismatch(c, f, said)
-                : DeclaredEncodings.reader(c, f);
+        ColumnType.Kind kind = c.type().kind();
+        if (readsLogical(kind)) {
+            return LOGICAL.contains(logical)
+                    ? ColumnReader.mismatch(c, f, said)
+                    : DeclaredEncodings.reader(c, f);
+        }
+        if (kind == ColumnType.Kind.BYTES) {
+            // An unnamed string: base64 or hex, as the declared binary.handling.mode says.
+            return logical.isEmpty() && "string".equals(field.type)
+                    ? DeclaredEncodings.reader(c, f)
+                    : ColumnReader.mismatch(c, f, said);
+        }
+        return fits(field.type, kind)
+                ? DeclaredEncodings.reader(c, f)
+                : ColumnReader.mismatch(c, f, said);
+    }
+
+    /**
+     * Whether the Connect type {@code type} is a form of a BOOLEAN, integer, floating point or
+     * STRING column, whatever its logical name ({@code Json}, {@code Uuid}, {@code Enum} are
+     * strings, {@code Year} an int32, {@code MicroDuration} an int64): another type's value would
+     * be read as what it is not (the base64 of a {@code Decimal}'s or {@code Bits}' bytes as text,
+     * a {@code string} as a DOUBLE).
+     */
+    private static boolean fits(String type, ColumnType.Kind kind) {
+        String t = type == null ? "" : type;
+        boolean integer =
+                t.equals("int8") || t.equals("int16") || t.equals("int32") || t.equals("int64");
+        switch (kind) {
+            case BOOLEAN:
+                return t.equals("boolean");
+            case TINYINT:
+            case SMALLINT:
+            case INT:
+            case BIGINT:
+                return integer;
+            case FLOAT:
+            case DOUBLE:
+                return integer || t.equals("float") || t.equals("double");
+            case STRING:
+                return t.equals("string");
+            default:
+                return false;
+        }
     }
 
     /**
@@ -111,7 +162,10 @@ final class ConnectSchema {
             case DECIMAL:
                 return decimal(c, f, field, logical, schema);
             case BYTES:
-                return "bytes".equals(field.type) && logical.isEmpty()
+                // MySQL's BIT(n > 1) is Connect bytes in every binary.handling.mode, which
+                // Debezium applies to binary columns only (JdbcValueConverters).
+                boolean bytes = logical.isEmpty() || logical.equals(BITS);
+                return "bytes".equals(field.type) && bytes
                         ? ColumnReader.of(c, f, Encoding.BASE64, "a base64 string" + schema)
                         : null;
             case DATE:
@@ -122,7 +176,10 @@ final class ConnectSchema {
                 }
                 return logical.equals("io.debezium.time.IsoDate")
                         ? ColumnReader.iso(
-                                c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd[Z]\" string" + schema)
+                                c,
+                                f,
+                                Encoding.DATE_TEXT,
+                                "a \"yyyy-MM-ddZ\" string at UTC (Z or +00:00)" + schema)
                         : null;
             case TIME:
                 long timeUnit = timeUnit(logical);
@@ -135,7 +192,7 @@ final class ConnectSchema {
                                 c,
                                 f,
                                 Encoding.TIME_TEXT,
-                                "a \"HH:mm:ss[.fraction][Z]\" string" + schema)
+                                "a \"HH:mm:ss[.fraction]Z\" string at UTC (Z or +00:00)" + schema)
                         : null;
             case TIMESTAMP:
             case TIMESTAMP_LTZ:
@@ -186,7 +243,8 @@ final class ConnectSchema {
                         c,
                         f,
                         Encoding.TIMESTAMP_TEXT,
-                        "a \"yyyy-MM-ddTHH:mm:ss[.fraction][Z]\" string" + schema)
+                        "a \"yyyy-MM-ddTHH:mm:ss[.fraction]Z\" string at UTC (Z or +00:00)"
+                                + schema)
                 : null;
     }
 
@@ -222,17 +280,22 @@ final class ConnectSchema {
 
     /**
      * The columns of the envelope schema at the parser's current {@code START_OBJECT}: the fields
-     * of its {@code before} and {@code after} structs, by name (empty if it has none).
+     * of its {@code before} and {@code after} structs, by name; null when it has neither field (a
+     * schema that describes no row image says nothing of the columns: the declared settings decide,
+     * as for a bare message).
      */
     static Map<String, Field> columns(JsonParser p) throws IOException {
         Field envelope = field(p);
+        if (envelope.fields == null
+                || !(envelope.fields.containsKey("before")
+                        || envelope.fields.containsKey("after"))) {
+            return null;
+        }
         Map<String, Field> out = new HashMap<>();
-        if (envelope.fields != null) {
-            for (String image : new String[] {"before", "after"}) {
-                Field f = envelope.fields.get(image);
-                if (f != null && f.fields != null) {
-                    out.putAll(f.fields);
-                }
+        for (String image : new String[] {"before", "after"}) {
+            Field f = envelope.fields.get(image);
+            if (f != null && f.fields != null) {
+                out.putAll(f.fields);
             }
         }
         return out;

@@ -181,9 +181,11 @@ public final class DebeziumJsonReader {
      * Reads one upsert-kafka record (the shape Flink's {@code upsert-kafka} connector reads): the
      * record key is a JSON object holding the primary key columns, the value a flat JSON row, or
      * null (or JSON {@code null}) for a delete. A value is {@code +I(value)}: the join replaces the
-     * row stored under its primary key. A delete is {@code -D} of a row whose primary key columns
-     * are read from the key and every other column is {@link Unavailable}: the join retracts the
-     * stored row. Needs upsert mode ({@link DebeziumFormat#withUpsert}).
+     * row stored under its primary key; a value whose primary key column is missing or null (a
+     * value Kafka Connect wrapped as {@code {"schema", "payload"}} among them) is a bad record. A
+     * delete is {@code -D} of a row whose primary key columns are read from the key and every other
+     * column is {@link Unavailable}: the join retracts the stored row. Needs upsert mode ({@link
+     * DebeziumFormat#withUpsert}).
      *
      * @param key the record key
      * @param value the record value; {@code null}, empty or JSON {@code null} for a delete
@@ -407,13 +409,19 @@ public final class DebeziumJsonReader {
         }
     }
 
-    /** A wrapper's schema: its fields' Connect types decide how values are read. */
+    /**
+     * A wrapper's schema: its fields' Connect types decide how values are read; a column its row
+     * images do not list may only be null or absent.
+     */
     private void readSchema(JsonParser p, JsonToken t) throws IOException {
         if (t != JsonToken.START_OBJECT) {
             p.skipChildren();
             return;
         }
         Map<String, ConnectSchema.Field> fields = ConnectSchema.columns(p);
+        if (fields == null) {
+            return; // no row image described: the declared readers
+        }
         ColumnReader[] wrapped = new ColumnReader[names.length];
         for (int i = 0; i < names.length; i++) {
             Column column = schema.columns().get(i);

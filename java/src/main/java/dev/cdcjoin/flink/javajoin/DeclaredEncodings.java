@@ -34,22 +34,29 @@ import java.util.Locale;
  *       {"scale", "value"}}; string: decimal text; double: a number</td></tr>
  *   <tr><td>STRING</td><td>String</td><td>a string</td></tr>
  *   <tr><td>BYTES</td><td>byte[]</td><td>bytes/base64: base64; hex: hexadecimal</td></tr>
- *   <tr><td>DATE</td><td>LocalDate</td><td>FLINK/isostring: {@code yyyy-MM-dd}; otherwise
- *       epoch days</td></tr>
- *   <tr><td>TIME(p)</td><td>LocalTime, cut to milliseconds</td><td>FLINK/isostring: {@code
- *       HH:mm:ss[.f]}; adaptive: an integer in the source precision's unit; adaptive_time_
+ *   <tr><td>DATE</td><td>LocalDate</td><td>FLINK: {@code yyyy-MM-dd}; isostring: {@code
+ *       yyyy-MM-ddZ}; otherwise epoch days</td></tr>
+ *   <tr><td>TIME(p)</td><td>LocalTime, cut to milliseconds</td><td>FLINK: {@code
+ *       HH:mm:ss[.f]}; isostring: {@code HH:mm:ss[.f]Z}; adaptive: an integer in the source precision's unit; adaptive_time_
  *       microseconds: micros; connect: millis</td></tr>
  *   <tr><td>TIMESTAMP(p)</td><td>LocalDateTime, cut to p</td><td>FLINK: {@code yyyy-MM-dd
- *       HH:mm:ss[.f]} or with {@code T}; isostring: ISO; adaptive modes: epoch integer in the
+ *       HH:mm:ss[.f]} or with {@code T}; isostring: {@code yyyy-MM-ddTHH:mm:ss[.f]Z}; adaptive modes: epoch integer in the
  *       source precision's unit (millis up to 3, micros up to 6, nanos); connect: millis</td></tr>
  *   <tr><td>TIMESTAMP_LTZ(p)</td><td>Instant, cut to p</td><td>a timestamp string ending in
  *       {@code Z} or an offset (Debezium's ZonedTimestamp)</td></tr>
  * </table>
  *
+ * <p>Under isostring a DATE, TIME or TIMESTAMP text ends in an offset at UTC ({@code Z} or {@code
+ * +00:00}): Debezium formats them at UTC, and another offset is a zoned value (read only into
+ * TIMESTAMP_LTZ). An integer DATE or TIMESTAMP beyond the years 0000 to 9999, and {@code
+ * Long.MIN_VALUE} or {@code Long.MAX_VALUE} in any unit (Postgres' {@code infinity} and {@code
+ * -infinity}), is out of range ({@link Values}).
+ *
  * <p>An adaptive-mode integer whose column has no declared source precision ({@link
  * DebeziumFormat#withSourcePrecision}) is a bad record: its unit cannot be known. A JSON string
- * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64) is
- * {@link Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
+ * equal to the format's unavailable-value placeholder (for BYTES read as base64, to its base64; for
+ * STRING, to the JSON map {@code {"<p>":"<p>"}} of an unchanged TOASTed hstore) is {@link
+ * Unavailable}, in any column (see {@link ColumnReader#read} and {@link ChangeRules}).
  */
 final class DeclaredEncodings {
 
@@ -138,15 +145,15 @@ final class DeclaredEncodings {
                         ? " (as Flink's debezium-json reads it)"
                         : " (time.precision.mode=" + lower(mode) + ")";
         boolean text = mode == TimePrecision.FLINK || mode == TimePrecision.ISOSTRING;
-        String zone = mode == TimePrecision.ISOSTRING ? "[Z]" : "";
+        boolean iso = mode == TimePrecision.ISOSTRING;
+        // Debezium's ISO texts of a DATE, TIME or TIMESTAMP are at UTC; another offset is a zoned
+        // value, whose local part and instant differ.
+        String zone = iso ? "Z\" string at UTC (Z or +00:00)" : "\" string";
         switch (kind) {
             case DATE:
                 return text
                         ? ColumnReader.of(
-                                c,
-                                f,
-                                Encoding.DATE_TEXT,
-                                "a \"yyyy-MM-dd" + zone + "\" string" + setting)
+                                c, f, Encoding.DATE_TEXT, "a \"yyyy-MM-dd" + zone + setting)
                         : ColumnReader.of(
                                 c, f, Encoding.EPOCH_DAYS, "an integer of epoch days" + setting);
             case TIMESTAMP_LTZ:
@@ -163,17 +170,15 @@ final class DeclaredEncodings {
         if (text) {
             return time
                     ? ColumnReader.of(
-                            c,
-                            f,
-                            Encoding.TIME_TEXT,
-                            "a \"HH:mm:ss[.fraction]" + zone + "\" string" + setting)
+                            c, f, Encoding.TIME_TEXT, "a \"HH:mm:ss[.fraction]" + zone + setting)
                     : ColumnReader.of(
                             c,
                             f,
                             Encoding.TIMESTAMP_TEXT,
-                            "a \"yyyy-MM-dd[T| ]HH:mm:ss[.fraction]"
+                            "a \"yyyy-MM-dd"
+                                    + (iso ? "T" : "[T| ]")
+                                    + "HH:mm:ss[.fraction]"
                                     + zone
-                                    + "\" string"
                                     + setting);
         }
         long perSecond;

@@ -28,12 +28,25 @@ import java.util.regex.Pattern;
  * <p>Values are cut as Flink cuts them, so that keys equal in Flink are equal here: DECIMAL rounded
  * {@code HALF_UP} to the declared scale; TIMESTAMP and TIMESTAMP_LTZ truncated (floor) to the
  * declared precision; TIME to milliseconds (Flink's runtime holds no finer TIME) or a coarser
- * precision. The ranges are those of the native row encoding (epoch days in 32 bits; timestamps as
- * 64-bit micros up to precision 6, nanos above), so both engines reject the same values.
+ * precision. The ranges are those of the native row encoding (timestamps as 64-bit micros up to
+ * precision 6, nanos above), so both engines reject the same values; an integer DATE or TIMESTAMP
+ * must lie in the years 0000 to 9999 (Flink's range, and what a text's four-digit year gives), and
+ * {@link Long#MIN_VALUE} and {@link Long#MAX_VALUE} are out of range in every unit: Debezium sends
+ * Postgres' {@code infinity} and {@code -infinity} as such integers (pgjdbc's {@code
+ * DATE_POSITIVE_INFINITY}, 9223372036825200000, in micros or millis; in nanoseconds mode {@code
+ * Long.MAX_VALUE} and {@code Long.MIN_VALUE}), never a date-time.
  */
 final class Values {
 
     private Values() {}
+
+    /** The epoch day of 0000-01-01: the first of Flink's DATE and TIMESTAMP range. */
+    static final long FIRST_DAY = -719_528L;
+
+    /** The epoch day of 9999-12-31: the last of Flink's DATE and TIMESTAMP range. */
+    static final long LAST_DAY = 2_932_896L;
+
+    private static final long SECONDS_PER_DAY = 86_400L;
 
     /** A value of the right encoding that the column cannot hold. */
     static final class OutOfRange extends Exception {
@@ -241,22 +254,33 @@ final class Values {
     // ---------------------------------------------------------------------------------------
     // Dates and times
 
-    /** {@code yyyy-MM-dd} (with an optional {@code Z} when {@code zulu}), or null. */
-    static LocalDate dateText(String s, boolean zulu) throws OutOfRange {
+    /**
+     * {@code yyyy-MM-dd}; when {@code iso} (Debezium's ISO text) followed by an offset at UTC
+     * ({@code Z}, {@code +00:00}); or null.
+     */
+    static LocalDate dateText(String s, boolean iso) throws OutOfRange {
+        String local = local(s, iso);
+        if (local == null) {
+            return null;
+        }
         try {
-            LocalDate d = LocalDate.parse(stripZ(s, zulu), DateTimeFormatter.ISO_LOCAL_DATE);
+            LocalDate d = LocalDate.parse(local, DateTimeFormatter.ISO_LOCAL_DATE);
             return date(d.toEpochDay());
         } catch (DateTimeParseException e) {
             return null;
         }
     }
 
-    /** A JSON integer of epoch days. */
+    /** A JSON integer of epoch days, within the years 0000 to 9999. */
     static LocalDate epochDays(JsonParser p) throws IOException, OutOfRange {
-        if (p.getNumberType() != JsonParser.NumberType.INT) {
+        if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
             throw new OutOfRange();
         }
-        return LocalDate.ofEpochDay(p.getIntValue());
+        long days = p.getLongValue();
+        if (days < FIRST_DAY || days > LAST_DAY) {
+            throw new OutOfRange();
+        }
+        return LocalDate.ofEpochDay(days);
     }
 
     private static LocalDate date(long days) throws OutOfRange {
@@ -266,10 +290,14 @@ final class Values {
         return LocalDate.ofEpochDay(days);
     }
 
-    /** {@code HH:mm[:ss[.fraction]]} (optional {@code Z} when {@code zulu}), or null. */
-    static LocalTime timeText(String s, boolean zulu, int precision) {
+    /** {@code HH:mm[:ss[.fraction]]} (when {@code iso}, followed by an offset at UTC), or null. */
+    static LocalTime timeText(String s, boolean iso, int precision) {
+        String local = local(s, iso);
+        if (local == null) {
+            return null;
+        }
         try {
-            LocalTime t = LocalTime.parse(stripZ(s, zulu), DateTimeFormatter.ISO_LOCAL_TIME);
+            LocalTime t = LocalTime.parse(local, DateTimeFormatter.ISO_LOCAL_TIME);
             return t.withNano(truncate(t.getNano(), Math.min(precision, 3)));
         } catch (DateTimeParseException e) {
             return null;
@@ -283,7 +311,7 @@ final class Values {
             throw new OutOfRange();
         }
         long v = p.getLongValue();
-        if (v < 0 || v >= 86_400L * perSecond) {
+        if (v == Long.MIN_VALUE || v == Long.MAX_VALUE || v < 0 || v >= 86_400L * perSecond) {
             throw new OutOfRange();
         }
         long nanos = v * (1_000_000_000L / perSecond);
@@ -291,12 +319,19 @@ final class Values {
         return LocalTime.ofNanoOfDay(nanos - nanos % 1_000_000_000L + fraction);
     }
 
-    /** {@code yyyy-MM-dd[T| ]HH:mm[:ss[.fraction]]} ({@code Z} when {@code zulu}), or null. */
-    static LocalDateTime timestampText(String s, boolean zulu, int precision) throws OutOfRange {
+    /**
+     * {@code yyyy-MM-dd[T| ]HH:mm[:ss[.fraction]]}; when {@code iso} (Debezium's ISO text) {@code
+     * yyyy-MM-ddTHH:mm[:ss[.fraction]]} followed by an offset at UTC; or null.
+     */
+    static LocalDateTime timestampText(String s, boolean iso, int precision) throws OutOfRange {
+        String local = local(s, iso);
+        if (local == null) {
+            return null;
+        }
         LocalDateTime t;
         try {
-            String iso = isoSeparator(stripZ(s, zulu));
-            t = LocalDateTime.parse(iso, DateTimeFormatter.ISO_LOCAL_DATE_TIME);
+            String text = iso ? local : isoSeparator(local);
+            t = LocalDateTime.parse(text, DateTimeFormatter.ISO_LOCAL_DATE_TIME);
         } catch (DateTimeParseException e) {
             return null;
         }
@@ -314,18 +349,46 @@ final class Values {
         return instant(t.toEpochSecond(), t.getNano(), precision);
     }
 
-    /** A JSON integer since the epoch in {@code perSecond} units, as the column's type. */
+    /**
+     * A JSON integer since the epoch in {@code perSecond} units, as the column's type: within the
+     * years 0000 to 9999, and never {@link Long#MIN_VALUE} or {@link Long#MAX_VALUE}. Computed as
+     * the native row stores it (64-bit micros up to precision 6, nanos above, floored to the
+     * precision), so that a value beyond that storage is out of range in both engines.
+     */
     static Object epochTimestamp(JsonParser p, long perSecond, ColumnType type)
             throws IOException, OutOfRange {
         if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
             throw new OutOfRange();
         }
         long v = p.getLongValue();
-        long seconds = Math.floorDiv(v, perSecond);
-        int nanos = (int) (Math.floorMod(v, perSecond) * (1_000_000_000L / perSecond));
+        if (v == Long.MIN_VALUE || v == Long.MAX_VALUE) {
+            throw new OutOfRange();
+        }
+        int precision = type.precision();
+        long storage = precision <= 6 ? 1_000_000L : 1_000_000_000L;
+        long stored;
+        try {
+            stored =
+                    storage >= perSecond
+                            ? Math.multiplyExact(v, storage / perSecond)
+                            : Math.floorDiv(v, perSecond / storage);
+            long step = 1;
+            for (int d = precision; d < (storage == 1_000_000L ? 6 : 9); d++) {
+                step *= 10;
+            }
+            stored = Math.subtractExact(stored, Math.floorMod(stored, step));
+        } catch (ArithmeticException e) {
+            throw new OutOfRange();
+        }
+        long seconds = Math.floorDiv(stored, storage);
+        long days = Math.floorDiv(seconds, SECONDS_PER_DAY);
+        if (days < FIRST_DAY || days > LAST_DAY) {
+            throw new OutOfRange();
+        }
+        int nanos = (int) (Math.floorMod(stored, storage) * (1_000_000_000L / storage));
         return type.kind() == ColumnType.Kind.TIMESTAMP_LTZ
-                ? instant(seconds, nanos, type.precision())
-                : local(seconds, nanos, type.precision());
+                ? Instant.ofEpochSecond(seconds, nanos)
+                : LocalDateTime.ofEpochSecond(seconds, nanos, ZoneOffset.UTC);
     }
 
     private static LocalDateTime local(long seconds, int nanos, int precision) throws OutOfRange {
@@ -356,9 +419,28 @@ final class Values {
         return nanos - nanos % unit;
     }
 
-    private static String stripZ(String s, boolean zulu) {
-        return zulu && s.endsWith("Z") ? s.substring(0, s.length() - 1) : s;
+    /**
+     * {@code s} itself, or when {@code iso} (Debezium's ISO text of a type without a zone) {@code
+     * s} without the offset that must end it, at UTC: {@code Z}, or {@code +00:00} / {@code -00:00}
+     * (optionally with {@code :00} seconds). Debezium formats those texts at UTC; another offset is
+     * a zoned value, whose local part and instant differ: null, as without an offset.
+     */
+    private static String local(String s, boolean iso) {
+        if (!iso) {
+            return s;
+        }
+        if (s.endsWith("Z")) {
+            return s.substring(0, s.length() - 1);
+        }
+        for (String utc : UTC_OFFSETS) {
+            if (s.endsWith(utc)) {
+                return s.substring(0, s.length() - utc.length());
+            }
+        }
+        return null;
     }
+
+    private static final String[] UTC_OFFSETS = {"+00:00:00", "-00:00:00", "+00:00", "-00:00"};
 
     /** {@code s} with a space between date and time replaced by ISO's {@code T}. */
     private static String isoSeparator(String s) {

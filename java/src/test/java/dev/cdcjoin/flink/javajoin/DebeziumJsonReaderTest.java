@@ -273,11 +273,14 @@ class DebeziumJsonReaderTest {
 
     @Test
     void wholeWorkloadShapedEnvelope() {
-        // A Postgres envelope with a large source block, wrapped.
+        // A Postgres envelope with a large source block, wrapped (its row struct lists the
+        // columns: an unlisted one could only be null).
         String json =
-                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":[],"
+                "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":["
+                        + "{\"type\":\"int32\",\"field\":\"id\"},{\"type\":\"string\",\"field\":\"name\"},"
+                        + "{\"type\":\"double\",\"field\":\"score\"}],"
                         + "\"optional\":true,\"field\":\"before\"}],\"optional\":false,\"name\":\"e\"},"
-                        + "\"payload\":{\"before\":{\"id\":1,\"name\":\"a\",\"score\":\"2.0\"},"
+                        + "\"payload\":{\"before\":{\"id\":1,\"name\":\"a\",\"score\":2.0},"
                         + "\"after\":{\"id\":1,\"name\":\"b\",\"score\":2.5},"
                         + "\"source\":{\"version\":\"2.7.3.Final\",\"connector\":\"postgresql\","
                         + "\"name\":\"demo\",\"ts_ms\":1706696130000,\"snapshot\":\"false\",\"db\":\"d\","
@@ -334,7 +337,10 @@ class DebeziumJsonReaderTest {
                                 + "\"after\":{\"id\":7,\"body\":\"y\",\"blob\":\""
                                 + PLACEHOLDER_B64
                                 + "\"}}");
-        assertTrue(Unavailable.is(rows.get(1).getField(2)));
+        // The update keeps its keys: it is the replacement of the stored row, which the join
+        // fills the value from, its retraction left out.
+        assertEquals(List.of("+U[7, y, <unavailable>, null]"), strings(rows));
+        assertTrue(Unavailable.is(rows.get(0).getField(2)));
         // In hex mode a bytea carries the placeholder text; a custom placeholder replaces the
         // default.
         DebeziumJsonReader hex =
@@ -506,7 +512,8 @@ class DebeziumJsonReaderTest {
                 row.toString());
         // A logical type the declared type cannot hold is an error, not a reading in another unit.
         String date =
-                "[{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
+                "[{\"type\":\"int32\",\"field\":\"id\"},"
+                        + "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"t\"}]";
         String w =
                 "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
                         + date
@@ -560,5 +567,277 @@ class DebeziumJsonReaderTest {
         assertTrue(
                 upsertError(docs(DebeziumFormat.defaults()), "{\"id\":7}", null)
                         .startsWith("upsert-kafka records need upsert mode"));
+    }
+
+    // ------------------------------------------------------------------- review of the decoder
+
+    /**
+     * An unchanged TOASTed {@code hstore} in Debezium's default {@code hstore.handling.mode=json}
+     * is a map from the placeholder to itself, as JSON text ({@code UnchangedToastedPlaceholder};
+     * Debezium's {@code PostgresDefaultValueConverterIT} asserts this very string): unavailable,
+     * never the value.
+     */
+    @Test
+    void aToastedHstoreIsUnavailableNeverAValue() {
+        DebeziumJsonReader d = docs(DebeziumFormat.defaults());
+        String toasted =
+                "\"{\\\"__debezium_unavailable_value\\\":\\\"__debezium_unavailable_value\\\"}\"";
+        assertEquals(
+                List.of("-U[1, {\"k\":\"v\"}, null, null]", "+U[1, {\"k\":\"v\"}, null, null]"),
+                strings(
+                        decode(
+                                d,
+                                "{\"op\":\"u\",\"before\":{\"id\":1,\"body\":\"{\\\"k\\\":\\\"v\\\"}\"},"
+                                        + "\"after\":{\"id\":1,\"body\":"
+                                        + toasted
+                                        + "}}")));
+        assertEquals(
+                List.of("+I[1, <unavailable>, null, null]"),
+                strings(decode(d, "{\"op\":\"c\",\"after\":{\"id\":1,\"body\":" + toasted + "}}")));
+        // A placeholder that JSON escapes: escaped in the map as Jackson writes it.
+        DebeziumJsonReader custom =
+                docs(DebeziumFormat.defaults().withUnavailablePlaceholder("<\"toast\">"));
+        assertEquals(
+                List.of("+I[1, <unavailable>, null, null]"),
+                strings(
+                        decode(
+                                custom,
+                                "{\"op\":\"c\",\"after\":{\"id\":1,"
+                                        + "\"body\":\"{\\\"<\\\\\\\"toast\\\\\\\">\\\":\\\"<\\\\\\\"toast\\\\\\\">\\\"}\"}}")));
+        // A map of anything else is a value; so is the map in a BYTES column (hex mode).
+        assertEquals(
+                List.of("+I[1, {\"__debezium_unavailable_value\":\"x\"}, null, null]"),
+                strings(
+                        decode(
+                                d,
+                                "{\"op\":\"c\",\"after\":{\"id\":1,"
+                                        + "\"body\":\"{\\\"__debezium_unavailable_value\\\":\\\"x\\\"}\"}}")));
+        DebeziumJsonReader hex =
+                docs(
+                        DebeziumFormat.defaults()
+                                .withBinaryHandling(DebeziumFormat.BinaryHandling.HEX));
+        assertTrue(
+                error(
+                                hex,
+                                "{\"op\":\"c\",\"after\":{\"id\":1,\"body\":\"b\",\"blob\":"
+                                        + toasted
+                                        + "}}")
+                        .startsWith(
+                                "column \"blob\" (BYTES) of the \"after\" row: expected a hexadecimal"));
+    }
+
+    /** A MySQL-shaped schema-wrapped create: the row struct has {@code columns}. */
+    private static String wrappedCreate(String columns, String after) {
+        return "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":["
+                + columns
+                + "],\"optional\":true,\"name\":\"my.shop.t.Value\",\"field\":\"before\"},"
+                + "{\"type\":\"struct\",\"fields\":["
+                + columns
+                + "],\"optional\":true,\"name\":\"my.shop.t.Value\",\"field\":\"after\"},"
+                + "{\"type\":\"string\",\"optional\":false,\"field\":\"op\"}],"
+                + "\"optional\":false,\"name\":\"my.shop.t.Envelope\",\"version\":2},"
+                + "\"payload\":{\"before\":null,\"after\":"
+                + after
+                + ",\"source\":{\"connector\":\"mysql\"},\"op\":\"c\",\"ts_ms\":1706696130456}}";
+    }
+
+    private static final String ID_INT32 =
+            "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"}";
+
+    private static DebeziumJsonReader idAnd(String declared, DebeziumFormat f) {
+        CdcSchema schema =
+                CdcSchema.of(Column.notNull("id", "INT"), Column.nullable("c", declared));
+        return new DebeziumJsonReader(
+                new SideSpec("t", schema, List.of("id"), null, null, f), false);
+    }
+
+    /** A wrapped create of {@code id} and {@code c} (its Connect schema {@code node}). */
+    private static String wrappedColumn(String node, String value) {
+        return wrappedCreate(
+                ID_INT32 + ",{" + node + ",\"optional\":true,\"field\":\"c\"}",
+                "{\"id\":1,\"c\":" + value + "}");
+    }
+
+    /**
+     * The Connect type must be a form of the declared one, whatever its name: a {@code Decimal}'s
+     * or {@code Bits}' bytes are not text, a {@code string} is not a DOUBLE.
+     */
+    @Test
+    void aConnectTypeTheDeclaredTypeCannotHoldIsRefused() {
+        String decimal =
+                "\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\"}";
+        String bits =
+                "\"type\":\"bytes\",\"name\":\"io.debezium.data.Bits\",\"parameters\":{\"length\":\"16\"}";
+        String[][] refused = {
+            {"STRING", decimal, "\"BNI=\"", "org.apache.kafka.connect.data.Decimal"},
+            {"STRING", bits, "\"AQI=\"", "io.debezium.data.Bits"},
+            {"STRING", "\"type\":\"int32\"", "7", "int32"},
+            {"DOUBLE", "\"type\":\"string\"", "\"Infinity\"", "string"},
+            {"BIGINT", "\"type\":\"string\"", "\"7\"", "string"},
+            {"BOOLEAN", "\"type\":\"int16\"", "1", "int16"},
+            {"BYTES", decimal, "\"BNI=\"", "org.apache.kafka.connect.data.Decimal"},
+        };
+        for (String[] c : refused) {
+            String e = error(idAnd(c[0], DebeziumFormat.defaults()), wrappedColumn(c[1], c[2]));
+            assertEquals(
+                    "column \"c\" ("
+                            + c[0]
+                            + ") of the \"after\" row: found "
+                            + c[2]
+                            + ": the message's schema says "
+                            + c[3]
+                            + ", which is not an encoding of "
+                            + c[0],
+                    e);
+        }
+        String[][] read = {
+            {
+                "STRING",
+                "\"type\":\"string\",\"name\":\"io.debezium.data.Json\"",
+                "\"{}\"",
+                "+I[1, {}]"
+            },
+            {
+                "STRING",
+                "\"type\":\"string\",\"name\":\"io.debezium.data.Uuid\"",
+                "\"u\"",
+                "+I[1, u]"
+            },
+            {"INT", "\"type\":\"int32\",\"name\":\"io.debezium.time.Year\"", "2024", "+I[1, 2024]"},
+            {
+                "BIGINT",
+                "\"type\":\"int64\",\"name\":\"io.debezium.time.MicroDuration\"",
+                "7",
+                "+I[1, 7]"
+            },
+            {"DOUBLE", "\"type\":\"int64\"", "7", "+I[1, 7.0]"},
+            {"DOUBLE", "\"type\":\"double\"", "\"NaN\"", "+I[1, NaN]"},
+            {"BOOLEAN", "\"type\":\"boolean\"", "true", "+I[1, true]"},
+        };
+        for (String[] c : read) {
+            assertEquals(
+                    List.of(c[3]),
+                    strings(
+                            decode(
+                                    idAnd(c[0], DebeziumFormat.defaults()),
+                                    wrappedColumn(c[1], c[2]))),
+                    c[0] + " from " + c[1]);
+        }
+    }
+
+    /**
+     * MySQL's {@code BIT(n > 1)} is Connect bytes named {@code io.debezium.data.Bits} in every
+     * {@code binary.handling.mode}, which Debezium applies to binary columns only.
+     */
+    @Test
+    void bitsAreBase64WhateverTheBinaryHandling() {
+        String bits =
+                "\"type\":\"bytes\",\"name\":\"io.debezium.data.Bits\",\"parameters\":{\"length\":\"24\"}";
+        for (DebeziumFormat.BinaryHandling mode : DebeziumFormat.BinaryHandling.values()) {
+            List<Row> rows =
+                    decode(
+                            idAnd("BYTES", DebeziumFormat.defaults().withBinaryHandling(mode)),
+                            wrappedColumn(bits, "\"ABCD\""));
+            assertArrayEquals(
+                    new byte[] {0, 16, (byte) 0x83}, (byte[]) rows.get(0).getField(1), mode.name());
+        }
+    }
+
+    /**
+     * Kafka Connect's JsonConverter lists every payload field in the schema: a column it does not
+     * list has no known encoding ({@code "1000"} is 1000.00 as text, 141100.04 as precise base64),
+     * so it may only be null or absent. A schema of no row image says nothing of the columns.
+     */
+    @Test
+    void aColumnTheConnectSchemaDoesNotListIsOnlyNullOrAbsent() {
+        DebeziumJsonReader d = idAnd("DECIMAL(10, 2)", DebeziumFormat.defaults());
+        assertEquals(
+                "column \"c\" (DECIMAL(10, 2)) of the \"after\" row: expected null or nothing: the"
+                        + " message's Connect schema does not list this column, so its encoding is"
+                        + " unknown, found \"1000\"",
+                error(d, wrappedCreate(ID_INT32, "{\"id\":1,\"c\":\"1000\"}")));
+        for (String after : new String[] {"{\"id\":1,\"c\":null}", "{\"id\":1}"}) {
+            assertEquals(
+                    List.of("+I[1, null]"), strings(decode(d, wrappedCreate(ID_INT32, after))));
+        }
+        // The placeholder is still unavailable, not a value.
+        assertEquals(
+                List.of("+I[1, <unavailable>]"),
+                strings(
+                        decode(
+                                d,
+                                wrappedCreate(
+                                        ID_INT32,
+                                        "{\"id\":1,\"c\":\"__debezium_unavailable_value\"}"))));
+        // No before/after field: the declared settings decide.
+        String bare = "{\"op\":\"c\",\"after\":{\"id\":1,\"c\":\"1000\"}}";
+        for (String schema :
+                new String[] {
+                    "{\"type\":\"struct\"}",
+                    "{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"field\":\"op\"}]}"
+                }) {
+            assertEquals(
+                    List.of("+I[1, 1000.00]"),
+                    strings(decode(d, "{\"schema\":" + schema + ",\"payload\":" + bare + "}")));
+        }
+    }
+
+    /** Postgres' infinity in nanoseconds mode, into a TIMESTAMP_LTZ from a NanoTimestamp. */
+    @Test
+    void anInfiniteNanoTimestampIsOutOfRangeAsAnInstantToo() {
+        DebeziumJsonReader d = idAnd("TIMESTAMP_LTZ(9)", DebeziumFormat.defaults());
+        String nano = "\"type\":\"int64\",\"name\":\"io.debezium.time.NanoTimestamp\"";
+        assertEquals(
+                List.of("+I[1, 2024-01-31T10:15:30.123456789Z]"),
+                strings(decode(d, wrappedColumn(nano, "1706696130123456789"))));
+        for (long v : new long[] {Long.MAX_VALUE, Long.MIN_VALUE}) {
+            assertEquals(
+                    "column \"c\" (TIMESTAMP_LTZ(9)) of the \"after\" row: value "
+                            + v
+                            + " is out of range",
+                    error(d, wrappedColumn(nano, Long.toString(v))));
+        }
+    }
+
+    /**
+     * An upsert value without its primary key has no identity; a value Kafka Connect wrapped as
+     * {@code {"schema", "payload"}} (JsonConverter's default {@code schemas.enable=true}) read as a
+     * flat row would be a row of nulls.
+     */
+    @Test
+    void anUpsertValueWithoutItsPrimaryKeyIsRefused() {
+        CdcSchema schema =
+                CdcSchema.of(Column.nullable("id", "INT"), Column.nullable("name", "STRING"));
+        DebeziumJsonReader d =
+                new DebeziumJsonReader(
+                        new SideSpec(
+                                "t",
+                                schema,
+                                List.of("id"),
+                                List.of("id"),
+                                null,
+                                DebeziumFormat.defaults().withUpsert(true)),
+                        false);
+        String wrapped =
+                "{\"schema\":{\"type\":\"struct\",\"fields\":["
+                        + ID_INT32
+                        + "],\"name\":\"my.shop.t.Value\"},\"payload\":{\"id\":5,\"name\":\"x\"}}";
+        for (String value :
+                new String[] {wrapped, "{\"id\":null,\"name\":\"x\"}", "{\"name\":\"x\"}"}) {
+            assertEquals(
+                    "the value's primary key column \"id\" is missing or null (a value that Kafka"
+                            + " Connect's JsonConverter wrapped as {\"schema\", \"payload\"} needs"
+                            + " schemas.enable=false)",
+                    upsertError(d, "{\"id\":5}", value),
+                    value);
+        }
+        assertEquals(List.of("+I[5, x]"), upsert(d, null, "{\"id\":5,\"name\":\"x\"}"));
+        // A NOT NULL key column: the same words.
+        assertTrue(
+                upsertError(
+                                docs(DebeziumFormat.defaults().withUpsert(true)),
+                                null,
+                                "{\"body\":\"b\"}")
+                        .startsWith("the value's primary key column \"id\" is missing or null"));
     }
 }

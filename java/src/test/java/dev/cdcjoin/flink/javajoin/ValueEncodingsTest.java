@@ -221,8 +221,10 @@ class ValueEncodingsTest {
                 LocalDateTime.of(2024, 1, 31, 10, 15, 30, 123_000_000),
                 value("TIMESTAMP(3)", adaptive.withSourcePrecision("c", 3), "1706696130123"));
         assertEquals(
-                LocalDateTime.of(2262, 4, 11, 23, 47, 16, 854_775_807),
-                value("TIMESTAMP(9)", adaptive.withSourcePrecision("c", 9), "9223372036854775807"));
+                LocalDateTime.of(2262, 4, 11, 23, 47, 16, 854_775_806),
+                value("TIMESTAMP(9)", adaptive.withSourcePrecision("c", 9), "9223372036854775806"));
+        // Postgres' infinity in nanoseconds mode.
+        outOfRange("TIMESTAMP(9)", adaptive.withSourcePrecision("c", 9), "9223372036854775807");
         outOfRange("TIMESTAMP(3)", adaptive.withSourcePrecision("c", 3), "9223372036854775807");
         mistyped("TIMESTAMP(3)", micros, "\"2024-01-31 10:15:30\"", "microseconds since the epoch");
         // TIME: micros of the day for a Postgres time(6); TIME keeps milliseconds.
@@ -237,6 +239,95 @@ class ValueEncodingsTest {
         assertEquals(
                 Instant.parse("2024-01-31T10:15:30.123456Z"),
                 value("TIMESTAMP_LTZ(6)", adaptive, "\"2024-01-31T10:15:30.123456Z\""));
+    }
+
+    /**
+     * Flink's DATE and TIMESTAMP hold the years 0000 to 9999; Debezium sends Postgres' {@code
+     * infinity}/{@code -infinity} as integers beyond them (pgjdbc's {@code DATE_POSITIVE_INFINITY}
+     * and {@code DATE_NEGATIVE_INFINITY}, in micros or millis) or, in nanoseconds mode, as {@code
+     * Long.MAX_VALUE} and {@code Long.MIN_VALUE}: out of range, never a date-time (as natively).
+     */
+    @Test
+    void integersBeyondTheYears0000To9999AndTheInfinitiesAreOutOfRange() {
+        DebeziumFormat adaptive = FLINK.withTimePrecision(TimePrecision.ADAPTIVE);
+        long firstDay = LocalDate.of(0, 1, 1).toEpochDay();
+        long lastDay = LocalDate.of(9999, 12, 31).toEpochDay();
+        assertEquals(-719_528L, firstDay);
+        assertEquals(LocalDate.of(0, 1, 1), value("DATE", adaptive, Long.toString(firstDay)));
+        assertEquals(LocalDate.of(9999, 12, 31), value("DATE", adaptive, Long.toString(lastDay)));
+        for (long days :
+                new long[] {firstDay - 1, lastDay + 1, Integer.MIN_VALUE, Integer.MAX_VALUE}) {
+            outOfRange("DATE", adaptive, Long.toString(days));
+        }
+        DebeziumFormat millis = adaptive.withSourcePrecision("c", 3);
+        long first = firstDay * 86_400L * 1000;
+        long end = (lastDay + 1) * 86_400L * 1000;
+        assertEquals(
+                LocalDateTime.of(0, 1, 1, 0, 0),
+                value("TIMESTAMP(3)", millis, Long.toString(first)));
+        assertEquals(
+                LocalDateTime.of(9999, 12, 31, 23, 59, 59, 999_000_000),
+                value("TIMESTAMP(3)", millis, Long.toString(end - 1)));
+        outOfRange("TIMESTAMP(3)", millis, Long.toString(first - 1));
+        outOfRange("TIMESTAMP(3)", millis, Long.toString(end));
+        String infinity = "9223372036825200000";
+        String minusInfinity = "-9223372036832400000";
+        for (String type : new String[] {"TIMESTAMP(6)", "TIMESTAMP(9)", "TIMESTAMP(3)"}) {
+            DebeziumFormat micros = adaptive.withSourcePrecision("c", 6);
+            outOfRange(type, micros, infinity);
+            outOfRange(type, micros, minusInfinity);
+            outOfRange(type, millis, "9223372036825200");
+        }
+        DebeziumFormat nanos = adaptive.withSourcePrecision("c", 9);
+        for (int p = 0; p <= 9; p++) {
+            for (String type : new String[] {"TIMESTAMP(" + p + ")", "TIME(" + p + ")"}) {
+                outOfRange(type, nanos, Long.toString(Long.MAX_VALUE));
+                outOfRange(type, nanos, Long.toString(Long.MIN_VALUE));
+            }
+        }
+        // Flooring to the declared precision below Long.MIN_VALUE is out of range, never a wrap;
+        // just above, the value (in 1677, within the years) is kept.
+        for (String type : new String[] {"TIMESTAMP(7)", "TIMESTAMP(8)"}) {
+            outOfRange(type, nanos, "-9223372036854775807");
+            assertEquals(
+                    LocalDateTime.of(1677, 9, 21, 0, 12, 43, 145_224_300),
+                    value(type, nanos, "-9223372036854775700"));
+        }
+        String e = error("TIMESTAMP(6)", adaptive.withSourcePrecision("c", 6), infinity);
+        assertEquals(
+                "column \"c\" (TIMESTAMP(6)) of the \"after\" row: value "
+                        + infinity
+                        + " is out of range",
+                e);
+    }
+
+    /**
+     * Under isostring a DATE, TIME or TIMESTAMP text is at UTC ({@code Z} or {@code +00:00}), as
+     * Debezium's IsoDate/IsoTime/IsoTimestamp format it: another offset is a zoned value (Oracle's
+     * {@code TIMESTAMP WITH TIME ZONE}, SQL Server's {@code datetimeoffset}), whose local part and
+     * instant differ, read only into TIMESTAMP_LTZ.
+     */
+    @Test
+    void isostringTextsOfTypesWithoutAZoneAreAtUtc() {
+        DebeziumFormat iso = FLINK.withTimePrecision(TimePrecision.ISOSTRING);
+        assertEquals(
+                LocalDateTime.of(2024, 1, 31, 10, 15, 30),
+                value("TIMESTAMP(6)", iso, "\"2024-01-31T10:15:30+00:00\""));
+        assertEquals(LocalTime.of(10, 15, 30), value("TIME(3)", iso, "\"10:15:30-00:00\""));
+        assertEquals(LocalDate.of(2024, 1, 31), value("DATE", iso, "\"2024-01-31+00:00\""));
+        for (String type : new String[] {"TIMESTAMP(6)", "TIME(3)", "DATE"}) {
+            for (String text :
+                    new String[] {
+                        "\"2018-03-27T01:34:56.007891-11:00\"",
+                        "\"01:34:56.007891+01:00\"",
+                        "\"2018-03-27+01:00\""
+                    }) {
+                mistyped(type, iso, text, "at UTC (Z or +00:00) (time.precision.mode=isostring)");
+            }
+        }
+        assertEquals(
+                Instant.parse("2018-03-27T12:34:56.007891Z"),
+                value("TIMESTAMP_LTZ(6)", iso, "\"2018-03-27T01:34:56.007891-11:00\""));
     }
 
     @Test
