@@ -112,7 +112,9 @@ impl<T: Output> Registry<T> {
     }
 
     /// Runs `f` on the object of `handle` and the batch in the first `len` bytes of `input`,
-    /// then copies its output to `out` as [`Registry::with_output`] does.
+    /// then copies its output to `out` as [`Registry::with_output`] does. The batch's slice ends
+    /// before the copy: `out` may be the memory of `input` (a caller handing a call's output back
+    /// as the next call's input), which must not be written while a slice of it lives.
     #[allow(clippy::too_many_arguments)] // the arguments of the JNI call, passed through
     pub fn with_batch(
         &self,
@@ -124,9 +126,9 @@ impl<T: Output> Registry<T> {
         out: &JByteBuffer<'_>,
         f: impl FnOnce(&mut T, &[u8]) -> NativeResult<()>,
     ) -> jlong {
-        let raw = RawEnv::of(env);
-        self.with_input(env, context, handle, input, len, |object, batch| {
-            f(object, batch)?;
+        self.fast(env, context, handle, |object, raw| {
+            // SAFETY: the slice is used only by `f`, during this call, while Java waits for it.
+            f(object, unsafe { raw.input(input, len)? })?;
             raw.output(out, object.output())
         })
     }
