@@ -49,18 +49,9 @@ class UpsertRecordsTest {
                         record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"),
                         record("{\"account_id\":2}", "{\"account_id\":2,\"amount\":20}"),
                         record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":11}"));
-        CdcJoin.Result result = accountsBalances(engine).joinUpsert(accounts, balances);
-        List<String> changelog = new ArrayList<>();
-        List<String> bad = new ArrayList<>();
-        DataStream<String> all =
-                result.rows()
-                        .map(r -> "row " + r)
-                        .union(result.badRecords().map(b -> "bad " + b.reason));
-        try (CloseableIterator<String> it = all.executeAndCollect()) {
-            it.forEachRemaining(line -> (line.startsWith("row ") ? changelog : bad).add(line));
-        }
         List<String> rows = new ArrayList<>();
-        changelog.forEach(line -> rows.add(line.substring(4)));
+        List<String> bad = new ArrayList<>();
+        join(engine, accounts, balances, rows, bad);
         assertEquals(
                 Map.of("[1, anna, 1, 11]", 1),
                 Changelogs.materialize(rows),
@@ -92,23 +83,9 @@ class UpsertRecordsTest {
                                         + "\"name\":\"accounts.Value\"},\"payload\":{\"id\":4,\"name\":\"di\"}}"));
         DataStream<UpsertRecord> balances =
                 env.fromData(record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"));
-        CdcJoin.Result result = accountsBalances(engine).joinUpsert(accounts, balances);
         List<String> rows = new ArrayList<>();
         List<String> bad = new ArrayList<>();
-        DataStream<String> all =
-                result.rows()
-                        .map(r -> "row " + r)
-                        .union(result.badRecords().map(b -> "bad " + b.reason));
-        try (CloseableIterator<String> it = all.executeAndCollect()) {
-            it.forEachRemaining(
-                    line -> {
-                        if (line.startsWith("row ")) {
-                            rows.add(line.substring(4));
-                        } else {
-                            bad.add(line.substring(4));
-                        }
-                    });
-        }
+        join(engine, accounts, balances, rows, bad);
         assertEquals(
                 Map.of("[1, ana, 1, 10]", 1),
                 Changelogs.materialize(rows),
@@ -125,6 +102,28 @@ class UpsertRecordsTest {
                         "accounts record #3" + reason),
                 bad,
                 engine + ": the same words from both engines");
+    }
+
+    /**
+     * Runs {@link #accountsBalances} over {@code accounts} and {@code balances}: the rows it emits
+     * into {@code rows}, the reasons of its bad records into {@code bad}.
+     */
+    private static void join(
+            Engine engine,
+            DataStream<UpsertRecord> accounts,
+            DataStream<UpsertRecord> balances,
+            List<String> rows,
+            List<String> bad)
+            throws Exception {
+        CdcJoin.Result result = accountsBalances(engine).joinUpsert(accounts, balances);
+        DataStream<String> all =
+                result.rows()
+                        .map(r -> "row " + r)
+                        .union(result.badRecords().map(b -> "bad " + b.reason));
+        try (CloseableIterator<String> it = all.executeAndCollect()) {
+            it.forEachRemaining(
+                    line -> (line.startsWith("row ") ? rows : bad).add(line.substring(4)));
+        }
     }
 
     /** Accounts LEFT JOIN balances on the account id, both sides upsert-kafka shaped. */
