@@ -316,7 +316,7 @@ impl Decoder {
         let (row, op) = match (value, key) {
             (Some(v), _) => (v, b'c'),
             (None, Some(k)) if !is_null(k) => (k, b'd'),
-            _ => return Err(ErrorKind::MissingKey(self.key_names())),
+            _ => return Err(ErrorKind::DeleteWithoutKey),
         };
         let spans = Spans {
             columns: &self.columns,
@@ -347,15 +347,6 @@ impl Decoder {
             )),
             None => Ok(()),
         }
-    }
-
-    /// The primary key's column names, for messages.
-    fn key_names(&self) -> String {
-        self.config
-            .primary_key
-            .clone()
-            .unwrap_or_default()
-            .join(", ")
     }
 
     /// [`crate::split_envelope`] for rows encoded elsewhere (e.g. by Java), after checking that

@@ -129,10 +129,16 @@ pub enum ErrorKind {
     MissingKey(String),
     /// In upsert mode, a record value (the row) lacks a primary key column.
     #[error(
-        "the value's primary key column \"{0}\" is missing or null (a value that Kafka Connect's \
-         JsonConverter wrapped as {{\"schema\", \"payload\"}} needs schemas.enable=false)"
+        "the value's primary key column \"{0}\" is missing or null (a value wrapped by Kafka \
+         Connect's JsonConverter needs schemas.enable=false; values written with \
+         value.fields-include=EXCEPT_KEY are not read)"
     )]
     ValueWithoutKey(String),
+    /// In upsert mode, a delete (a null value) whose record key is null or absent.
+    #[error(
+        "an upsert-kafka delete (a null value) needs the record key, which holds the primary key"
+    )]
+    DeleteWithoutKey,
     /// An upsert-kafka record given to a decoder not in upsert mode.
     #[error("upsert-kafka records need upsert mode (\"upsert\": true and a primary key)")]
     NotUpsert,

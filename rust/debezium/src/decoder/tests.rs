@@ -1002,7 +1002,10 @@ fn upsert_kafka_records() {
     assert_eq!(upsert(Some(r#"{"id":5}"#), None, &mut sink), Ok(1));
     assert_eq!(upsert(Some(r#"{"id":5}"#), Some("null"), &mut sink), Ok(1));
     let e = upsert(None, None, &mut sink).unwrap_err();
-    assert!(e.starts_with("k@1: ") && e.contains("\"id\""), "{e}");
+    assert!(
+        e.starts_with("k@1: ") && e.contains("needs the record key"),
+        "{e}"
+    );
     let e = upsert(Some("[1]"), None, &mut sink).unwrap_err();
     assert!(e.starts_with("k@1: malformed JSON"), "{e}");
     let e = upsert(Some(r#"{"id":"x"}"#), None, &mut sink).unwrap_err();
@@ -1219,4 +1222,13 @@ fn an_upsert_value_without_its_primary_key_is_refused() {
     assert!(d
         .decode_upsert(None, Some(value), &"k@2", &mut sink)
         .is_ok());
+    // A delete (null value) without a record key has nothing to delete by.
+    for key in [None, Some(&b"null"[..])] {
+        let e = d.decode_upsert(key, None, &"k@3", &mut sink).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "k@3: an upsert-kafka delete (a null value) needs the record key, which holds the \
+             primary key"
+        );
+    }
 }

@@ -397,6 +397,7 @@ public final class CdcJoin {
     /** {@code side}'s records {@code in} of {@code kind} decoded by engine {@code b}, named. */
     private static <D, I> SingleOutputStreamOperator<D> decode(
             Backend<D> b, Uids uids, SideSpec side, DataStream<I> in, InputKind<I> kind) {
+        kind.checkReadableBy(side);
         return uids.assign(b.decode(side, in, kind), "decode-" + side.name());
     }
 

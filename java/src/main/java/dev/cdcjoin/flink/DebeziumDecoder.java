@@ -168,6 +168,7 @@ public final class DebeziumDecoder {
      * parallelism.
      */
     <IN> SingleOutputStreamOperator<ChangeRecord> decode(DataStream<IN> input, InputKind<IN> kind) {
+        kind.checkReadableBy(table);
         return place(
                 input,
                 CHANGE_TYPE,
@@ -181,6 +182,7 @@ public final class DebeziumDecoder {
      */
     <IN> SingleOutputStreamOperator<ChangeBatch> decodeBatches(
             DataStream<IN> input, InputKind<IN> kind) {
+        kind.checkReadableBy(table);
         return place(
                 input,
                 ChangeBatchSerializer.TYPE_INFO,

@@ -28,11 +28,12 @@ final class InputKind<I> {
 
     /** Kafka records of upsert-kafka shaped topics, with their coordinates. */
     static final InputKind<KafkaMessage> KAFKA_UPSERT_MESSAGES =
-            new InputKind<>(s -> InputEncoder.kafkaUpsertMessages(), JavaReading.KAFKA_UPSERT);
+            new InputKind<>(
+                    s -> InputEncoder.kafkaUpsertMessages(), JavaReading.KAFKA_UPSERT, true);
 
     /** Upsert-kafka records. */
     static final InputKind<UpsertRecord> UPSERT_RECORDS =
-            new InputKind<>(s -> InputEncoder.upsertRecords(), JavaReading.BY_CLASS);
+            new InputKind<>(s -> InputEncoder.upsertRecords(), JavaReading.BY_CLASS, true);
 
     /** {@code Row(before, op, after)} envelopes of rows of the table's schema. */
     static final InputKind<Row> ROW_ENVELOPES =
@@ -56,9 +57,36 @@ final class InputKind<I> {
     /** How the Java engine reads these records. */
     final JavaReading javaReading;
 
+    /** Whether these are upsert-kafka records, which only a table in upsert mode reads. */
+    private final boolean upsertRecords;
+
     private InputKind(Function<CdcSchema, InputEncoder<I>> encoder, JavaReading javaReading) {
+        this(encoder, javaReading, false);
+    }
+
+    private InputKind(
+            Function<CdcSchema, InputEncoder<I>> encoder,
+            JavaReading javaReading,
+            boolean upsertRecords) {
         this.encoder = encoder;
         this.javaReading = javaReading;
+        this.upsertRecords = upsertRecords;
+    }
+
+    /**
+     * Checks, when the job is built, that table {@code side} can read these records: upsert-kafka
+     * records need the table in upsert mode, else every record would be a bad record.
+     *
+     * @throws IllegalArgumentException if it cannot
+     */
+    void checkReadableBy(SideSpec side) {
+        if (upsertRecords && !side.format().upsert()) {
+            throw new IllegalArgumentException(
+                    "table '"
+                            + side.name()
+                            + "' reads upsert-kafka records, which needs upsert mode:"
+                            + " DebeziumFormat.withUpsert(true) and a primary key");
+        }
     }
 
     /** How the native decoder frames these records of a table with {@code schema}. */

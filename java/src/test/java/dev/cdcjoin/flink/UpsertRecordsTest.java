@@ -1,6 +1,7 @@
 package dev.cdcjoin.flink;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.cdcjoin.flink.codec.CdcSchema;
@@ -14,6 +15,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -80,7 +82,8 @@ class UpsertRecordsTest {
                                 "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\","
                                         + "\"optional\":false,\"field\":\"id\"},{\"type\":\"string\","
                                         + "\"optional\":true,\"field\":\"name\"}],\"optional\":false,"
-                                        + "\"name\":\"accounts.Value\"},\"payload\":{\"id\":4,\"name\":\"di\"}}"));
+                                        + "\"name\":\"accounts.Value\"},\"payload\":{\"id\":4,\"name\":\"di\"}}"),
+                        new UpsertRecord(null, null));
         DataStream<UpsertRecord> balances =
                 env.fromData(record("{\"account_id\":1}", "{\"account_id\":1,\"amount\":10}"));
         List<String> rows = new ArrayList<>();
@@ -91,17 +94,43 @@ class UpsertRecordsTest {
                 Changelogs.materialize(rows),
                 engine + " changelog " + rows);
         String reason =
-                ": the value's primary key column \"id\" is missing or null (a value that Kafka"
-                        + " Connect's JsonConverter wrapped as {\"schema\", \"payload\"} needs"
-                        + " schemas.enable=false)";
+                ": the value's primary key column \"id\" is missing or null (a value wrapped by"
+                        + " Kafka Connect's JsonConverter needs schemas.enable=false; values"
+                        + " written with value.fields-include=EXCEPT_KEY are not read)";
         bad.sort(null);
         assertEquals(
                 List.of(
                         "accounts record #1" + reason,
                         "accounts record #2" + reason,
-                        "accounts record #3" + reason),
+                        "accounts record #3" + reason,
+                        "accounts record #4: an upsert-kafka delete (a null value) needs the record"
+                                + " key, which holds the primary key"),
                 bad,
                 engine + ": the same words from both engines");
+    }
+
+    /**
+     * Upsert-kafka records on tables not in upsert mode are refused when the job is built, naming
+     * the table: at run time every record would be a bad record.
+     */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void upsertRecordsNeedUpsertModeWhenTheJobIsBuilt(Engine engine) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        CdcJoin join = accountsBalances(engine, DebeziumFormat.defaults());
+        DataStream<UpsertRecord> records = env.fromData(record("{\"id\":1}", "{\"id\":1}"));
+        DataStream<KafkaMessage> messages =
+                env.fromData(new KafkaMessage("accounts", 0, 0, null, null));
+        List<Executable> builds =
+                List.of(
+                        () -> join.joinUpsert(records, records),
+                        () -> join.joinKafkaUpsert(messages, messages),
+                        () -> DebeziumDecoder.of(join.spec().left()).decodeUpsert(records),
+                        () -> DebeziumDecoder.of(join.spec().left()).decodeKafkaUpsert(messages));
+        for (Executable build : builds) {
+            String message = assertThrows(IllegalArgumentException.class, build).getMessage();
+            assertTrue(message.startsWith("table 'accounts' reads upsert-kafka records"), message);
+        }
     }
 
     /**
@@ -128,6 +157,11 @@ class UpsertRecordsTest {
 
     /** Accounts LEFT JOIN balances on the account id, both sides upsert-kafka shaped. */
     static CdcJoin accountsBalances(Engine engine) {
+        return accountsBalances(engine, DebeziumFormat.defaults().withUpsert(true));
+    }
+
+    /** {@link #accountsBalances(Engine)} with both tables in {@code format}. */
+    static CdcJoin accountsBalances(Engine engine, DebeziumFormat format) {
         return CdcJoin.builder()
                 .left(
                         "accounts",
@@ -143,7 +177,7 @@ class UpsertRecordsTest {
                         List.of("account_id"),
                         List.of("account_id"))
                 .joinType(JoinType.LEFT)
-                .format(DebeziumFormat.defaults().withUpsert(true))
+                .format(format)
                 .badRecordPolicy(BadRecordPolicy.SIDE_OUTPUT)
                 .engine(engine)
                 .build();

@@ -246,9 +246,9 @@ final class ChangeRules {
                         index,
                         "the value's primary key column \""
                                 + names[i]
-                                + "\" is missing or null (a value that Kafka Connect's"
-                                + " JsonConverter wrapped as {\"schema\", \"payload\"} needs"
-                                + " schemas.enable=false)");
+                                + "\" is missing or null (a value wrapped by Kafka Connect's"
+                                + " JsonConverter needs schemas.enable=false; values written"
+                                + " with value.fields-include=EXCEPT_KEY are not read)");
             }
         }
     }

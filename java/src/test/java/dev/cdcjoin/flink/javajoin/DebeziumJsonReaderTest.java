@@ -825,9 +825,9 @@ class DebeziumJsonReaderTest {
         for (String value :
                 new String[] {wrapped, "{\"id\":null,\"name\":\"x\"}", "{\"name\":\"x\"}"}) {
             assertEquals(
-                    "the value's primary key column \"id\" is missing or null (a value that Kafka"
-                            + " Connect's JsonConverter wrapped as {\"schema\", \"payload\"} needs"
-                            + " schemas.enable=false)",
+                    "the value's primary key column \"id\" is missing or null (a value wrapped by"
+                            + " Kafka Connect's JsonConverter needs schemas.enable=false; values"
+                            + " written with value.fields-include=EXCEPT_KEY are not read)",
                     upsertError(d, "{\"id\":5}", value),
                     value);
         }
