@@ -689,7 +689,7 @@ public final class CdcJoin {
          */
         public Builder left(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.left = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.left = fedBy(name, previous.spec(), joinKey, primaryKey);
             this.leftSource = previous;
             return this;
         }
@@ -709,7 +709,7 @@ public final class CdcJoin {
          */
         public Builder left(
                 String name, CdcMultiJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.left = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.left = fedBy(name, previous.spec(), joinKey, primaryKey);
             this.leftSource = previous;
             return this;
         }
@@ -743,7 +743,7 @@ public final class CdcJoin {
          */
         public Builder right(
                 String name, CdcJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.right = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.right = fedBy(name, previous.spec(), joinKey, primaryKey);
             this.rightSource = previous;
             return this;
         }
@@ -761,15 +761,35 @@ public final class CdcJoin {
          */
         public Builder right(
                 String name, CdcMultiJoin previous, List<String> joinKey, List<String> primaryKey) {
-            this.right = fedBy(name, previous.spec().outputSchema(), joinKey, primaryKey);
+            this.right = fedBy(name, previous.spec(), joinKey, primaryKey);
             this.rightSource = previous;
             return this;
         }
 
-        /** A side whose rows are a previous join's output rows, of {@code schema}. */
+        /**
+         * A side whose rows are {@code previous}'s output rows. Its primary key may not hold a
+         * column {@code previous} can null-pad: every row padded there would have the same key and
+         * replace the one before it (Flink infers no unique key from such a column either).
+         */
         private static SideSpec fedBy(
-                String name, CdcSchema schema, List<String> joinKey, List<String> primaryKey) {
-            return new SideSpec(name, schema, joinKey, primaryKey, null).fedByJoin();
+                String name,
+                JoinDefinition previous,
+                List<String> joinKey,
+                List<String> primaryKey) {
+            for (String column : primaryKey == null ? List.<String>of() : primaryKey) {
+                if (previous.paddedColumn(column)) {
+                    throw new IllegalArgumentException(
+                            name
+                                    + ": primary key column '"
+                                    + column
+                                    + "' comes from an input the join before can null-pad, so"
+                                    + " its padded rows would share one key and replace one"
+                                    + " another; declare columns of inputs it preserves, or no"
+                                    + " primary key (null)");
+                }
+            }
+            return new SideSpec(name, previous.outputSchema(), joinKey, primaryKey, null)
+                    .fedByJoin();
         }
 
         /**

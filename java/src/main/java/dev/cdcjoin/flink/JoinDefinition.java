@@ -4,6 +4,7 @@ import dev.cdcjoin.flink.codec.CdcSchema;
 import dev.cdcjoin.flink.codec.Column;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -194,6 +195,17 @@ public abstract class JoinDefinition implements Serializable {
      * @return whether its columns are nullable in the output
      */
     public abstract boolean padded(int i);
+
+    /**
+     * Whether output column {@code name} can be null-padded: its input can be ({@link #padded}).
+     *
+     * @param name an output column
+     * @return whether an output row can hold null there for want of a match
+     */
+    public boolean paddedColumn(String name) {
+        int i = Arrays.asList(outputNames).indexOf(name);
+        return i >= 0 && padded(inputOf[i]);
+    }
 
     /**
      * The native declaration for an instance owning key groups {@code [start, end]}.

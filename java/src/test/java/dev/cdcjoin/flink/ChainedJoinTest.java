@@ -40,6 +40,7 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -693,6 +694,67 @@ class ChainedJoinTest {
             it.forEachRemaining(out::add);
         }
         return out;
+    }
+
+    /**
+     * A chained side's primary key may not hold a column the join before can null-pad: every padded
+     * row (customers without orders in orders RIGHT JOIN customers; users without settings in a
+     * multi-way FULL step) would share that key, and each would replace the one before it. A key of
+     * a preserved input, or none, is accepted.
+     */
+    @Test
+    void aChainedPrimaryKeyOfAPaddedInputIsRefused() {
+        CdcJoin customersFirst =
+                CdcJoin.builder()
+                        .left("orders", ORDERS, List.of("customer_id"), List.of("id"))
+                        .right("customers", CUSTOMERS, List.of("id"), List.of("id"))
+                        .joinType(JoinType.RIGHT)
+                        .select("orders.id", "order_id")
+                        .select("customers.id", "customer")
+                        .select("product_id")
+                        .build();
+        CdcMultiJoin settingsFull =
+                CdcMultiJoin.builder()
+                        .input("users", MultiJoinChainTest.USERS, List.of("id"), List.of("id"))
+                        .input(
+                                "settings",
+                                MultiJoinTest.SETTINGS,
+                                List.of("user_id"),
+                                List.of("user_id"),
+                                JoinType.FULL)
+                        .select("users.id", "uid")
+                        .select("theme")
+                        .build();
+        List<Executable> refused =
+                List.of(
+                        () ->
+                                CdcJoin.builder()
+                                        .left(
+                                                "oc",
+                                                customersFirst,
+                                                List.of("product_id"),
+                                                List.of("order_id")),
+                        () ->
+                                CdcJoin.builder()
+                                        .right(
+                                                "oc",
+                                                customersFirst,
+                                                List.of("product_id"),
+                                                List.of("order_id")),
+                        () ->
+                                CdcJoin.builder()
+                                        .left(
+                                                "people",
+                                                settingsFull,
+                                                List.of("uid"),
+                                                List.of("uid")));
+        for (Executable declaration : refused) {
+            String message = assertThrows(IllegalArgumentException.class, declaration).getMessage();
+            assertTrue(message.contains("can null-pad"), message);
+        }
+        CdcJoin.builder().left("oc", customersFirst, List.of("product_id"), null);
+        CdcJoin ordersFirst = ordersCustomers(Engine.NATIVE);
+        CdcJoin.builder().left("oc", ordersFirst, List.of("product_id"), List.of("order_id"));
     }
 
     @Test
