@@ -85,13 +85,17 @@ const SECONDS_PER_DAY: i64 = 86_400;
 const FIRST_DAY: i64 = -719_528;
 const LAST_DAY: i64 = 2_932_896;
 
-/// A DATE from an integer of epoch days (`io.debezium.time.Date`).
-pub(crate) fn epoch_days(raw: &[u8]) -> Result<i64, NumError> {
-    let days = parse_i64(raw)?;
+/// `days`, when within [`FIRST_DAY`] and [`LAST_DAY`].
+fn in_years(days: i64) -> Result<i64, NumError> {
     match (FIRST_DAY..=LAST_DAY).contains(&days) {
         true => Ok(days),
         false => Err(NumError::Range),
     }
+}
+
+/// A DATE from an integer of epoch days (`io.debezium.time.Date`).
+pub(crate) fn epoch_days(raw: &[u8]) -> Result<i64, NumError> {
+    in_years(parse_i64(raw)?)
 }
 
 /// The value of an integer `raw` in `unit`, stored as `t` (a TIME or TIMESTAMP) needs.
@@ -116,11 +120,7 @@ pub(crate) fn from_integer(raw: &[u8], unit: Unit, t: Temporal) -> Result<i64, N
         Temporal::Timestamp(p) | Temporal::Instant(p) => {
             let (storage, digits) = storage(p);
             let v = truncate(convert(v, unit, storage)?, digits, p)?;
-            let days = v.div_euclid(storage.per_second() * SECONDS_PER_DAY);
-            match (FIRST_DAY..=LAST_DAY).contains(&days) {
-                true => Ok(v),
-                false => Err(NumError::Range),
-            }
+            in_years(v.div_euclid(storage.per_second() * SECONDS_PER_DAY)).map(|_| v)
         }
     }
 }

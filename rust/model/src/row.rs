@@ -352,10 +352,16 @@ impl<'a> RowRef<'a> {
     /// (the common case) is answered from its null bitmap alone, without allocating.
     #[inline]
     pub fn unavailable_columns(&self) -> Vec<usize> {
-        if self.bytes[..self.layout.bitmap_len].iter().all(|&b| b == 0) {
+        if self.no_nulls() {
             return Vec::new();
         }
         self.unavailable_among_nulls()
+    }
+
+    /// Whether no column is null: the null bitmap is all zeros.
+    #[inline]
+    fn no_nulls(&self) -> bool {
+        self.bytes[..self.layout.bitmap_len].iter().all(|&b| b == 0)
     }
 
     /// [`RowRef::unavailable_columns`] of a row with nulls: out of line, so that the check of
@@ -367,9 +373,10 @@ impl<'a> RowRef<'a> {
             .collect()
     }
 
-    /// Whether any column is unavailable.
+    /// Whether any column is unavailable, without allocating (a row without a null is answered
+    /// from its null bitmap).
     pub fn has_unavailable(&self) -> bool {
-        !self.unavailable_columns().is_empty()
+        !self.no_nulls() && (0..self.layout.arity()).any(|i| self.is_unavailable(i))
     }
 
     fn fixed<const N: usize>(&self, i: usize) -> [u8; N] {

@@ -5,8 +5,7 @@
 //! decoded, split into its changes, given its key group and joined in one batch.
 
 use cdcjoin_debezium::batch::{
-    output_counts, output_entries, write_message, BatchDecoder, BatchDecoderConfig,
-    OutputEntry as Decoded,
+    output_entries, write_message, BatchDecoder, BatchDecoderConfig, OutputEntry as Decoded,
 };
 use cdcjoin_debezium::DecoderConfig;
 use cdcjoin_join::batch::{write_input, InputRecord};
@@ -152,8 +151,7 @@ impl Pipeline {
         write_message(&mut self.message, Some(json).filter(|j| !j.is_empty()));
         let decoder = &mut self.decoders[i];
         let summary = decoder.decode_json(&self.message, offset).map_err(Error)?;
-        let (_, _, tombstones) = output_counts(decoder.output());
-        self.summary.tombstones += u64::from(tombstones);
+        self.summary.tombstones += summary.tombstones as u64;
         self.summary.changes += summary.changes as u64;
         self.batch.clear();
         for entry in output_entries(decoder.output()) {

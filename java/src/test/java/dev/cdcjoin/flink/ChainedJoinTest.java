@@ -725,36 +725,20 @@ class ChainedJoinTest {
                         .select("users.id", "uid")
                         .select("theme")
                         .build();
+        List<String> product = List.of("product_id");
+        List<String> order = List.of("order_id");
+        List<String> uid = List.of("uid");
         List<Executable> refused =
                 List.of(
-                        () ->
-                                CdcJoin.builder()
-                                        .left(
-                                                "oc",
-                                                customersFirst,
-                                                List.of("product_id"),
-                                                List.of("order_id")),
-                        () ->
-                                CdcJoin.builder()
-                                        .right(
-                                                "oc",
-                                                customersFirst,
-                                                List.of("product_id"),
-                                                List.of("order_id")),
-                        () ->
-                                CdcJoin.builder()
-                                        .left(
-                                                "people",
-                                                settingsFull,
-                                                List.of("uid"),
-                                                List.of("uid")));
+                        () -> CdcJoin.builder().left("oc", customersFirst, product, order),
+                        () -> CdcJoin.builder().right("oc", customersFirst, product, order),
+                        () -> CdcJoin.builder().left("people", settingsFull, uid, uid));
         for (Executable declaration : refused) {
             String message = assertThrows(IllegalArgumentException.class, declaration).getMessage();
             assertTrue(message.contains("can null-pad"), message);
         }
-        CdcJoin.builder().left("oc", customersFirst, List.of("product_id"), null);
-        CdcJoin ordersFirst = ordersCustomers(Engine.NATIVE);
-        CdcJoin.builder().left("oc", ordersFirst, List.of("product_id"), List.of("order_id"));
+        CdcJoin.builder().left("oc", customersFirst, product, null);
+        CdcJoin.builder().left("oc", ordersCustomers(Engine.NATIVE), product, order);
     }
 
     @Test

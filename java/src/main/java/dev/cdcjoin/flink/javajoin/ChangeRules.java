@@ -152,13 +152,13 @@ final class ChangeRules {
         Row before = env.before.row;
         Row after = env.after.row;
         boolean unavailable = false;
-        for (int i = 0; i < names.length; i++) {
+        for (int i = 0; hasPrimaryKey && i < names.length; i++) {
             unavailable |= Unavailable.is(after.getField(i));
             if (inKeys[i] && !Objects.deepEquals(before.getField(i), after.getField(i))) {
                 return false;
             }
         }
-        return hasPrimaryKey && unavailable;
+        return unavailable;
     }
 
     /** The op, checked. */
@@ -200,19 +200,33 @@ final class ChangeRules {
      * column there.
      */
     private void byKey(RowImage before, long index) {
+        String missing = missingKeyColumn(before);
+        if (missing != null) {
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
+                    "the \"before\" row holds only"
+                            + " key columns (upsert mode: a delete by key) but its primary key column \""
+                            + missing
+                            + "\" is missing or null");
+        }
         for (int i = 0; i < names.length; i++) {
             if (!inPrimaryKey[i]) {
                 before.set(i, Unavailable.VALUE);
-            } else if (before.row.getField(i) == null && before.error(i) == null) {
-                throw new DebeziumDecodeException(
-                        source,
-                        index,
-                        "the \"before\" row holds only"
-                                + " key columns (upsert mode: a delete by key) but its primary key column \""
-                                + names[i]
-                                + "\" is missing or null");
             }
         }
+    }
+
+    /**
+     * The first primary key column {@code img} lacks (absent or null, without an error), or null.
+     */
+    private String missingKeyColumn(RowImage img) {
+        for (int i = 0; i < names.length; i++) {
+            if (inPrimaryKey[i] && img.row.getField(i) == null && img.error(i) == null) {
+                return names[i];
+            }
+        }
+        return null;
     }
 
     /**
@@ -239,17 +253,16 @@ final class ChangeRules {
      * of nulls.
      */
     private void valueKey(RowImage value, long index) {
-        for (int i = 0; i < names.length; i++) {
-            if (inPrimaryKey[i] && value.row.getField(i) == null && value.error(i) == null) {
-                throw new DebeziumDecodeException(
-                        source,
-                        index,
-                        "the value's primary key column \""
-                                + names[i]
-                                + "\" is missing or null (a value wrapped by Kafka Connect's"
-                                + " JsonConverter needs schemas.enable=false; values written"
-                                + " with value.fields-include=EXCEPT_KEY are not read)");
-            }
+        String missing = missingKeyColumn(value);
+        if (missing != null) {
+            throw new DebeziumDecodeException(
+                    source,
+                    index,
+                    "the value's primary key column \""
+                            + missing
+                            + "\" is missing or null (a value wrapped by Kafka Connect's"
+                            + " JsonConverter needs schemas.enable=false; values written"
+                            + " with value.fields-include=EXCEPT_KEY are not read)");
         }
     }
 

@@ -259,7 +259,7 @@ final class Values {
      * ({@code Z}, {@code +00:00}); or null.
      */
     static LocalDate dateText(String s, boolean iso) throws OutOfRange {
-        String local = local(s, iso);
+        String local = withoutUtcOffset(s, iso);
         if (local == null) {
             return null;
         }
@@ -292,7 +292,7 @@ final class Values {
 
     /** {@code HH:mm[:ss[.fraction]]} (when {@code iso}, followed by an offset at UTC), or null. */
     static LocalTime timeText(String s, boolean iso, int precision) {
-        String local = local(s, iso);
+        String local = withoutUtcOffset(s, iso);
         if (local == null) {
             return null;
         }
@@ -324,7 +324,7 @@ final class Values {
      * yyyy-MM-ddTHH:mm[:ss[.fraction]]} followed by an offset at UTC; or null.
      */
     static LocalDateTime timestampText(String s, boolean iso, int precision) throws OutOfRange {
-        String local = local(s, iso);
+        String local = withoutUtcOffset(s, iso);
         if (local == null) {
             return null;
         }
@@ -372,10 +372,7 @@ final class Values {
                     storage >= perSecond
                             ? Math.multiplyExact(v, storage / perSecond)
                             : Math.floorDiv(v, perSecond / storage);
-            long step = 1;
-            for (int d = precision; d < (storage == 1_000_000L ? 6 : 9); d++) {
-                step *= 10;
-            }
+            long step = tenTo((storage == 1_000_000L ? 6 : 9) - precision);
             stored = Math.subtractExact(stored, Math.floorMod(stored, step));
         } catch (ArithmeticException e) {
             throw new OutOfRange();
@@ -412,11 +409,16 @@ final class Values {
 
     /** {@code nanos} (of a second) cut to {@code precision} fractional digits. */
     static int truncate(int nanos, int precision) {
-        int unit = 1;
-        for (int p = precision; p < 9; p++) {
-            unit *= 10;
+        return nanos - nanos % (int) tenTo(9 - precision);
+    }
+
+    /** 10 to the power {@code n}, 1 for {@code n <= 0}. */
+    private static long tenTo(int n) {
+        long v = 1;
+        for (int i = 0; i < n; i++) {
+            v *= 10;
         }
-        return nanos - nanos % unit;
+        return v;
     }
 
     /**
@@ -425,7 +427,7 @@ final class Values {
      * (optionally with {@code :00} seconds). Debezium formats those texts at UTC; another offset is
      * a zoned value, whose local part and instant differ: null, as without an offset.
      */
-    private static String local(String s, boolean iso) {
+    private static String withoutUtcOffset(String s, boolean iso) {
         if (!iso) {
             return s;
         }
